@@ -1,0 +1,283 @@
+"""Canonical CSV: a row a record, lossless, and still a sheet a person can write by hand.
+
+The rules are in docs/csv-spec.md. In short: a plain-text column per field (an empty cell
+is absent), typed `:json` columns for values that are not plain non-empty text, list fields
+joined with `|` (escaped with `\\`), and the rest of `metadata` in one JSON column, so the
+header is known before the first row is written.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from typing import Any, Iterator, TextIO
+
+from . import jsonvalue, paths
+from .errors import ReadError
+from .format import Format
+from .row import ABSENT, Row
+from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS, row_schema
+from .source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+
+csv.field_size_limit(MAX_LINE_BYTES)
+
+CASE_JSON = "case:json"
+METADATA_JSON = "metadata:json"
+PLAIN_CASE_FIELDS = tuple(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] != "object")
+HEADER: tuple[str, ...] = (
+    "id", "input", "input:json", "expected", "expected:json",
+    *(f"case.{f}" for f in PLAIN_CASE_FIELDS), CASE_JSON, METADATA_JSON,
+)
+_ENUM_FIELDS = frozenset(
+    name for name, spec in row_schema()["definitions"]["caseProfile"]["properties"].items()
+    if "enum" in spec or spec.get("$ref", "").split("/")[-1] in ("oracleType", "evaluator", "provenance")
+)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_QUOTED_START = "=+-@\t\r'"
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")
+
+
+def join_list(items: list[str]) -> str:
+    return "|".join(item.replace("\\", "\\\\").replace("|", "\\|") for item in items)
+
+
+def split_list(cell: str) -> list[str]:
+    """`a|b` -> ["a", "b"]; `\\|` is a pipe and `\\\\` a backslash; items are stripped."""
+    items, buf, i = [], [], 0
+    while i < len(cell):
+        ch = cell[i]
+        if ch == "\\" and i + 1 < len(cell) and cell[i + 1] in "\\|":
+            buf.append(cell[i + 1])
+            i += 2
+            continue
+        if ch == "|":
+            items.append("".join(buf).strip())
+            buf = []
+        else:
+            buf.append(ch)
+        i += 1
+    items.append("".join(buf).strip())
+    return items
+
+
+def _plain_list(items: list[str]) -> bool:
+    """Can this list be a plain `a|b` cell and come back identical?"""
+    return bool(items) and all(item and item == item.strip() for item in items)
+
+
+class CanonicalCSV(Format):
+    name = "csv"
+    title = "Canonical CSV"
+    extensions = (".csv",)
+    streaming_read = True
+    streaming_write = True
+    lossless = True
+
+    def detect(self, head: str) -> bool:
+        first = head.lstrip("\ufeff").split("\n", 1)[0]
+        return "id" in next(csv.reader([first]), [])
+
+    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "CSVWriter":
+        return CSVWriter(out, excel_safe=bool(options.get("excel_safe")))
+
+    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+        reader = csv.reader(lines, strict=True)
+        record, start = 0, 1
+        try:
+            header = next(reader, None)
+            if header is None:
+                return
+            layout = _Layout(header, lines.source)
+            start = lines.number + 1
+            for cells in reader:
+                if cells:
+                    record += 1
+                    yield layout.build(cells, start, record)
+                start = lines.number + 1
+        except csv.Error as err:
+            raise ReadError(f"malformed CSV ({err}); is a quoted cell missing its closing quote?",
+                            source=lines.source, line=start) from None
+
+
+class _Layout:
+    """Where each field lives in this file's header."""
+
+    def __init__(self, header: list[str], source: str) -> None:
+        seen: set[str] = set()
+        for name in header:
+            if name in seen:
+                raise ReadError(f"column '{name}' appears twice in the header", source=source, line=1)
+            seen.add(name)
+            if name not in HEADER and not name.startswith("metadata.") and name != "case.extensions":
+                raise ReadError(f"unknown column '{name}' (other metadata goes in a 'metadata.<key>' "
+                                f"column or in '{METADATA_JSON}')", source=source, line=1, field=name)
+        missing = [c for c in ("id", *(f"case.{f}" for f in REQUIRED_CASE_FIELDS)) if c not in seen]
+        if "input" not in seen and "input:json" not in seen:
+            missing.insert(1, "input")
+        if missing:
+            raise ReadError(f"the header has no column for required field(s): {', '.join(missing)}",
+                            source=source, line=1)
+        self.width = len(header)
+        self.index = {name: i for i, name in enumerate(header)}
+        self.case_columns = [(f, self.index[f"case.{f}"]) for f in PLAIN_CASE_FIELDS if f"case.{f}" in self.index]
+        self.meta_columns = [(n[len("metadata."):], i) for n, i in self.index.items() if n.startswith("metadata.")]
+        self.excel_safe_seen = False
+
+    def build(self, cells: list[str], line: int, record: int) -> SourceRow:
+        if len(cells) != self.width:
+            return SourceRow(None, line, record, parse_problem(
+                f"record has {len(cells)} cells but the header has {self.width}"))
+        try:
+            return SourceRow(self._value(cells), line, record)
+        except _CellError as err:
+            return SourceRow(_partial_id(cells, self.index), line, record, parse_problem(err.message, err.path))
+
+    def _cell(self, cells: list[str], name: str) -> str:
+        i = self.index.get(name)
+        return _unguard(cells[i]) if i is not None else ""
+
+    def _value(self, cells: list[str]) -> dict[str, Any]:
+        row: dict[str, Any] = {}
+        row_id = self._cell(cells, "id")
+        if row_id:
+            row["id"] = row_id
+        for key in ("input", "expected"):
+            value = self._typed(cells, key)
+            if value is not ABSENT:
+                row[key] = value
+        case: dict[str, Any] = {}
+        for name, i in self.case_columns:
+            cell = _unguard(cells[i])
+            if not cell:
+                continue
+            kind = CASE_FIELD_KINDS[name]
+            case[name] = split_list(cell) if kind == "list" else cell.strip() if name in _ENUM_FIELDS else cell
+        overflow = self._json_cell(cells, CASE_JSON, "$.metadata.case", dict)
+        if "case.extensions" in self.index and self._cell(cells, "case.extensions"):
+            overflow.setdefault("extensions", self._json_cell(cells, "case.extensions",
+                                                              "$.metadata.case.extensions", dict))
+        for name, value in overflow.items():
+            if name in case:
+                raise _CellError(f"'{name}' is set in both 'case.{name}' and '{CASE_JSON}'",
+                                 paths.join("$.metadata.case", name))
+            case[name] = value
+        metadata: dict[str, Any] = {"case": {f: case[f] for f in CASE_FIELDS if f in case}}
+        for extra in case.keys() - metadata["case"].keys():  # unknown names: the schema reports them
+            metadata["case"][extra] = case[extra]
+        for key, i in self.meta_columns:
+            cell = _unguard(cells[i])
+            if cell:
+                metadata[key] = cell
+        for key, value in self._json_cell(cells, METADATA_JSON, "$.metadata", dict).items():
+            if key == "case":
+                raise _CellError(f"'{METADATA_JSON}' must not hold 'case': the case profile goes in "
+                                 f"case.* columns", "$.metadata.case")
+            if key in metadata:
+                raise _CellError(f"metadata key '{key}' is set in both 'metadata.{key}' and "
+                                 f"'{METADATA_JSON}'", paths.join("$.metadata", key))
+            metadata[key] = value
+        row["metadata"] = metadata
+        return row
+
+    def _typed(self, cells: list[str], key: str) -> Any:
+        plain, typed = self._cell(cells, key), self._cell(cells, f"{key}:json")
+        if plain and typed:
+            raise _CellError(f"both '{key}' and '{key}:json' are filled; use one", f"$.{key}")
+        if typed:
+            return _parse_json(typed, f"{key}:json", f"$.{key}")
+        return plain if plain else ABSENT
+
+    def _json_cell(self, cells: list[str], column: str, path: str, kind: type) -> dict[str, Any]:
+        text = self._cell(cells, column)
+        if not text:
+            return {}
+        value = _parse_json(text, column, path)
+        if not isinstance(value, kind):
+            raise _CellError(f"'{column}' must hold a JSON object", path)
+        return value
+
+
+class _CellError(Exception):
+    def __init__(self, message: str, path: str) -> None:
+        self.message, self.path = message, path
+
+
+def _parse_json(text: str, column: str, path: str) -> Any:
+    try:
+        return jsonvalue.loads(text)
+    except jsonvalue.JSONValueError as err:
+        raise _CellError(f"'{column}' is not valid JSON: {err}", path) from None
+
+
+def _partial_id(cells: list[str], index: dict[str, int]) -> dict[str, Any] | None:
+    i = index.get("id")
+    return {"id": cells[i]} if i is not None and i < len(cells) and cells[i] else None
+
+
+def _unguard(cell: str) -> str:
+    """A cell `'X` where X starts like a formula (or with another `'`) stands for X."""
+    if len(cell) > 1 and cell[0] == "'" and cell[1] in _QUOTED_START:
+        return cell[1:]
+    return cell
+
+
+def _quote_if_needed(cell: str) -> str:
+    """Keep a cell that starts with `'` from losing it on read (see `_unguard`)."""
+    return "'" + cell if len(cell) > 1 and cell[0] == "'" and cell[1] in _QUOTED_START else cell
+
+
+def _guard(cell: str) -> str:
+    """--excel-safe: a leading `'` stops Excel and Sheets from running a cell as a formula;
+    evalconv's reader takes exactly that `'` off again."""
+    return "'" + cell if cell.startswith(_FORMULA_START) else _quote_if_needed(cell)
+
+
+class CSVWriter:
+    def __init__(self, out: TextIO, *, excel_safe: bool = False) -> None:
+        self._csv = csv.writer(out, lineterminator="\r\n")
+        self._excel_safe = excel_safe
+        self._csv.writerow(HEADER)
+
+    def write(self, row: Row) -> None:
+        protect = _guard if self._excel_safe else _quote_if_needed
+        self._csv.writerow([protect(c) for c in encode(row)])
+
+    def close(self) -> None:
+        pass
+
+
+def _typed_cells(value: Any) -> tuple[str, str]:
+    if value is ABSENT:
+        return "", ""
+    if isinstance(value, str) and value:
+        return value, ""
+    return "", jsonvalue.dumps(value)
+
+
+def encode(row: Row) -> list[str]:
+    cells = [row.id, *_typed_cells(row.input), *_typed_cells(row.expected)]
+    case = row.case
+    overflow: dict[str, Any] = {}
+    for name in PLAIN_CASE_FIELDS:
+        value = case.get(name, ABSENT)
+        if value is ABSENT:
+            cells.append("")
+        elif CASE_FIELD_KINDS[name] == "list":
+            if _plain_list(value):
+                cells.append(join_list(value))
+            else:
+                cells.append("")
+                overflow[name] = value
+        elif value:
+            cells.append(value)
+        else:
+            cells.append("")
+            overflow[name] = value
+    if "extensions" in case:
+        overflow["extensions"] = case["extensions"]
+    cells.append(jsonvalue.dumps(overflow) if overflow else "")
+    rest = {k: v for k, v in row.metadata.items() if k != "case"}
+    cells.append(jsonvalue.dumps(rest) if rest else "")
+    return cells
+
+
+FORMAT = CanonicalCSV()

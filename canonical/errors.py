@@ -1,0 +1,36 @@
+"""The one exception type evalconv lets escape, always with a message fit for a person."""
+from __future__ import annotations
+
+
+class EvalconvError(Exception):
+    """Base of every error evalconv raises on purpose."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.field = field
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """One line: `file:line: field: message`, leaving out what is unknown."""
+        where = self.source or ""
+        if self.line is not None:
+            where = f"{where}:{self.line}" if where else f"line {self.line}"
+        parts = [p for p in (where, self.field) if p]
+        return ": ".join(parts + [self.message])
+
+
+class ReadError(EvalconvError):
+    """The input cannot be read at all (exit 2)."""
+
+
+class UsageError(EvalconvError):
+    """The call's words are off: unknown format, output equal to input, ... (exit 2)."""
+
+
+class WriteError(EvalconvError):
+    """A value the target format cannot hold and must not silently change."""

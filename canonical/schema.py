@@ -1,0 +1,135 @@
+"""The published JSON Schema, compiled twice from the same file.
+
+`fastjsonschema` answers "is this row valid?" quickly; `jsonschema` explains the rows that
+are not. Both read `schema/row.schema.json`, so they cannot drift apart.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Callable, Iterator
+
+import fastjsonschema
+import jsonschema
+
+from . import paths
+from .admissibility import OMITTED_FIELDS
+
+SCHEMA_FILE = "row.schema.json"
+
+
+@lru_cache(maxsize=None)
+def row_schema() -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("schema", SCHEMA_FILE).read_text("utf-8")
+    return json.loads(text)
+
+
+def case_profile_schema() -> dict[str, Any]:
+    """The case profile on its own, as a standalone schema."""
+    full = row_schema()
+    out = copy.deepcopy(full["definitions"]["caseProfile"])
+    out["$schema"] = full["$schema"]
+    out["$id"] = full["$id"].replace("row.schema.json", "case-profile.schema.json")
+    out["definitions"] = {k: v for k, v in copy.deepcopy(full["definitions"]).items() if k != "caseProfile"}
+    return out
+
+
+def enum(name: str) -> tuple[str, ...]:
+    return tuple(row_schema()["definitions"][name]["enum"])
+
+
+CASE_FIELDS: tuple[str, ...] = tuple(row_schema()["definitions"]["caseProfile"]["properties"])
+REQUIRED_CASE_FIELDS: tuple[str, ...] = tuple(row_schema()["definitions"]["caseProfile"]["required"])
+
+
+def _field_kind(spec: dict[str, Any]) -> str:
+    ref = spec.get("$ref", "")
+    if ref.endswith("/stringList"):
+        return "list"
+    if spec.get("type") == "object":
+        return "object"
+    return "string"
+
+
+CASE_FIELD_KINDS: dict[str, str] = {
+    name: _field_kind(spec)
+    for name, spec in row_schema()["definitions"]["caseProfile"]["properties"].items()
+}
+
+
+@lru_cache(maxsize=None)
+def fast_check() -> Callable[[Any], Any]:
+    return fastjsonschema.compile(row_schema())
+
+
+@lru_cache(maxsize=None)
+def _reference() -> jsonschema.protocols.Validator:
+    return jsonschema.Draft7Validator(row_schema())
+
+
+def is_valid(value: Any) -> bool:
+    try:
+        fast_check()(value)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
+
+
+_KIND = {"string": "a string", "object": "an object", "array": "an array", "number": "a number",
+         "integer": "an integer", "boolean": "a boolean", "null": "null"}
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if value is None:
+        return "null"
+    return _KIND.get({str: "string", dict: "object", list: "array"}[type(value)], "a value")
+
+
+def explain(value: Any) -> Iterator[tuple[str, str]]:
+    """(path, message) for every way `value` breaks the schema, in document order."""
+    errors = sorted(_reference().iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    for err in errors:
+        where = list(err.absolute_path)
+        yield from _messages(err, where)
+
+
+def _messages(err: jsonschema.ValidationError, where: list[str | int]) -> Iterator[tuple[str, str]]:
+    at = paths.to_path(where)
+    kind = err.validator
+    if kind == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else "?"
+        yield paths.join(at, missing), f"missing required field '{missing}'"
+    elif kind == "additionalProperties":
+        allowed = set(err.schema.get("properties", {}))
+        extra = [k for k in err.instance if k not in allowed]
+        for key in extra:
+            yield paths.join(at, key), _unknown_key_message(where, key)
+    elif kind == "type":
+        wanted = err.validator_value
+        wanted = " or ".join(_KIND[w] for w in wanted) if isinstance(wanted, list) else _KIND[wanted]
+        yield at, f"expected {wanted}, got {_kind_of(err.instance)}"
+    elif kind == "enum":
+        choices = ", ".join(err.validator_value)
+        field = where[-1] if where else "value"
+        yield at, f"{json.dumps(err.instance, ensure_ascii=False)} is not a valid {field}; expected one of: {choices}"
+    elif kind == "minLength":
+        yield at, "must not be empty"
+    else:
+        yield at, err.message
+
+
+def _unknown_key_message(where: list[str | int], key: str) -> str:
+    if key in OMITTED_FIELDS and where in ([], ["metadata", "case"]):
+        return f"'{key}' is deliberately not a field of a case: {OMITTED_FIELDS[key]}"
+    if not where:
+        return f"unknown top-level key '{key}': move it under metadata"
+    if where == ["metadata", "case"]:
+        return (f"unknown case-profile field '{key}': put it under metadata.case.extensions "
+                f"(a namespace object) or elsewhere in metadata")
+    return f"unknown key '{key}'"

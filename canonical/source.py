@@ -1,0 +1,98 @@
+"""What readers hand the validator, and the line source every text reader is built on."""
+from __future__ import annotations
+
+import codecs
+import io
+from dataclasses import dataclass
+from typing import IO, Any, Iterator
+
+from .errors import ReadError
+from .findings import Finding
+
+# Ten times the longest text seen in real golden sets, and a bound on a hostile file.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class SourceRow:
+    """One row as read, before validation.
+
+    `problems` holds parse findings that kept the reader from building the value; such a row
+    is invalid whatever `value` holds.
+    """
+
+    value: Any
+    line: int | None = None
+    record: int | None = None
+    problems: list[Finding] | None = None
+
+
+def parse_problem(message: str, path: str = "$") -> list[Finding]:
+    return [Finding("parse", message, path)]
+
+
+_ASCII_COMPATIBLE = {"utf-8", "utf_8", "utf8", "utf-8-sig", "ascii", "latin-1", "latin_1",
+                     "iso8859-1", "iso-8859-1", "cp1252", "windows-1252", "iso-8859-15"}
+
+
+class Lines:
+    """Decoded lines of a byte stream, with their 1-based numbers, line ends kept.
+
+    Decoding line by line lets a bad byte or a NUL be reported with its line number.
+    """
+
+    def __init__(self, stream: IO[bytes], *, source: str, encoding: str | None = None,
+                 path: str | None = None) -> None:
+        self.source = source
+        self.path = path  # the file's path on disk, for formats that refer to sibling files
+        self.encoding = (encoding or "utf-8").lower()
+        try:
+            codecs.lookup(self.encoding)
+        except LookupError:
+            raise ReadError(f"unknown encoding '{encoding}'", source=source) from None
+        self._stream = stream
+        self.number = 0
+
+    def __iter__(self) -> Iterator[str]:
+        if self.encoding.replace("_", "-") not in _ASCII_COMPATIBLE:
+            yield from self._wide()
+            return
+        first = True
+        while raw := self._stream.readline(MAX_LINE_BYTES + 1):
+            self.number += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise ReadError(f"line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB",
+                                source=self.source, line=self.number)
+            if first:
+                first = False
+                if raw.startswith(codecs.BOM_UTF8) and self.encoding.startswith("utf"):
+                    raw = raw[3:]
+            if b"\x00" in raw:
+                raise ReadError("NUL byte in the file (is it a binary file or UTF-16 text? try --encoding)",
+                                source=self.source, line=self.number)
+            try:
+                yield raw.decode(self.encoding)
+            except UnicodeDecodeError as err:
+                raise ReadError(f"invalid {self.encoding} at byte {err.start + 1} of the line "
+                                f"(try --encoding, e.g. --encoding cp1252)",
+                                source=self.source, line=self.number) from None
+
+    def text(self) -> str:
+        """The whole document, for formats that must be read in one piece."""
+        return "".join(self)
+
+    def _wide(self) -> Iterator[str]:
+        text = io.TextIOWrapper(self._stream, encoding=self.encoding, newline="")
+        try:
+            for line in text:
+                self.number += 1
+                if line.startswith("\ufeff") and self.number == 1:
+                    line = line[1:]
+                if "\x00" in line:
+                    raise ReadError("NUL character in the file", source=self.source, line=self.number)
+                yield line
+        except UnicodeDecodeError as err:
+            raise ReadError(f"invalid {self.encoding}: {err.reason}", source=self.source,
+                            line=self.number + 1) from None
+        finally:
+            text.detach()

@@ -1,0 +1,178 @@
+"""The validator: the JSON Schema, then the rules a schema cannot say.
+
+Row rules: caseId = id, admissibility, and the warnings. Set rules: duplicate ids and
+case families that disagree. Findings carry the row, its id, its line and a `$.path`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from . import schema
+from .admissibility import ADMISSIBILITY, admitted, verdict
+from .findings import Finding
+from .row import Row
+from .source import SourceRow
+
+STARTER_PROVENANCES = ("starter-example", "overlay-starter-needs-expert-validation")
+
+
+@dataclass(slots=True)
+class Checked:
+    """A row after validation: `row` is set when no finding is an error."""
+
+    source: SourceRow
+    number: int
+    findings: list[Finding]
+    row: Row | None
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning"]
+
+
+@dataclass
+class Validator:
+    """Checks rows one at a time, keeping what the set rules need (ids and case families)."""
+
+    source: str | None = None
+    count: int = 0
+    _ids: dict[str, int] = field(default_factory=dict)
+    _families: dict[str, tuple[int, str, Any]] = field(default_factory=dict)
+
+    def check(self, src: SourceRow) -> Checked:
+        self.count += 1
+        number = self.count
+        value = src.value
+        findings: list[Finding] = list(src.problems or ())
+        if not findings:
+            if not schema.is_valid(value):
+                findings.extend(Finding("schema", msg, path) for path, msg in schema.explain(value))
+            if isinstance(value, dict):
+                findings.extend(row_findings(value))
+                findings.extend(self._set_findings(value, number))
+        row_id = value.get("id") if isinstance(value, dict) else None
+        row_id = row_id if isinstance(row_id, str) else None
+        located = [f.locate(row=number, id=row_id, line=src.line, record=src.record, source=self.source)
+                   for f in findings]
+        ok = not any(f.severity == "error" for f in located)
+        return Checked(src, number, located, Row.from_json(value) if ok else None)
+
+    def check_all(self, rows: Iterable[SourceRow]) -> Iterator[Checked]:
+        for src in rows:
+            yield self.check(src)
+
+    def _set_findings(self, value: dict[str, Any], number: int) -> list[Finding]:
+        out: list[Finding] = []
+        row_id = value.get("id")
+        if isinstance(row_id, str):
+            first = self._ids.setdefault(row_id, number)
+            if first != number:
+                out.append(Finding("duplicate-id", f"id '{row_id}' is already used by row {first}", "$.id"))
+        case = _case(value)
+        family = case.get("caseFamily")
+        oracle = case.get("oracleType")
+        if isinstance(family, str) and oracle in ADMISSIBILITY:
+            evaluator = case.get("evaluator")
+            first_seen = self._families.setdefault(family, (number, oracle, evaluator))
+            first_row, first_oracle, first_eval = first_seen
+            if (first_oracle, first_eval) != (oracle, evaluator):
+                out.append(Finding(
+                    "case-family-conflict",
+                    f"case family '{family}' was set up by row {first_row} as {first_oracle} graded by "
+                    f"{first_eval or '(any admissible evaluator)'}; this row is {oracle} graded by "
+                    f"{evaluator or '(any admissible evaluator)'}. Rows sharing a case family share "
+                    f"the oracle type and the evaluator",
+                    "$.metadata.case.caseFamily"))
+        return out
+
+
+def _case(value: dict[str, Any]) -> dict[str, Any]:
+    metadata = value.get("metadata")
+    case = metadata.get("case") if isinstance(metadata, dict) else None
+    return case if isinstance(case, dict) else {}
+
+
+def row_findings(value: dict[str, Any]) -> list[Finding]:
+    """The rules on one row that the schema cannot express."""
+    case = _case(value)
+    if not case:
+        return []
+    out: list[Finding] = []
+    row_id, case_id = value.get("id"), case.get("caseId")
+    if isinstance(row_id, str) and isinstance(case_id, str) and row_id != case_id:
+        out.append(Finding("id-mismatch", f"caseId '{case_id}' differs from the row's id '{row_id}'",
+                           "$.metadata.case.caseId"))
+    oracle, evaluator = case.get("oracleType"), case.get("evaluator")
+    known_oracle = oracle in ADMISSIBILITY
+    if known_oracle and isinstance(evaluator, str) and evaluator in ADMISSIBILITY[oracle]:
+        status, why = verdict(oracle, evaluator)
+        if status == "barred":
+            out.append(Finding(
+                "inadmissible-evaluator",
+                f"{evaluator} cannot grade a {oracle} case: {why}. Admissible: {', '.join(admitted(oracle))}",
+                "$.metadata.case.evaluator"))
+        elif status == "cond":
+            out.append(Finding("judge-needs-validation",
+                               f"llm-judge is admitted for {oracle} only with conditions: {why}",
+                               "$.metadata.case.evaluator"))
+    if case.get("provenance") in STARTER_PROVENANCES:
+        out.append(Finding("starter-example",
+                           f"provenance {case['provenance']}: this row is an example, not a validated "
+                           f"gold-standard answer", "$.metadata.case.provenance"))
+    if oracle == "rubric" and not case.get("evaluationCriteria"):
+        out.append(Finding("rubric-without-criteria",
+                           "a rubric case without evaluationCriteria is incomplete (the criteria may "
+                           "live in the rubric itself)", "$.metadata.case.evaluationCriteria"))
+    expertise = case.get("reviewerExpertise")
+    if evaluator == "human-expert" and not (isinstance(expertise, str) and expertise.strip()):
+        out.append(Finding("expert-without-expertise",
+                           "a case graded by human-expert should say what expertise the reviewer needs",
+                           "$.metadata.case.reviewerExpertise"))
+    if oracle == "expected-behavior-only" and "expected" in value:
+        out.append(Finding("expected-on-behavior-only",
+                           "an expected-behavior-only case carries expected, which no evaluator may "
+                           "grade against; make it a checkable oracle type or drop expected", "$.expected"))
+    if known_oracle:
+        out.extend(expected_shape(oracle, value))
+    return out
+
+
+def expected_shape(oracle: str, value: dict[str, Any]) -> list[Finding]:
+    present = "expected" in value
+    expected = value.get("expected")
+    if oracle == "reference-answer" and not present:
+        return [Finding("expected-shape", "a reference-answer case has no expected: the reference "
+                                          "answer belongs there", "$.expected")]
+    if oracle == "expected-final-state" and not present:
+        return [Finding("expected-shape", "an expected-final-state case has no expected describing "
+                                          "the state or the check that inspects it", "$.expected")]
+    if oracle == "acceptable-set" and not (isinstance(expected, list) and expected):
+        return [Finding("expected-shape", "an acceptable-set case needs expected to be a non-empty "
+                                          "array of acceptable outputs", "$.expected")]
+    if oracle == "expected-tool-calls":
+        if not isinstance(expected, list):
+            return [Finding("expected-shape", "an expected-tool-calls case needs expected to be an "
+                                              "array of calls, each {name, arguments?}", "$.expected")]
+        return [f for i, call in enumerate(expected) for f in _call_shape(i, call)]
+    return []
+
+
+def _call_shape(i: int, call: Any) -> list[Finding]:
+    at = f"$.expected[{i}]"
+    if not isinstance(call, dict):
+        return [Finding("expected-shape", "a tool call must be an object {name, arguments?}", at)]
+    out = []
+    if not isinstance(call.get("name"), str) or not call.get("name"):
+        out.append(Finding("expected-shape", "a tool call needs a non-empty string name", at + ".name"))
+    if "arguments" in call and not isinstance(call["arguments"], dict):
+        out.append(Finding("expected-shape", "a tool call's arguments must be an object", at + ".arguments"))
+    return out
+
+
+def validate_rows(rows: Iterable[SourceRow], source: str | None = None) -> Iterator[Checked]:
+    return Validator(source=source).check_all(rows)

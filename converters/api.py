@@ -1,0 +1,316 @@
+"""The library surface: read, validate, write, convert. The CLI is a thin layer over these."""
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import IO, Any, Iterable, Iterator
+
+from .atomic import AtomicOutput
+from .canonical import jsonvalue
+from .canonical.errors import EvalconvError, ReadError, UsageError
+from .canonical.findings import Finding
+from .canonical.format import Format
+from .canonical.row import Row
+from .canonical.source import Lines, SourceRow
+from .canonical.validator import Checked, Validator
+from .registry import REGISTRY
+from .reports import LossReport, ReadReport
+
+STDIO = "-"
+HEAD_BYTES = 8192
+# Findings kept in memory per run; the rest are counted (a million warnings help nobody).
+FINDINGS_KEPT = 10_000
+
+
+def _label(path: str) -> str:
+    return "<stdin>" if path == STDIO else path
+
+
+@contextmanager
+def _open_bytes(path: str) -> Iterator[IO[bytes]]:
+    if path == STDIO:
+        yield sys.stdin.buffer
+        return
+    try:
+        stream = open(path, "rb")
+    except FileNotFoundError:
+        raise ReadError("no such file", source=path) from None
+    except IsADirectoryError:
+        raise ReadError("is a directory (convert folders with -o OUTDIR)", source=path) from None
+    except OSError as err:
+        raise ReadError(f"cannot open: {err.strerror}", source=path) from None
+    with stream:
+        yield stream
+
+
+def _peek(stream: IO[bytes]) -> bytes:
+    peek = getattr(stream, "peek", None)
+    return peek(HEAD_BYTES)[:HEAD_BYTES] if peek else b""
+
+
+def detect(path: str, head: bytes, from_: str | None = None, encoding: str | None = None) -> Format:
+    if from_:
+        return REGISTRY.get(from_)
+    text = head.decode(encoding or "utf-8", errors="replace")
+    return REGISTRY.detect(None if path == STDIO else path, text)
+
+
+@contextmanager
+def reading(path: str, *, from_: str | None = None, encoding: str | None = None
+            ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
+    """Open `path` and yield its format, its rows (lazily) and the read report."""
+    with _open_bytes(path) as stream:
+        fmt = detect(path, _peek(stream), from_, encoding)
+        if not fmt.can_read:
+            raise UsageError(f"format '{fmt.name}' cannot be read")
+        report = ReadReport(fmt.name, _label(path))
+        lines = Lines(stream, source=_label(path), encoding=encoding,
+                      path=None if path == STDIO else path)
+        yield fmt, _counted(fmt.read(lines, report), report), report
+
+
+def _counted(rows: Iterator[SourceRow], report: ReadReport) -> Iterator[SourceRow]:
+    try:
+        for row in rows:
+            report.rows += 1
+            yield row
+    except RecursionError:
+        raise ReadError("nesting is too deep to read", source=report.source) from None
+
+
+@dataclass
+class FindingLog:
+    """Every error and warning of a run, up to FINDINGS_KEPT of each, and their full counts."""
+
+    errors: list[Finding] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
+    error_count: int = 0
+    warning_count: int = 0
+
+    def add(self, findings: Iterable[Finding]) -> None:
+        for f in findings:
+            if f.severity == "error":
+                self.error_count += 1
+                if len(self.errors) < FINDINGS_KEPT:
+                    self.errors.append(f)
+            else:
+                self.warning_count += 1
+                if len(self.warnings) < FINDINGS_KEPT:
+                    self.warnings.append(f)
+
+
+@dataclass
+class FileValidation:
+    path: str
+    format: str | None
+    rows: int = 0
+    log: FindingLog = field(default_factory=FindingLog)
+    unreadable: str | None = None  # the one-line reason the file could not be read
+
+    @property
+    def valid(self) -> bool:
+        return self.unreadable is None and self.log.error_count == 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "format": self.format, "rows": self.rows,
+                               "valid": self.valid,
+                               "errors": [f.to_json() for f in self.log.errors],
+                               "warnings": [f.to_json() for f in self.log.warnings]}
+        if self.unreadable is not None:
+            out["unreadable"] = self.unreadable
+        return out
+
+
+@dataclass
+class ValidationReport:
+    files: list[FileValidation]
+
+    @property
+    def valid(self) -> bool:
+        return all(f.valid for f in self.files)
+
+    @property
+    def exit_code(self) -> int:
+        if any(f.unreadable is not None for f in self.files):
+            return 2
+        return 0 if self.valid else 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"valid": self.valid, "files": [f.to_json() for f in self.files]}
+
+
+def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None) -> FileValidation:
+    result = FileValidation(_label(path), from_)
+    try:
+        with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report):
+            result.format = fmt.name
+            validator = Validator(source=_label(path))
+            for checked in validator.check_all(rows):
+                result.log.add(checked.findings)
+            result.rows = validator.count
+    except EvalconvError as err:
+        result.unreadable = err.render()
+    return result
+
+
+def validate(paths: Iterable[str], *, from_: str | None = None, encoding: str | None = None) -> ValidationReport:
+    return ValidationReport([validate_file(p, from_=from_, encoding=encoding) for p in paths])
+
+
+@dataclass
+class ReadResult:
+    format: str
+    rows: list[Row]
+    log: FindingLog
+    report: ReadReport
+
+
+def read(path: str, *, from_: str | None = None, encoding: str | None = None) -> ReadResult:
+    """Read a whole file into valid rows; invalid rows are left out and listed in `log.errors`."""
+    with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report):
+        log, valid = FindingLog(), []
+        for checked in Validator(source=_label(path)).check_all(rows):
+            log.add(checked.findings)
+            if checked.row is not None:
+                valid.append(checked.row)
+        return ReadResult(fmt.name, valid, log, report)
+
+
+def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> LossReport:
+    """Write valid rows atomically (`path=None`: standard output); returns the loss report."""
+    fmt = _writer_format(to)
+    report = LossReport(fmt.name, path)
+    with AtomicOutput(path) as out:
+        writer = fmt.open_writer(out.stream, report, {"path": path, **options})
+        for row in rows:
+            writer.write(row)
+            report.rows += 1
+        writer.close()
+        out.commit()
+    return report
+
+
+def _writer_format(to: str) -> Format:
+    fmt = REGISTRY.get(to)
+    if not fmt.can_write:
+        raise UsageError(f"format '{to}' cannot be written")
+    return fmt
+
+
+@dataclass
+class ConversionResult:
+    source: str
+    output: str | None
+    from_format: str
+    to_format: str
+    rows_read: int
+    valid_rows: int
+    log: FindingLog
+    loss: LossReport
+    read: ReadReport
+    wrote_output: bool
+    ledger: str | None = None
+
+    @property
+    def rows_written(self) -> int:
+        return self.loss.rows if self.wrote_output else 0
+
+    @property
+    def rejected(self) -> int:
+        return self.rows_read - self.valid_rows
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.log.error_count else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "output": self.output, "from": self.from_format,
+                "to": self.to_format, "rows": self.rows_read, "written": self.rows_written,
+                "rejected": self.rejected, "wrote_output": self.wrote_output, "ledger": self.ledger,
+                "errors": [f.to_json() for f in self.log.errors],
+                "warnings": [f.to_json() for f in self.log.warnings],
+                "loss": self.loss.to_json(), "read": self.read.to_json()}
+
+
+def ledger_path_for(source: str, output: str | None) -> str:
+    if output:
+        return output + ".rejected.jsonl"
+    base = "stdin" if source == STDIO else os.path.basename(source)
+    return base + ".rejected.jsonl"
+
+
+def _same_file(a: str, b: str) -> bool:
+    if a == STDIO or not os.path.exists(b):
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+class _Ledger:
+    """The error ledger: each rejected row with its findings, opened on the first rejection."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._out: AtomicOutput | None = None
+
+    def add(self, checked: Checked) -> None:
+        if self._out is None:
+            self._out = AtomicOutput(self.path)
+            self._out.open()
+        src = checked.source
+        entry = {"row": checked.number, "line": src.line, "record": src.record,
+                 "id": checked.findings[0].id if checked.findings else None,
+                 "findings": [f.to_json() for f in checked.errors], "value": src.value}
+        self._out.stream.write(jsonvalue.dumps(entry) + "\n")
+
+    def finish(self, keep: bool) -> str | None:
+        if self._out is None:
+            return None
+        if keep:
+            self._out.commit()
+            return self.path
+        self._out.abort()
+        return None
+
+
+def convert(source: str, output: str | None, *, to: str, from_: str | None = None,
+            keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
+            **options: Any) -> ConversionResult:
+    """Read, validate and write. Any invalid row: nothing is written (exit code 1), unless
+    `keep_going`, when the valid rows are written and the rejected ones go to the ledger."""
+    if output is not None and _same_file(source, output):
+        raise UsageError("the output is the input; evalconv never overwrites its input", source=output)
+    fmt_out = _writer_format(to)
+    loss = LossReport(fmt_out.name, output)
+    log = FindingLog()
+    rejects = _Ledger(ledger or ledger_path_for(source, output)) if keep_going else None
+    committed = False
+    try:
+        with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \
+                AtomicOutput(output) as out:
+            writer = fmt_out.open_writer(out.stream, loss, {"path": output, **options})
+            validator = Validator(source=_label(source))
+            valid_rows = 0
+            for checked in validator.check_all(rows):
+                log.add(checked.findings)
+                if checked.row is None:
+                    if rejects is not None:
+                        rejects.add(checked)
+                    continue
+                valid_rows += 1
+                if rejects is not None or log.error_count == 0:
+                    writer.write(checked.row)
+                    loss.rows += 1
+            writer.close()
+            write_it = rejects is not None or log.error_count == 0
+            if write_it:
+                out.commit()
+        committed = True
+    finally:
+        ledger_file = rejects.finish(keep=committed) if rejects is not None else None
+    return ConversionResult(_label(source), output, fmt_in.name, fmt_out.name, validator.count,
+                            valid_rows, log, loss, read_report, write_it, ledger_file)

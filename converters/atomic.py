@@ -1,0 +1,61 @@
+"""Atomic output: write to a temporary file beside the target, then rename over it.
+
+A process killed mid-write leaves the old file or none, never a torn one. Standard output
+is spooled the same way, so an aborted conversion prints nothing.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from typing import TextIO
+
+
+class AtomicOutput:
+    """`open()` gives a text stream; `commit()` publishes it; `abort()` discards it."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path  # None: standard output
+        self._tmp_name: str | None = None
+        self.stream: TextIO | None = None
+
+    def open(self) -> TextIO:
+        folder = os.path.dirname(os.path.abspath(self.path)) if self.path else None
+        name = os.path.basename(self.path) if self.path else "stdout"
+        fd, self._tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".evalconv-tmp", dir=folder)
+        self.stream = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        return self.stream
+
+    def commit(self) -> None:
+        assert self.stream is not None and self._tmp_name is not None
+        self.stream.flush()
+        if self.path is None:
+            self.stream.close()
+            with open(self._tmp_name, encoding="utf-8", newline="") as spooled:
+                shutil.copyfileobj(spooled, sys.stdout)
+            sys.stdout.flush()
+            os.unlink(self._tmp_name)
+        else:
+            os.fsync(self.stream.fileno())
+            self.stream.close()
+            os.replace(self._tmp_name, self.path)
+        self._tmp_name = None
+
+    def abort(self) -> None:
+        if self.stream is not None and not self.stream.closed:
+            self.stream.close()
+        if self._tmp_name is not None:
+            try:
+                os.unlink(self._tmp_name)
+            except FileNotFoundError:
+                pass
+            self._tmp_name = None
+
+    def __enter__(self) -> "AtomicOutput":
+        self.open()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._tmp_name is not None:
+            self.abort()

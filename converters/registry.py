@@ -1,0 +1,75 @@
+"""The format registry: names -> format objects, loaded lazily, and format detection.
+
+A new format is one module exposing `FORMAT` and one `register` call. Third-party formats
+arrive through the `evalconv.formats` entry-point group (off when EVALCONV_NO_PLUGINS is set).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from importlib.metadata import entry_points
+from importlib.util import find_spec
+
+from .canonical.errors import UsageError
+from .canonical.format import Format
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._targets: dict[str, str | Format] = {}
+        self._fallback: set[str] = set()
+
+    def register(self, name: str, target: str | Format, *, fallback: bool = False) -> None:
+        """`target` is a Format or a dotted path `module:ATTR` imported on first use.
+        `fallback` formats are tried last when detecting (the canonical ones)."""
+        self._targets[name] = target
+        if fallback:
+            self._fallback.add(name)
+
+    def names(self) -> list[str]:
+        return list(self._targets)
+
+    def get(self, name: str) -> Format:
+        target = self._targets.get(name)
+        if target is None:
+            raise UsageError(f"unknown format '{name}' (known: {', '.join(self._targets)})")
+        if isinstance(target, str):
+            module, _, attr = target.partition(":")
+            target = getattr(importlib.import_module(module), attr or "FORMAT")
+            self._targets[name] = target
+        return target
+
+    def all(self) -> list[Format]:
+        return [self.get(name) for name in self._targets]
+
+    def _detection_order(self) -> list[Format]:
+        specific = [n for n in self._targets if n not in self._fallback]
+        return [self.get(n) for n in specific + [n for n in self._targets if n in self._fallback]]
+
+    def detect(self, path: str | None, head: str) -> Format:
+        """The extension narrows the candidates, the content decides among them."""
+        order = self._detection_order()
+        by_name = [f for f in order if path and f.matches_path(path)]
+        if len(by_name) == 1:
+            return by_name[0]
+        for fmt in by_name or order:
+            if fmt.detect(head):
+                return fmt
+        if by_name:
+            return by_name[-1]
+        raise UsageError("cannot tell the format from the name or the content; "
+                         f"name it with --from ({', '.join(self.names())})")
+
+
+REGISTRY = Registry()
+for _name, _target in (("csv", "evalconv.canonical.csv_format:FORMAT"),
+                       ("json", "evalconv.canonical.json_format:JSON_FORMAT"),
+                       ("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT")):
+    REGISTRY.register(_name, _target, fallback=True)
+for _vendor in ("promptfoo", "deepeval", "langsmith", "braintrust"):
+    if find_spec(f"evalconv.vendors.{_vendor}") is not None:
+        REGISTRY.register(_vendor, f"evalconv.vendors.{_vendor}:FORMAT")
+
+if not os.environ.get("EVALCONV_NO_PLUGINS"):
+    for _ep in entry_points(group="evalconv.formats"):
+        REGISTRY.register(_ep.name, _ep.value)

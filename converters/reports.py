@@ -1,0 +1,87 @@
+"""Loss reports (what a writer could not keep) and read reports (what a reader inferred)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class _Ledger:
+    """(path, reason) -> the ids of the rows it applies to, in the order they were noted."""
+
+    entries: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+    def note(self, path: str, row_id: str, reason: str) -> None:
+        ids = self.entries.setdefault((path, reason), [])
+        if not ids or ids[-1] != row_id:
+            ids.append(row_id)
+
+    def paths_for(self, row_id: str) -> set[str]:
+        return {path for (path, _), ids in self.entries.items() if row_id in ids}
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [{"path": path, "ids": list(ids), "reason": reason}
+                for (path, reason), ids in sorted(self.entries.items())]
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+
+@dataclass
+class LossReport:
+    """What one write lost. `dropped`: gone from the file. `carried`: kept only in the target's
+    free-form metadata, which the target does not act on (reading the file back restores it)."""
+
+    format: str
+    output: str | None = None
+    rows: int = 0
+    dropped: _Ledger = field(default_factory=_Ledger)
+    carried: _Ledger = field(default_factory=_Ledger)
+    notes: list[str] = field(default_factory=list)
+
+    def drop(self, path: str, row_id: str, reason: str) -> None:
+        self.dropped.note(path, row_id, reason)
+
+    def carry(self, path: str, row_id: str, reason: str) -> None:
+        self.carried.note(path, row_id, reason)
+
+    @property
+    def lossy(self) -> bool:
+        return bool(self.dropped)
+
+    def dropped_paths(self, row_id: str) -> set[str]:
+        return self.dropped.paths_for(row_id)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"format": self.format, "output": self.output, "rows": self.rows, "lossy": self.lossy,
+               "dropped": self.dropped.to_json(), "carried": self.carried.to_json()}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+@dataclass
+class ReadReport:
+    """What one read inferred or set aside. `inferred`: values evalconv filled in (an oracle
+    type from an assertion, provenance `imported`). `ignored`: source fields not kept as case data
+    (system fields such as timestamps), with where they went if anywhere."""
+
+    format: str
+    source: str | None = None
+    rows: int = 0
+    inferred: _Ledger = field(default_factory=_Ledger)
+    ignored: _Ledger = field(default_factory=_Ledger)
+    notes: list[str] = field(default_factory=list)
+
+    def infer(self, path: str, row_id: str, reason: str) -> None:
+        self.inferred.note(path, row_id, reason)
+
+    def ignore(self, path: str, row_id: str, reason: str) -> None:
+        self.ignored.note(path, row_id, reason)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"format": self.format, "source": self.source, "rows": self.rows,
+               "inferred": self.inferred.to_json(), "ignored": self.ignored.to_json()}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out

@@ -1,0 +1,1 @@
+"""One module per vendor format (promptfoo, deepeval, langsmith, braintrust), each exposing FORMAT."""
