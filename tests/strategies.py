@@ -1,0 +1,60 @@
+"""Hypothesis strategies for valid canonical rows, with the strings that break naive converters."""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from evalconv.canonical.admissibility import admitted
+from evalconv.canonical.row import Row
+from evalconv.canonical.schema import enum
+
+TRICKY = ["|", "\\", "\\|", '"', "'", ",", "\n", "\r\n", "\r", "\t", " lead", "trail ", "N/A", "NA",
+          "007", "1e5", "true", "null", "None", "NaN", '{"a":1}', "[1]", "", " ", "=1+1", "+1", "-1",
+          "@x", "'=x", "''", "{{ var }}", "file://x.txt", "é", "日本", "🙂", "\u2028", "a|b|c"]
+
+texts = st.one_of(st.sampled_from(TRICKY), st.text(max_size=12),
+                  st.lists(st.sampled_from(TRICKY), min_size=1, max_size=3).map("".join))
+keys = st.one_of(st.sampled_from(["a", "a.b", "a|b", "reason", "x y", "case2", "'q'", "[0]"]), st.text(max_size=6))
+numbers = st.one_of(st.integers(min_value=-2**70, max_value=2**70), st.floats(allow_nan=False, allow_infinity=False))
+scalars = st.one_of(st.none(), st.booleans(), numbers, texts)
+json_values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                            st.dictionaries(keys, inner, max_size=3)),
+                           max_leaves=8)
+string_lists = st.lists(texts, max_size=4)
+ids = st.one_of(st.sampled_from(["cs-refund-1", "a|b", "007", " x", "é"]), st.text(min_size=1, max_size=12))
+
+
+@st.composite
+def case_profiles(draw, case_id: str) -> dict:
+    oracle = draw(st.sampled_from(enum("oracleType")))
+    case = {"caseId": case_id, "oracleType": oracle, "expectedBehavior": draw(texts),
+            "provenance": draw(st.sampled_from(enum("provenance")))}
+    optional = {
+        "scenario": texts, "actor": texts, "toolActionExpectation": texts, "escalationExpectation": texts,
+        "reviewerExpertise": texts, "passLogic": texts, "version": texts, "retirementCondition": texts,
+        "caseFamily": texts, "unacceptableBehavior": string_lists, "evaluationCriteria": string_lists,
+        "linkedConcerns": string_lists, "reversibility": st.sampled_from(["R0", "R1", "R2", "R3"]),
+        "blastRadius": st.sampled_from(["B0", "B1", "B2", "B3"]),
+        "evaluator": st.sampled_from(admitted(oracle)),
+        "extensions": st.dictionaries(keys, st.dictionaries(keys, json_values, max_size=2), max_size=2),
+    }
+    for name in draw(st.lists(st.sampled_from(sorted(optional)), unique=True, max_size=len(optional))):
+        case[name] = draw(optional[name])
+    return case
+
+
+@st.composite
+def rows(draw, id_strategy=ids) -> Row:
+    row_id = draw(id_strategy)
+    metadata = {"case": draw(case_profiles(row_id))}
+    metadata.update(draw(st.dictionaries(keys.filter(lambda k: k != "case"), json_values, max_size=3)))
+    value = {"id": row_id, "input": draw(st.one_of(texts, json_values)), "metadata": metadata}
+    if draw(st.booleans()):
+        value["expected"] = draw(st.one_of(texts, json_values))
+    return Row.from_json(value)
+
+
+@st.composite
+def row_sets(draw, max_size: int = 5) -> list[Row]:
+    """Rows with unique ids (a set is invalid with duplicates)."""
+    unique_ids = draw(st.lists(ids, unique=True, max_size=max_size))
+    return [draw(rows(st.just(i))) for i in unique_ids]
