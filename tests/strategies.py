@@ -31,7 +31,7 @@ def case_profiles(draw, case_id: str) -> dict:
     optional = {
         "scenario": texts, "actor": texts, "toolActionExpectation": texts, "escalationExpectation": texts,
         "reviewerExpertise": texts, "passLogic": texts, "version": texts, "retirementCondition": texts,
-        "caseFamily": texts, "unacceptableBehavior": string_lists, "evaluationCriteria": string_lists,
+        "caseFamily": texts.map(lambda t: f"{t}~{case_id}"), "unacceptableBehavior": string_lists, "evaluationCriteria": string_lists,
         "linkedConcerns": string_lists, "reversibility": st.sampled_from(["R0", "R1", "R2", "R3"]),
         "blastRadius": st.sampled_from(["B0", "B1", "B2", "B3"]),
         "evaluator": st.sampled_from(admitted(oracle)),
