@@ -1,0 +1,54 @@
+"""What the commands share: error handling and printing findings."""
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Callable, Iterable
+
+import click
+
+from ..canonical import jsonvalue
+from ..canonical.errors import EvalconvError
+from ..canonical.findings import Finding
+
+SHOWN_PER_KIND = 50
+
+
+def fail(message: str, code: int = 2) -> None:
+    click.echo(f"evalconv: error: {message}", err=True)
+    sys.exit(code)
+
+
+def handles_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """An EvalconvError becomes one line on stderr and exit code 2, never a traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except EvalconvError as err:
+            fail(err.render(), err.exit_code)
+        except OSError as err:
+            fail(f"{err.filename or ''}: {err.strerror or err}".lstrip(": "))
+    return wrapper
+
+
+def print_findings(findings: Iterable[Finding], total: int, kind: str) -> None:
+    shown = 0
+    for finding in findings:
+        if shown == SHOWN_PER_KIND:
+            break
+        click.echo(finding.render(), err=True)
+        shown += 1
+    if total > shown:
+        click.echo(f"... and {total - shown} more {kind} (use --format json or --report for all)", err=True)
+
+
+def echo_json(value: Any) -> None:
+    click.echo(jsonvalue.dumps(value, indent=True))
+
+
+from_option = click.option("--from", "from_", metavar="FORMAT",
+                           help="Input format (default: from the extension, else the content).")
+encoding_option = click.option("--encoding", metavar="NAME",
+                               help="Input text encoding (default utf-8; e.g. cp1252 for old sheets).")

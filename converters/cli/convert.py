@@ -1,0 +1,63 @@
+"""`evalconv convert IN --to FORMAT [-o OUT]`"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import api
+from ..atomic import AtomicOutput
+from ..canonical import jsonvalue
+from .common import encoding_option, from_option, handles_errors, print_findings
+
+
+@click.command("convert")
+@click.argument("source", metavar="IN")
+@click.option("--to", "to", required=True, metavar="FORMAT", help="Output format (see `evalconv formats`).")
+@click.option("-o", "--output", metavar="OUT", help="Output file (default: standard output).")
+@from_option
+@click.option("--report", "report_path", metavar="PATH", help="Write the loss report here as JSON.")
+@click.option("--keep-going", is_flag=True,
+              help="Write the valid rows; send rejected rows to an error ledger beside the output.")
+@click.option("--ledger", metavar="PATH", help="Error ledger path (default: OUT.rejected.jsonl).")
+@click.option("--excel-safe", is_flag=True,
+              help="CSV: put a ' before cells that a spreadsheet would run as formulas (read back exactly).")
+@encoding_option
+@handles_errors
+def convert_command(source: str, to: str, output: str | None, from_: str | None, report_path: str | None,
+                    keep_going: bool, ledger: str | None, excel_safe: bool, encoding: str | None) -> None:
+    """Convert IN (a file, or - for standard input) to FORMAT.
+
+    If any row is invalid nothing is written and the exit code is 1, unless --keep-going.
+    """
+    result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
+                         ledger=ledger, excel_safe=excel_safe)
+    print_findings(result.log.errors, result.log.error_count, "errors")
+    print_findings(result.log.warnings, result.log.warning_count, "warnings")
+    if report_path and result.wrote_output:
+        with AtomicOutput(report_path) as out:
+            out.stream.write(jsonvalue.dumps(result.loss.to_json(), indent=True) + "\n")
+            out.commit()
+    click.echo(_summary(result), err=True)
+    sys.exit(result.exit_code)
+
+
+def _summary(result: api.ConversionResult) -> str:
+    target = result.output or "<stdout>"
+    head = f"evalconv: {result.source} ({result.from_format}) -> {target} ({result.to_format}): "
+    if not result.wrote_output:
+        return head + (f"nothing written: {result.rejected} of {result.rows_read} rows invalid "
+                       f"({result.log.error_count} errors); use --keep-going to write the valid rows")
+    parts = [f"{result.rows_written} rows written"]
+    if result.rejected:
+        parts.append(f"{result.rejected} rejected to {result.ledger}")
+    if result.log.warning_count:
+        parts.append(f"{result.log.warning_count} warnings")
+    loss = result.loss
+    if loss.lossy:
+        parts.append(f"lossy: {len(loss.dropped.entries)} field(s) dropped (see --report)")
+    elif loss.carried:
+        parts.append(f"{len(loss.carried.entries)} field(s) carried in vendor metadata only")
+    else:
+        parts.append("lossless")
+    return head + ", ".join(parts)
