@@ -24,7 +24,7 @@ CASE_JSON = "case:json"
 METADATA_JSON = "metadata:json"
 PLAIN_CASE_FIELDS = tuple(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] != "object")
 HEADER: tuple[str, ...] = (
-    "id", "input", "input:json", "expected", "expected:json",
+    "id", "id:json", "input", "input:json", "expected", "expected:json",
     *(f"case.{f}" for f in PLAIN_CASE_FIELDS), CASE_JSON, METADATA_JSON,
 )
 _ENUM_FIELDS = frozenset(
@@ -59,9 +59,15 @@ def split_list(cell: str) -> list[str]:
     return items
 
 
+def _plain_text(text: str) -> bool:
+    """Can this string be a plain cell? Not when empty (that is absent) or holding a NUL
+    (a raw NUL byte marks a binary file, so the JSON twin escapes it)."""
+    return bool(text) and "\x00" not in text
+
+
 def _plain_list(items: list[str]) -> bool:
     """Can this list be a plain `a|b` cell and come back identical?"""
-    return bool(items) and all(item and item == item.strip() for item in items)
+    return bool(items) and all(_plain_text(item) and item == item.strip() for item in items)
 
 
 class CanonicalCSV(Format):
@@ -110,9 +116,8 @@ class _Layout:
             if name not in HEADER and not name.startswith("metadata.") and name != "case.extensions":
                 raise ReadError(f"unknown column '{name}' (other metadata goes in a 'metadata.<key>' "
                                 f"column or in '{METADATA_JSON}')", source=source, line=1, field=name)
-        missing = [c for c in ("id", *(f"case.{f}" for f in REQUIRED_CASE_FIELDS)) if c not in seen]
-        if "input" not in seen and "input:json" not in seen:
-            missing.insert(1, "input")
+        missing = [c for c in (f"case.{f}" for f in REQUIRED_CASE_FIELDS) if c not in seen]
+        missing[:0] = [c for c in ("id", "input") if c not in seen and f"{c}:json" not in seen]
         if missing:
             raise ReadError(f"the header has no column for required field(s): {', '.join(missing)}",
                             source=source, line=1)
@@ -124,7 +129,7 @@ class _Layout:
 
     def build(self, cells: list[str], line: int, record: int) -> SourceRow:
         if len(cells) != self.width:
-            return SourceRow(None, line, record, parse_problem(
+            return SourceRow(_partial_id(cells, self.index), line, record, parse_problem(
                 f"record has {len(cells)} cells but the header has {self.width}"))
         try:
             return SourceRow(self._value(cells), line, record)
@@ -137,10 +142,7 @@ class _Layout:
 
     def _value(self, cells: list[str]) -> dict[str, Any]:
         row: dict[str, Any] = {}
-        row_id = self._cell(cells, "id")
-        if row_id:
-            row["id"] = row_id
-        for key in ("input", "expected"):
+        for key in ("id", "input", "expected"):
             value = self._typed(cells, key)
             if value is not ABSENT:
                 row[key] = value
@@ -209,8 +211,9 @@ def _parse_json(text: str, column: str, path: str) -> Any:
 
 
 def _partial_id(cells: list[str], index: dict[str, int]) -> dict[str, Any] | None:
+    """Enough of a broken record to name it in findings."""
     i = index.get("id")
-    return {"id": cells[i]} if i is not None and i < len(cells) and cells[i] else None
+    return {"id": _unguard(cells[i])} if i is not None and i < len(cells) and cells[i] else None
 
 
 def _unguard(cell: str) -> str:
@@ -248,13 +251,13 @@ class CSVWriter:
 def _typed_cells(value: Any) -> tuple[str, str]:
     if value is ABSENT:
         return "", ""
-    if isinstance(value, str) and value:
+    if isinstance(value, str) and _plain_text(value):
         return value, ""
     return "", jsonvalue.dumps(value)
 
 
 def encode(row: Row) -> list[str]:
-    cells = [row.id, *_typed_cells(row.input), *_typed_cells(row.expected)]
+    cells = [*_typed_cells(row.id), *_typed_cells(row.input), *_typed_cells(row.expected)]
     case = row.case
     overflow: dict[str, Any] = {}
     for name in PLAIN_CASE_FIELDS:
@@ -267,7 +270,7 @@ def encode(row: Row) -> list[str]:
             else:
                 cells.append("")
                 overflow[name] = value
-        elif value:
+        elif _plain_text(value):
             cells.append(value)
         else:
             cells.append("")

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+os.environ.setdefault("EVALCONV_NO_PLUGINS", "1")  # installed third-party formats must not leak in
+sys.path.insert(0, str(Path(__file__).parent))
+
+# CI runs with a fixed seed so a red build can be reproduced.
+settings.register_profile("ci", derandomize=True, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def case(case_id: str = "cs-1", oracle: str = "reference-answer", **extra) -> dict:
+    return {"caseId": case_id, "oracleType": oracle, "expectedBehavior": "Does the right thing.",
+            "provenance": "expert-authored", **extra}
+
+
+def row(row_id: str = "cs-1", *, oracle: str = "reference-answer", expected=("Yes",), **case_extra) -> dict:
+    """A valid row as a plain dict; pass `expected=()` to leave expected out."""
+    value = {"id": row_id, "input": "Question?", "metadata": {"case": case(row_id, oracle, **case_extra)}}
+    if expected != ():
+        value["expected"] = expected[0] if isinstance(expected, tuple) else expected
+    return value
+
+
+@pytest.fixture
+def write_jsonl(tmp_path):
+    from evalconv.canonical import jsonvalue
+
+    def write(rows: list, name: str = "set.jsonl") -> Path:
+        path = tmp_path / name
+        path.write_text("".join(jsonvalue.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        return path
+    return write
