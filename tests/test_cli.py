@@ -1,0 +1,159 @@
+"""The CLI: every exit code, atomic output, and JSON output equal to the library's."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+import evalconv
+from conftest import ROOT, row
+from evalconv.cli import cli
+
+GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+def bad_row():
+    value = row("bad", evaluator="pairwise-preference")
+    return value
+
+
+def test_convert_to_file_is_lossless_and_exit_0(tmp_path):
+    out = tmp_path / "set.csv"
+    result = run(GOLDEN, "--to", "csv", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "10 rows written" in result.stderr and "lossless" in result.stderr
+    assert evalconv.read(str(out)).rows == evalconv.read(str(GOLDEN)).rows
+
+
+def test_convert_short_form_equals_convert_command(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    run(GOLDEN, "--to", "json", "-o", a)
+    run("convert", GOLDEN, "--to", "json", "-o", b)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_convert_to_stdout(tmp_path):
+    result = run(GOLDEN, "--to", "jsonl")
+    assert result.exit_code == 0
+    assert [json.loads(l) for l in result.stdout.splitlines()] == [json.loads(l) for l in GOLDEN.read_text().splitlines()]
+
+
+def test_format_from_content_when_the_extension_says_nothing(tmp_path):
+    src = tmp_path / "set.txt"
+    src.write_bytes(GOLDEN.read_bytes())
+    result = run(src, "--to", "json")
+    assert result.exit_code == 0 and json.loads(result.stdout)[0]["id"] == "cs-refund-valid-receipt"
+
+
+def test_invalid_rows_write_nothing_and_exit_1(tmp_path, write_jsonl):
+    src = write_jsonl([row("a"), bad_row()])
+    out = tmp_path / "out.csv"
+    result = run(src, "--to", "csv", "-o", out)
+    assert result.exit_code == 1
+    assert "error[inadmissible-evaluator]" in result.stderr and "nothing written" in result.stderr
+    assert not out.exists() and os.listdir(tmp_path) == ["set.jsonl"]
+
+
+def test_invalid_rows_print_nothing_on_stdout(write_jsonl):
+    result = run(write_jsonl([row("a"), bad_row()]), "--to", "csv")
+    assert result.exit_code == 1 and result.stdout == ""
+
+
+def test_keep_going_writes_valid_rows_and_a_ledger(tmp_path, write_jsonl):
+    src = write_jsonl([row("a"), bad_row(), row("c")])
+    out = tmp_path / "out.jsonl"
+    result = run(src, "--to", "jsonl", "-o", out, "--keep-going")
+    assert result.exit_code == 1
+    assert [json.loads(l)["id"] for l in out.read_text().splitlines()] == ["a", "c"]
+    [entry] = [json.loads(l) for l in (tmp_path / "out.jsonl.rejected.jsonl").read_text().splitlines()]
+    assert entry["row"] == 2 and entry["line"] == 2 and entry["id"] == "bad"
+    assert entry["value"] == bad_row() and entry["findings"][0]["code"] == "inadmissible-evaluator"
+    assert "1 rejected to" in result.stderr
+
+
+def test_output_equal_to_input_is_refused(tmp_path):
+    src = tmp_path / "set.jsonl"
+    src.write_bytes(GOLDEN.read_bytes())
+    result = run(src, "--to", "jsonl", "-o", src)
+    assert result.exit_code == 2 and "never overwrites its input" in result.stderr
+    assert src.read_bytes() == GOLDEN.read_bytes()
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["missing.csv", "--to", "json"], "missing.csv: no such file"),
+    ([str(GOLDEN), "--to", "nope"], "unknown format 'nope'"),
+    ([str(GOLDEN)], "Missing option '--to'"),
+    ([str(GOLDEN), "--to", "json", "--from", "nope"], "unknown format 'nope'"),
+])
+def test_usage_errors_exit_2(args, fragment):
+    result = run(*args)
+    assert result.exit_code == 2 and fragment in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unreadable_input_exit_2_one_line_and_no_output(tmp_path):
+    src = tmp_path / "set.json"
+    src.write_text('[{"id": "a"}', encoding="utf-8")
+    out = tmp_path / "out.csv"
+    result = run(src, "--to", "csv", "-o", out)
+    assert result.exit_code == 2 and not out.exists()
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"evalconv: error: {src}:1: ")
+
+
+def test_report_is_written_as_json(tmp_path):
+    report = tmp_path / "loss.json"
+    result = run(GOLDEN, "--to", "csv", "-o", tmp_path / "o.csv", "--report", report)
+    assert result.exit_code == 0
+    assert json.loads(report.read_text()) == {"format": "csv", "output": str(tmp_path / "o.csv"), "rows": 10,
+                                              "lossy": False, "dropped": [], "carried": []}
+
+
+def test_validate_exit_codes(tmp_path, write_jsonl):
+    assert run("validate", GOLDEN).exit_code == 0
+    assert run("validate", write_jsonl([row("a"), bad_row()])).exit_code == 1
+    missing = run("validate", GOLDEN, tmp_path / "nope.jsonl")
+    assert missing.exit_code == 2 and "nope.jsonl: no such file" in missing.stderr
+
+
+def test_validate_warnings_do_not_fail():
+    result = run("validate", GOLDEN)
+    assert result.exit_code == 0 and "warning[starter-example]" in result.stderr
+
+
+def test_validate_json_equals_the_library(write_jsonl):
+    src = str(write_jsonl([row("a"), bad_row(), row("a")]))
+    result = run("validate", src, str(GOLDEN), "--format", "json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == evalconv.validate([src, str(GOLDEN)]).to_json()
+    files = json.loads(result.stdout)["files"]
+    assert [f["code"] for f in files[0]["errors"]] == ["inadmissible-evaluator", "duplicate-id"]
+    assert set(files[0]) >= {"path", "format", "rows", "errors", "warnings"}
+
+
+def test_schema_command_prints_the_published_schema():
+    from evalconv.canonical.schema import row_schema
+    result = run("schema")
+    assert result.exit_code == 0 and json.loads(result.stdout) == row_schema()
+    profile = json.loads(run("schema", "--case-profile").stdout)
+    assert profile["required"] == ["caseId", "oracleType", "expectedBehavior", "provenance"]
+
+
+def test_formats_command_lists_every_registered_format():
+    result = run("formats", "--format", "json")
+    names = [f["name"] for f in json.loads(result.stdout)]
+    assert names == evalconv.REGISTRY.names() and {"csv", "json", "jsonl"} <= set(names)
+    text = run("formats").stdout
+    assert all(name in text for name in names)
+
+
+def test_version_and_help():
+    assert run("--version").exit_code == 0
+    help_text = run("--help").stdout
+    assert "validate" in help_text and "formats" in help_text and "schema" in help_text

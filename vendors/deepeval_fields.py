@@ -1,0 +1,99 @@
+"""DeepEval's golden layout and evalconv's field map for it, shared by the reader and the writer.
+
+Facts (deepeval 4.3.1): `save_as` writes every key of a single-turn golden, nulls included, in
+`GOLDEN_KEYS` order; `additional_metadata` is the only free-form field, so the whole canonical
+row travels there under `CARRIER` and reading evalconv's own file back is exact.
+"""
+from __future__ import annotations
+
+from evalconv.canonical.format import FieldLoss
+from evalconv.canonical.schema import CASE_FIELDS
+
+GOLDEN_KEYS = ("input", "actual_output", "expected_output", "retrieval_context", "context", "name",
+               "comments", "source_file", "tools_called", "expected_tools", "token_cost",
+               "input_token_count", "output_token_count", "additional_metadata",
+               "custom_column_key_values", "expectations")
+CONVERSATIONAL_KEYS = ("scenario", "turns", "expected_outcome", "user_description", "persona",
+                       "context", "name", "comments", "additional_metadata",
+                       "custom_column_key_values", "expectations")
+TOOL_KEYS = ("name", "type", "description", "reasoning", "output", "inputParameters")
+CARRIER = "evalconv"            # additional_metadata["evalconv"] holds the whole canonical row
+VENDOR_KEY = "deepeval"         # metadata.deepeval: golden fields that are case data without a canonical place
+RUN_KEY = "deepeval_run"        # metadata.deepeval_run: what an app run produced (not case data)
+RUN_FIELDS = ("actual_output", "tools_called", "retrieval_context", "token_cost",
+              "input_token_count", "output_token_count")
+# metadata.<key>.<field> the writer puts back in the golden field of the same name when it fits.
+RESTORED = {VENDOR_KEY: ("context", "comments", "source_file", "custom_column_key_values", "expected_output"),
+            RUN_KEY: RUN_FIELDS}
+# Text columns of the CSV, with the canonical path whose value the cell shows.
+CSV_TEXT_COLUMNS = {"input": "$.input", "expected_output": "$.expected", "name": "$.id",
+                    "actual_output": "$.metadata.deepeval_run.actual_output",
+                    "comments": "$.metadata.deepeval.comments",
+                    "source_file": "$.metadata.deepeval.source_file"}
+CSV_LIST_COLUMNS = {"context": "$.metadata.deepeval.context",
+                    "retrieval_context": "$.metadata.deepeval_run.retrieval_context"}
+
+_KEPT = "additional_metadata.evalconv"
+_NO_PLACE = "no DeepEval field holds it; DeepEval does not act on it"
+
+_FIELDS: dict[str, FieldLoss] = {
+    "id": FieldLoss("$.id", "native", "name", "the golden's name; files keep it, but push() to Confident AI clears it"),
+    "input": FieldLoss("$.input", "native", "input", "a string input is what DeepEval sends to the app"),
+    "input.json": FieldLoss("$.input", "carried", f"input (JSON text), {_KEPT}",
+                            "DeepEval's input is a string: a non-string input is written as its JSON text"),
+    "expected": FieldLoss("$.expected", "native", "expected_output", "a string reference answer"),
+    "expected.tools": FieldLoss("$.expected", "native", "expected_tools",
+                                "expected tool calls, in order; arguments become inputParameters"),
+    "expected.tool_keys": FieldLoss("$.expected[*].*", "carried", _KEPT,
+                                    "DeepEval's ToolCall keeps only name and inputParameters of an expected call"),
+    "expected.json": FieldLoss("$.expected", "carried", f"expected_output (JSON text), {_KEPT}",
+                               "DeepEval's expected_output is a string: other values are written as JSON text"),
+    "expected.null": FieldLoss("$.expected", "carried", _KEPT,
+                               "expected null and no expected both become expected_output null"),
+    "expectedBehavior": FieldLoss("$.metadata.case.expectedBehavior", "native", "expectations.must[0]",
+                                  "DeepEval 4.3+ judges it (without surrounding spaces); 3.x ignores expectations"),
+    "expectedBehavior.blank": FieldLoss("$.metadata.case.expectedBehavior", "carried", _KEPT,
+                                        "blank text, which expectations.must rejects"),
+    "unacceptableBehavior": FieldLoss("$.metadata.case.unacceptableBehavior", "native", "expectations.must_not",
+                                      "DeepEval 4.3+ judges it (without surrounding spaces); 3.x ignores expectations"),
+    "unacceptableBehavior.blank": FieldLoss("$.metadata.case.unacceptableBehavior[*]", "carried", _KEPT,
+                                            "a blank item, which expectations.must_not rejects"),
+    "scenario": FieldLoss("$.metadata.case.scenario", "carried", _KEPT,
+                          "DeepEval's scenario field would make the row a conversational golden"),
+    "caseId": FieldLoss("$.metadata.case.caseId", "carried", f"name (equal to id), {_KEPT}", "it equals the id"),
+}
+for _field in CASE_FIELDS:
+    _FIELDS.setdefault(_field, FieldLoss(f"$.metadata.case.{_field}", "carried", _KEPT, _NO_PLACE))
+for _group, _names in RESTORED.items():
+    for _name in _names:
+        _FIELDS[f"{_group}.{_name}"] = FieldLoss(f"$.metadata.{_group}.{_name}", "native", _name,
+                                                 "a DeepEval field read from a DeepEval file, put back in place")
+_FIELDS["deepeval.additional_metadata"] = FieldLoss(
+    "$.metadata.deepeval.additional_metadata", "carried", "additional_metadata (beside evalconv)",
+    "a DeepEval file's own metadata, put back in place; DeepEval does not act on it")
+_FIELDS["metadata"] = FieldLoss("$.metadata.*", "carried", _KEPT, "user metadata; DeepEval does not act on it")
+_CSV_NA = "CSV: DeepEval's loader (pandas) reads an NA-like cell (NA, N/A, null, None, nan, empty, ...) as no value"
+_CSV_NUMBER = "CSV: pandas reads a column whose cells all look like numbers or booleans as numbers, which DeepEval rejects"
+for _column, _path in CSV_TEXT_COLUMNS.items():
+    _FIELDS[f"csv.na.{_column}"] = FieldLoss(_path, "carried", f"{_column} (CSV), {_KEPT}", _CSV_NA)
+    _FIELDS[f"csv.number.{_column}"] = FieldLoss(_path, "carried", f"{_column} (CSV), {_KEPT}", _CSV_NUMBER)
+for _column, _path in CSV_LIST_COLUMNS.items():
+    _FIELDS[f"csv.pipe.{_column}"] = FieldLoss(f"{_path}[*]", "carried", f"{_column} (CSV), {_KEPT}",
+                                               "CSV: DeepEval splits list cells on '|', so an item holding '|' comes back split")
+    _FIELDS[f"csv.na.{_column}"] = FieldLoss(_path, "carried", f"{_column} (CSV), {_KEPT}", _CSV_NA)
+
+FIELD_MAP: tuple[FieldLoss, ...] = tuple(_FIELDS.values())
+
+
+def field(key: str) -> FieldLoss:
+    """The field-map line a loss-report entry repeats."""
+    return _FIELDS[key]
+
+
+def render_field_map(field_map: tuple[FieldLoss, ...]) -> str:
+    """The Markdown table of docs/vendors/deepeval.md (a test keeps the two equal)."""
+    lines = ["| canonical field | fate | DeepEval place | why |", "|---|---|---|---|"]
+    for entry in field_map:
+        cells = (f"`{entry.path}`", entry.fate, entry.where, entry.reason)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
