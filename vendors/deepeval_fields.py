@@ -82,6 +82,10 @@ for _column, _path in CSV_LIST_COLUMNS.items():
                                                "CSV: DeepEval splits list cells on '|', so an item holding '|' comes back split")
     _FIELDS[f"csv.na.{_column}"] = FieldLoss(_path, "carried", f"{_column} (CSV), {_KEPT}", _CSV_NA)
 
+_CSV_NUL = "CSV: a cell cannot hold a NUL character, so the value is written as its JSON text"
+for _column, _path in (CSV_TEXT_COLUMNS | CSV_LIST_COLUMNS).items():
+    _FIELDS[f"csv.nul.{_column}"] = FieldLoss(_path, "carried", f"{_column} (CSV, JSON text), {_KEPT}", _CSV_NUL)
+
 FIELD_MAP: tuple[FieldLoss, ...] = tuple(_FIELDS.values())
 
 
@@ -89,11 +93,3 @@ def field(key: str) -> FieldLoss:
     """The field-map line a loss-report entry repeats."""
     return _FIELDS[key]
 
-
-def render_field_map(field_map: tuple[FieldLoss, ...]) -> str:
-    """The Markdown table of docs/vendors/deepeval.md (a test keeps the two equal)."""
-    lines = ["| canonical field | fate | DeepEval place | why |", "|---|---|---|---|"]
-    for entry in field_map:
-        cells = (f"`{entry.path}`", entry.fate, entry.where, entry.reason)
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines)

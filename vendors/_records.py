@@ -1,0 +1,247 @@
+"""What the LangSmith and Braintrust formats share: JSON record files, evalconv's bookkeeping
+envelope in vendor metadata, the case profile of an imported row, value guards and the docs table.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import ReadError, WriteError
+from evalconv.canonical.format import FieldLoss
+from evalconv.canonical.json_format import iter_array
+from evalconv.canonical.source import Lines, SourceRow, parse_problem
+
+_WHITESPACE = " \t\r\n"
+
+# evalconv's own bookkeeping inside the vendor's free-form metadata. A user key of the same
+# name is moved into the envelope's "shadowed" object and restored on read.
+ENVELOPE = "evalconv"
+
+# DeepEval golden keys: a record with any of these is DeepEval's, never LangSmith's or Braintrust's.
+DEEPEVAL_KEYS = frozenset({"expected_output", "actual_output", "additional_metadata", "retrieval_context",
+                           "tools_called", "expected_tools", "turns", "comments"})
+
+
+# ---------------------------------------------------------------- reading record files
+
+def iter_records(lines: Lines) -> Iterator[SourceRow]:
+    """Each record of a JSON array, a JSONL file, concatenated objects or a `{"rows": [...]}`
+    document, as `SourceRow(dict, line)`; a record that is not an object gets a parse problem."""
+    source = lines.source
+    it = iter(lines)
+    first = ""
+    for text in it:
+        if text.strip():
+            first = text
+            break
+    start = first.lstrip("\ufeff" + _WHITESPACE)
+    if not start:
+        return
+    first_line = lines.number
+    if start[0] == "[":
+        yield from iter_array(first + "".join(it), source)
+        return
+    if start[0] != "{":
+        raise ReadError("expected JSON records: an array of objects or one object per line",
+                        source=source, line=first_line)
+    try:
+        value = jsonvalue.loads(first)
+    except jsonvalue.JSONValueError:
+        yield from _whole_document(first + "".join(it), source, first_line)
+        return
+    yield _object_row(value, first_line)
+    for text in it:
+        if not text.strip():
+            continue
+        try:
+            value = jsonvalue.loads(text)
+        except jsonvalue.JSONValueError as err:
+            message = str(err).replace(" at line 1 column", " at column")
+            yield SourceRow(None, lines.number, problems=parse_problem(f"line is not valid JSON: {message}"))
+            continue
+        yield _object_row(value, lines.number)
+
+
+def _object_row(value: Any, line: int | None, record: int | None = None) -> SourceRow:
+    if isinstance(value, dict):
+        return SourceRow(value, line, record)
+    return SourceRow(None, line, record, parse_problem("each record must be a JSON object"))
+
+
+def _whole_document(text: str, source: str, first_line: int) -> Iterator[SourceRow]:
+    """Pretty-printed objects one after another, or one `{"rows": [...]}` document (`bt`)."""
+    values: list[tuple[Any, int]] = []
+    pos = _skip(text, 0)
+    while pos < len(text):
+        line = first_line + text.count("\n", 0, pos)
+        try:
+            value, end = jsonvalue.raw_decode(text, pos)
+        except jsonvalue.JSONValueError as err:
+            raise ReadError(f"invalid JSON: {err}", source=source, line=line) from None
+        values.append((value, line))
+        pos = _skip(text, end)
+    if len(values) == 1 and isinstance(values[0][0], dict) and isinstance(values[0][0].get("rows"), list):
+        for index, value in enumerate(values[0][0]["rows"], 1):
+            yield _object_row(value, None, index)
+        return
+    for value, line in values:
+        yield _object_row(value, line)
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in _WHITESPACE:
+        pos += 1
+    return pos
+
+
+# ---------------------------------------------------------------- detection
+
+def first_record_keys(head: str) -> set[str] | None:
+    """The keys of the first JSON record in `head` (JSONL or array; it may be cut off), as
+    `key` and `key.subkey` for the first two object levels. None when it is not JSON records."""
+    text = head.lstrip("\ufeff" + _WHITESPACE)
+    if text.startswith("["):
+        text = text[1:].lstrip(_WHITESPACE)
+    if not text.startswith("{"):
+        return None
+    keys: set[str] = set()
+    stack: list[list[Any]] = []  # [bracket, last key] per open container
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            end = _string_end(text, i)
+            if end < 0:
+                break
+            j = _skip(text, end)
+            if j < n and text[j] == ":" and stack and stack[-1][0] == "{":
+                try:
+                    key = jsonvalue.loads(text[i:end])
+                except jsonvalue.JSONValueError:
+                    key = text[i + 1:end - 1]
+                stack[-1][1] = key
+                chain = [entry[1] for entry in stack]
+                if len(chain) <= 2 and all(entry[0] == "{" for entry in stack):
+                    keys.add(".".join(chain))
+            i = end
+            continue
+        if ch in "{[":
+            stack.append([ch, None])
+        elif ch in "}]":
+            stack.pop()
+            if not stack:
+                break
+        i += 1
+    return keys
+
+
+def _string_end(text: str, start: int) -> int:
+    i = start + 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == '"':
+            return i + 1
+        i += 1
+    return -1
+
+
+# ---------------------------------------------------------------- envelope
+
+def add_envelope(metadata: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
+    """Vendor metadata with evalconv's envelope; a user key named like it is shadowed inside."""
+    out = {k: v for k, v in metadata.items() if k != ENVELOPE}
+    if ENVELOPE in metadata:
+        envelope = {**envelope, "shadowed": {ENVELOPE: metadata[ENVELOPE]}}
+    if envelope:
+        out[ENVELOPE] = envelope
+    return out
+
+
+def restore_shadowed(metadata: dict[str, Any], envelope: dict[str, Any]) -> None:
+    shadowed = envelope.get("shadowed")
+    if isinstance(shadowed, dict):
+        metadata.update(shadowed)
+
+
+# ---------------------------------------------------------------- imported rows
+
+def imported_case(row_id: str, expected: Any, has_expected: bool, report: Any,
+                  vendor: str) -> dict[str, Any]:
+    """The case profile of a row evalconv did not write, every value noted as inferred."""
+    oracle, why = infer_oracle(expected, has_expected)
+    report.infer("$.metadata.case.oracleType", row_id, why)
+    report.infer("$.metadata.case.provenance", row_id, f"imported: a {vendor} record evalconv did not write")
+    report.infer("$.metadata.case.expectedBehavior", row_id,
+                 f"left empty: {vendor} records do not say it in words; fill it in")
+    return {"caseId": row_id, "oracleType": oracle, "expectedBehavior": "", "provenance": "imported"}
+
+
+def infer_oracle(expected: Any, has_expected: bool) -> tuple[str, str]:
+    if not has_expected:
+        return "expected-behavior-only", "no reference output in the record"
+    if _is_calls(expected):
+        return "expected-tool-calls", "the reference is a list of tool calls"
+    if isinstance(expected, dict) and _is_calls(expected.get("tool_calls"), allow_empty=True):
+        return "expected-tool-calls", "the reference holds a tool_calls list"
+    return "reference-answer", "the record holds a reference output"
+
+
+def _is_calls(value: Any, allow_empty: bool = False) -> bool:
+    return (isinstance(value, list) and (allow_empty or bool(value))
+            and all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in value))
+
+
+def generated_id(vendor: str, index: int) -> str:
+    return f"{vendor}-{index}"
+
+
+def keep_foreign_case(metadata: dict[str, Any], case: dict[str, Any], vendor: str, row_id: str,
+                      report: Any) -> None:
+    """A vendor metadata key `case` that is not a case profile moves to the case's extensions."""
+    if "case" in metadata:
+        case.setdefault("extensions", {}).setdefault(vendor, {})["metadata.case"] = metadata.pop("case")
+        report.infer(f"$.metadata.case.extensions.{vendor}", row_id,
+                     "the record's own metadata.case moved here (metadata.case is the case profile)")
+
+
+def ignore_fields(record: dict[str, Any], fields: dict[str, str], row_id: str, report: Any) -> None:
+    """Report vendor system fields that hold something, with why they are not case data."""
+    for name, reason in fields.items():
+        if record.get(name) not in (None, [], {}):
+            report.ignore(f"$.{name}", row_id, reason)
+
+
+# ---------------------------------------------------------------- writing
+
+def check_value(value: Any, row_id: str, path: str, vendor: str, max_depth: int | None = None) -> None:
+    """Refuse what the vendor would silently change: NaN, infinities, and (Braintrust) nesting
+    deeper than its copier keeps."""
+    todo: list[tuple[Any, str, int]] = [(value, path, 1)]
+    while todo:
+        item, at, depth = todo.pop()
+        if isinstance(item, float) and (math.isnan(item) or math.isinf(item)):
+            raise WriteError(f"row '{row_id}': {item!r} is not JSON and {vendor} would change it; "
+                             "use a string or null", field=at)
+        if isinstance(item, (dict, list)):
+            if max_depth is not None and depth > max_depth:
+                raise WriteError(f"row '{row_id}': nested deeper than the {max_depth} levels {vendor} "
+                                 "keeps (it would store a placeholder string)", field=at)
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            todo.extend((v, f"{at}[{k!r}]" if isinstance(k, str) else f"{at}[{k}]", depth + 1)
+                        for k, v in pairs)
+
+
+def field_lookup(field_map: tuple[FieldLoss, ...]) -> dict[str, FieldLoss]:
+    return {f.path: f for f in field_map}
+
+
+def render_field_table(field_map: tuple[FieldLoss, ...]) -> str:
+    """The docs table, generated from the field map so that the two cannot drift."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+    lines = ["| canonical field | fate | where it goes | why |", "|---|---|---|---|"]
+    lines += [f"| `{cell(f.path)}` | {f.fate} | {cell(f.where)} | {cell(f.reason)} |" for f in field_map]
+    return "\n".join(lines)
