@@ -4,7 +4,7 @@ envelope in vendor metadata, the case profile of an imported row, value guards a
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError, WriteError
@@ -25,9 +25,11 @@ DEEPEVAL_KEYS = frozenset({"expected_output", "actual_output", "additional_metad
 
 # ---------------------------------------------------------------- reading record files
 
-def iter_records(lines: Lines) -> Iterator[SourceRow]:
+def iter_records(lines: Lines, other: Callable[[str, Iterator[str]], Iterator[SourceRow]] | None = None
+                 ) -> Iterator[SourceRow]:
     """Each record of a JSON array, a JSONL file, concatenated objects or a `{"rows": [...]}`
-    document, as `SourceRow(dict, line)`; a record that is not an object gets a parse problem."""
+    document, as `SourceRow(dict, line)`; a record that is not an object gets a parse problem.
+    Text that is not JSON goes to `other(first_line, rest)` when given (LangSmith's CSV)."""
     source = lines.source
     it = iter(lines)
     first = ""
@@ -41,6 +43,9 @@ def iter_records(lines: Lines) -> Iterator[SourceRow]:
     first_line = lines.number
     if start[0] == "[":
         yield from iter_array(first + "".join(it), source)
+        return
+    if start[0] != "{" and other is not None:
+        yield from other(first, it)
         return
     if start[0] != "{":
         raise ReadError("expected JSON records: an array of objects or one object per line",
@@ -154,7 +159,7 @@ def add_envelope(metadata: dict[str, Any], envelope: dict[str, Any]) -> dict[str
     """Vendor metadata with evalconv's envelope; a user key named like it is shadowed inside."""
     out = {k: v for k, v in metadata.items() if k != ENVELOPE}
     if ENVELOPE in metadata:
-        envelope = {**envelope, "shadowed": {ENVELOPE: metadata[ENVELOPE]}}
+        envelope = {**envelope, "shadowed": {**envelope.get("shadowed", {}), ENVELOPE: metadata[ENVELOPE]}}
     if envelope:
         out[ENVELOPE] = envelope
     return out
@@ -210,7 +215,8 @@ def keep_foreign_case(metadata: dict[str, Any], case: dict[str, Any], vendor: st
 def ignore_fields(record: dict[str, Any], fields: dict[str, str], row_id: str, report: Any) -> None:
     """Report vendor system fields that hold something, with why they are not case data."""
     for name, reason in fields.items():
-        if record.get(name) not in (None, [], {}):
+        value = record.get(name)
+        if value is not None and value is not False and value != [] and value != {}:
             report.ignore(f"$.{name}", row_id, reason)
 
 

@@ -74,17 +74,15 @@ _FIELDS["deepeval.additional_metadata"] = FieldLoss(
 _FIELDS["metadata"] = FieldLoss("$.metadata.*", "carried", _KEPT, "user metadata; DeepEval does not act on it")
 _CSV_NA = "CSV: DeepEval's loader (pandas) reads an NA-like cell (NA, N/A, null, None, nan, empty, ...) as no value"
 _CSV_NUMBER = "CSV: pandas reads a column whose cells all look like numbers or booleans as numbers, which DeepEval rejects"
-for _column, _path in CSV_TEXT_COLUMNS.items():
-    _FIELDS[f"csv.na.{_column}"] = FieldLoss(_path, "carried", f"{_column} (CSV), {_KEPT}", _CSV_NA)
-    _FIELDS[f"csv.number.{_column}"] = FieldLoss(_path, "carried", f"{_column} (CSV), {_KEPT}", _CSV_NUMBER)
-for _column, _path in CSV_LIST_COLUMNS.items():
-    _FIELDS[f"csv.pipe.{_column}"] = FieldLoss(f"{_path}[*]", "carried", f"{_column} (CSV), {_KEPT}",
-                                               "CSV: DeepEval splits list cells on '|', so an item holding '|' comes back split")
-    _FIELDS[f"csv.na.{_column}"] = FieldLoss(_path, "carried", f"{_column} (CSV), {_KEPT}", _CSV_NA)
-
 _CSV_NUL = "CSV: a cell cannot hold a NUL character, so the value is written as its JSON text"
 for _column, _path in (CSV_TEXT_COLUMNS | CSV_LIST_COLUMNS).items():
-    _FIELDS[f"csv.nul.{_column}"] = FieldLoss(_path, "carried", f"{_column} (CSV, JSON text), {_KEPT}", _CSV_NUL)
+    _where = f"{_column} (CSV), {_KEPT}"
+    if _column in CSV_LIST_COLUMNS:
+        _FIELDS[f"csv.pipe.{_column}"] = FieldLoss(
+            f"{_path}[*]", "carried", _where, "CSV: DeepEval splits list cells on '|', so an item holding '|' comes back split")
+    _FIELDS[f"csv.na.{_column}"] = FieldLoss(_path, "carried", _where, _CSV_NA)
+    _FIELDS[f"csv.number.{_column}"] = FieldLoss(_path, "carried", _where, _CSV_NUMBER)
+    _FIELDS[f"csv.nul.{_column}"] = FieldLoss(_path, "carried", _where, _CSV_NUL)
 
 FIELD_MAP: tuple[FieldLoss, ...] = tuple(_FIELDS.values())
 

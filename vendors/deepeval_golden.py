@@ -1,0 +1,149 @@
+"""A canonical row as a single-turn DeepEval golden, with every loss noted in the report.
+
+The whole row rides in `additional_metadata["evalconv"]`, so nothing is dropped; the report
+lists as `carried` every field DeepEval holds without acting on it.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable
+
+from evalconv.canonical import jsonvalue, paths
+from evalconv.canonical.row import ABSENT, Row
+from evalconv.canonical.schema import CASE_FIELDS
+
+from .deepeval_fields import CARRIER, GOLDEN_KEYS, RESTORED, TOOL_KEYS, VENDOR_KEY, field
+
+Carry = Callable[..., None]
+
+
+def build_golden(row: Row, report: Any) -> dict[str, Any]:
+    """The golden for `row`, keys in save_as order; notes in `report` what is only carried."""
+
+    def carry(key: str, path: str | None = None) -> None:
+        entry = field(key)
+        report.carry(path or entry.path, row.id, entry.reason)
+
+    golden: dict[str, Any] = dict.fromkeys(GOLDEN_KEYS)
+    golden["name"] = row.id
+    if isinstance(row.input, str):
+        golden["input"] = row.input
+    else:
+        golden["input"] = jsonvalue.dumps(row.input)
+        carry("input.json")
+    _place_expected(row, golden, carry)
+    _place_expectations(row.case, golden, carry)
+    for name in CASE_FIELDS:
+        if name in row.case and name not in ("expectedBehavior", "unacceptableBehavior"):
+            carry(name)
+    own_metadata = _place_metadata(row.metadata, golden, carry)
+    golden["additional_metadata"] = {**own_metadata, CARRIER: row.to_json()}
+    return golden
+
+
+def _place_expected(row: Row, golden: dict[str, Any], carry: Carry) -> None:
+    expected = row.expected
+    if expected is ABSENT:
+        return
+    if expected is None:
+        carry("expected.null")
+    elif isinstance(expected, str):
+        golden["expected_output"] = expected
+    elif row.case.get("oracleType") == "expected-tool-calls" and is_tool_calls(expected):
+        golden["expected_tools"] = [_tool(call, i, carry) for i, call in enumerate(expected)]
+    else:
+        golden["expected_output"] = jsonvalue.dumps(expected)
+        carry("expected.json")
+
+
+def is_tool_calls(value: Any) -> bool:
+    """Canonical expected tool calls: `[{name: str, arguments?: object}, ...]`."""
+    return isinstance(value, list) and all(
+        isinstance(call, dict) and isinstance(call.get("name"), str)
+        and isinstance(call.get("arguments", {}), dict) for call in value)
+
+
+def _tool(call: dict[str, Any], index: int, carry: Carry) -> dict[str, Any]:
+    tool: dict[str, Any] = {"name": call["name"], "type": "FUNCTION"}
+    if "arguments" in call:
+        tool["inputParameters"] = call["arguments"]
+    for key in call.keys() - {"name", "arguments"}:
+        carry("expected.tool_keys", paths.join("$.expected", index, key))
+    return tool
+
+
+def _place_expectations(case: dict[str, Any], golden: dict[str, Any], carry: Carry) -> None:
+    """expectedBehavior -> expectations.must, unacceptableBehavior -> must_not (4.3+), stripped
+    as DeepEval strips them; blank text, which DeepEval rejects, is only carried."""
+    must = []
+    behavior = case["expectedBehavior"].strip()
+    if behavior:
+        must.append(behavior)
+    else:
+        carry("expectedBehavior.blank")
+    must_not = []
+    for i, item in enumerate(case.get("unacceptableBehavior", ())):
+        if item.strip():
+            must_not.append(item.strip())
+        else:
+            carry("unacceptableBehavior.blank", paths.join("$.metadata.case.unacceptableBehavior", i))
+    if must or must_not:
+        golden["expectations"] = {"model": None, "eval_mode": None, "must": must, "must_not": must_not}
+
+
+def _place_metadata(metadata: dict[str, Any], golden: dict[str, Any], carry: Carry) -> dict[str, Any]:
+    """Put DeepEval fields read from a DeepEval file back in place; returns that file's own
+    additional_metadata (to sit beside the carrier), if it had one."""
+    own: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if key == "case":
+            continue
+        if key not in RESTORED or not isinstance(value, dict):
+            carry("metadata", paths.join("$.metadata", key))
+            continue
+        for name, item in value.items():
+            path = paths.join("$.metadata", key, name)
+            if name in RESTORED[key] and golden[name] is None and fits(name, item):
+                golden[name] = copy.deepcopy(item)
+            elif key == VENDOR_KEY and name == "additional_metadata" and isinstance(item, dict) \
+                    and CARRIER not in item:
+                own = item
+                carry("deepeval.additional_metadata")
+            else:
+                carry("metadata", path)
+    return own
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _tool_call(value: Any) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        return False
+    if value.keys() - set(TOOL_KEYS) - {"input_parameters"}:
+        return False
+    params = [value[k] for k in ("inputParameters", "input_parameters") if k in value]
+    return all(isinstance(p, dict) for p in params) and value.get("type", "FUNCTION") in ("FUNCTION", "MCP") \
+        and all(isinstance(value.get(k, ""), str) for k in ("description", "reasoning"))
+
+
+_FITS: dict[str, Callable[[Any], bool]] = {
+    "context": _strings, "retrieval_context": _strings,
+    "comments": lambda v: isinstance(v, str), "source_file": lambda v: isinstance(v, str),
+    "actual_output": lambda v: isinstance(v, str), "expected_output": lambda v: isinstance(v, str),
+    "custom_column_key_values": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+    "tools_called": lambda v: isinstance(v, list) and all(_tool_call(t) for t in v),
+    "token_cost": _is_number,
+    "input_token_count": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "output_token_count": lambda v: isinstance(v, int) and not isinstance(v, bool),
+}
+
+
+def fits(name: str, value: Any) -> bool:
+    """Does DeepEval's golden field `name` accept `value` as it is?"""
+    return _FITS[name](value)

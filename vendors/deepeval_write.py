@@ -1,0 +1,135 @@
+"""The three DeepEval file variants save_as writes: a JSON array, JSONL and CSV.
+
+CSV is read by DeepEval through pandas with its defaults, which changes text: NA-like cells
+become None and a column whose cells all look like numbers becomes numbers. The CSV writer
+predicts both and reports each affected value (the carrier in additional_metadata keeps it).
+"""
+from __future__ import annotations
+
+import csv
+import re
+from typing import Any, TextIO
+
+from evalconv.canonical import jsonvalue, paths
+from evalconv.canonical.row import Row
+
+from .deepeval_fields import CSV_LIST_COLUMNS, CSV_TEXT_COLUMNS, GOLDEN_KEYS, field
+from .deepeval_golden import build_golden
+
+# pandas' default NA strings (pandas._libs.parsers.STR_NA_VALUES, pandas 2.x and 3.x).
+PANDAS_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                       "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)\Z", re.ASCII | re.IGNORECASE)
+_INFINITY = re.compile(r"[+-]?inf(?:inity)?\Z", re.IGNORECASE)
+_PANDAS_SPACE = " \t\n\r\v\f"
+_JSON_COLUMNS = ("tools_called", "expected_tools", "additional_metadata", "expectations")
+
+
+def pandas_kind(cell: str) -> str:
+    """How pandas' C parser types one cell on its own: 'na', 'number', 'bool' or 'text'."""
+    if cell in PANDAS_NA:
+        return "na"
+    if _NUMBER.match(cell.strip(_PANDAS_SPACE)) or _INFINITY.match(cell):
+        return "number"
+    if cell.lower() in ("true", "false"):
+        return "bool"
+    return "text"
+
+
+class GoldenWriter:
+    """Streams goldens in one of the variants; `options['path']` picks it by extension."""
+
+    def __init__(self, out: TextIO, report: Any, variant: str) -> None:
+        self._out, self._report, self._variant = out, report, variant
+        self._count = 0
+        self._csv = _CSVGoldens(out, report) if variant == "csv" else None
+
+    def write(self, row: Row) -> None:
+        golden = build_golden(row, self._report)
+        if self._csv is not None:
+            self._csv.write(row.id, golden)
+        elif self._variant == "jsonl":
+            self._out.write(jsonvalue.dumps(golden) + "\n")
+        else:
+            body = jsonvalue.dumps(golden, indent=True).replace("\n", "\n  ")
+            self._out.write(("[\n  " if self._count == 0 else ",\n  ") + body)
+        self._count += 1
+
+    def close(self) -> None:
+        if self._csv is not None:
+            self._csv.close()
+        elif self._variant == "json":
+            self._out.write("\n]\n" if self._count else "[]\n")
+
+
+def variant_for(path: str | None) -> str:
+    name = (path or "").lower()
+    return "jsonl" if name.endswith((".jsonl", ".ndjson")) else "csv" if name.endswith(".csv") else "json"
+
+
+class _CSVGoldens:
+    """save_as's CSV: all 16 columns, None as an empty cell, lists joined with '|', JSON cells."""
+
+    def __init__(self, out: TextIO, report: Any) -> None:
+        self._csv = csv.writer(out, lineterminator="\r\n")
+        self._csv.writerow(GOLDEN_KEYS)
+        self._report = report
+        # column -> ids and paths of its number-like (or bool-like) cells, while every other
+        # non-NA cell of the column is one too; None once a text cell rules the column out.
+        self._typed: dict[str, dict[str, list[tuple[str, str]]] | None] = {
+            c: {"number": [], "bool": []} for c in (*CSV_TEXT_COLUMNS, *CSV_LIST_COLUMNS)}
+
+    def write(self, row_id: str, golden: dict[str, Any]) -> None:
+        self._csv.writerow([self._cell(row_id, key, golden[key]) for key in GOLDEN_KEYS])
+
+    def _cell(self, row_id: str, key: str, value: Any) -> str:
+        if value is None:
+            return ""
+        if key in _JSON_COLUMNS or key == "custom_column_key_values":
+            return jsonvalue.dumps(value) if value else ""
+        if key in ("token_cost", "input_token_count", "output_token_count"):
+            return jsonvalue.dumps(value)
+        path = CSV_TEXT_COLUMNS.get(key) or CSV_LIST_COLUMNS[key]
+        if key in CSV_LIST_COLUMNS:
+            for i, item in enumerate(value):
+                if "|" in item:
+                    self._carry(f"csv.pipe.{key}", row_id, paths.join(path, i))
+            cell = "|".join(value)
+        else:
+            cell = value
+        if "\x00" in cell:
+            self._carry(f"csv.nul.{key}", row_id, path)
+            return jsonvalue.dumps(value)
+        self._check(key, row_id, path, cell)
+        return cell
+
+    def _check(self, column: str, row_id: str, path: str, cell: str) -> None:
+        kind = pandas_kind(cell)
+        if kind == "na":
+            self._carry(f"csv.na.{column}", row_id, path)
+            if column == "input":
+                self._report.notes.append(f"DeepEval's CSV loader will fail on this file: the input of "
+                                          f"row '{row_id}' is {cell!r}, which pandas reads as no value")
+            return
+        typed = self._typed[column]
+        if typed is None:
+            return
+        if kind == "text":
+            self._typed[column] = None
+        else:
+            typed[kind].append((row_id, path))
+
+    def close(self) -> None:
+        for column, typed in self._typed.items():
+            if typed is None or (typed["number"] and typed["bool"]):
+                continue  # pandas keeps a column of mixed numbers and booleans as text
+            cells = typed["number"] or typed["bool"]
+            for row_id, path in cells:
+                self._carry(f"csv.number.{column}", row_id, path)
+            if cells:
+                self._report.notes.append(
+                    f"DeepEval's CSV loader will fail on this file: every {column} cell looks like a "
+                    f"{'number' if typed['number'] else 'boolean'}, so pandas reads the column as one")
+
+    def _carry(self, key: str, row_id: str, path: str) -> None:
+        self._report.carry(path, row_id, field(key).reason)
