@@ -251,3 +251,13 @@ def render_field_table(field_map: tuple[FieldLoss, ...]) -> str:
     lines = ["| canonical field | fate | where it goes | why |", "|---|---|---|---|"]
     lines += [f"| `{cell(f.path)}` | {f.fate} | {cell(f.where)} | {cell(f.reason)} |" for f in field_map]
     return "\n".join(lines)
+
+
+class BadRecord(Exception):
+    """A record that cannot become a row: the message, the vendor path, and the id if known."""
+
+    def __init__(self, message: str, path: str, partial: dict[str, Any] | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.partial = partial

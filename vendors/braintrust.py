@@ -1,0 +1,243 @@
+"""Braintrust dataset records: JSONL that `bt datasets create --file` and `Dataset.insert(**r)` load.
+
+Writes `{id, tags, input, expected, metadata}` a line, nothing else (`bt` denies unknown keys).
+Reads those back exactly, plus `fetch()` dumps and `bt sync` JSONL (system fields reported,
+not kept), `bt` files and plain JSON arrays. The rules are in docs/vendors/braintrust.md; its
+field table is `FIELD_MAP` rendered.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, TextIO
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import UsageError
+from evalconv.canonical.format import FieldLoss, Format
+from evalconv.canonical.row import Row
+from evalconv.canonical.schema import CASE_FIELDS
+from evalconv.canonical.source import Lines, SourceRow, parse_problem
+
+from . import _records as rec
+
+VENDOR = "braintrust"
+# bt_safe_deep_copy replaces a container nested deeper than this with a placeholder string.
+MAX_DEPTH = 199
+# Facet tags: the case field -> the tag prefix (one tag per list item for linkedConcerns).
+TAG_FACETS = {"caseFamily": "family:", "oracleType": "oracle:", "linkedConcerns": "concern:"}
+SYSTEM_FIELDS = {
+    "_xact_id": "Braintrust's transaction (version) id",
+    "created": "set by Braintrust on insert",
+    "_pagination_key": "Braintrust's paging cursor",
+    "project_id": "the project it lives in",
+    "dataset_id": "the dataset it lives in",
+    "span_id": "trace plumbing",
+    "root_span_id": "trace plumbing",
+    "span_parents": "trace plumbing",
+    "is_root": "trace plumbing",
+    "origin": "a link to another Braintrust object, meaningful only inside Braintrust",
+    "comments": "UI comments, not case data",
+    "audit_data": "UI audit trail, not case data",
+    "facets": "UI facets, not case data",
+    "classifications": "UI classifications, not case data",
+}
+RECORD_FIELDS = {"id", "input", "expected", "output", "metadata", "tags"}
+
+_CASE_REASON = "Braintrust has no case profile; carried for the round trip, nothing in Braintrust reads it"
+
+
+def _case_entry(name: str) -> FieldLoss:
+    prefix = TAG_FACETS.get(name)
+    where = f"metadata.case.{name}"
+    if prefix:
+        each = " for each item" if name == "linkedConcerns" else ""
+        return FieldLoss(f"$.metadata.case.{name}", "carried", f"{where}, also tag {prefix}<value>{each}",
+                         _CASE_REASON + "; the tag lets the UI filter by it")
+    return FieldLoss(f"$.metadata.case.{name}", "carried", where, _CASE_REASON)
+
+
+FIELD_MAP: tuple[FieldLoss, ...] = (
+    FieldLoss("$.id", "native", "id", "any string; Braintrust upserts by it"),
+    FieldLoss("$.input", "native", "input", "passed to the task"),
+    FieldLoss("$.expected", "native", "expected; absent: left out (a null is marked in "
+              "metadata.evalconv.expectedNull)", "passed to scorers; Braintrust stores a missing "
+              "expected as null, so the mark tells the two apart"),
+    *(_case_entry(name) for name in CASE_FIELDS),
+    FieldLoss("$.metadata.tags", "native", "metadata.tags; a list of strings is also copied to the "
+              "native tags", "Braintrust filters and groups records by tags"),
+    FieldLoss("$.metadata.evalconv", "carried", "metadata.evalconv.shadowed.evalconv",
+              "metadata.evalconv holds evalconv's bookkeeping in Braintrust"),
+    FieldLoss("$.metadata.<other keys>", "native", "metadata.<key>",
+              "Braintrust passes metadata to scorers and tasks and filters on it"),
+)
+_CARRIED = {f.path: f.reason for f in FIELD_MAP if f.fate == "carried"}
+
+
+def facet_tags(case: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
+    """The native tags of a row: its facets, then its metadata.tags strings, each once."""
+    tags = [TAG_FACETS["oracleType"] + case["oracleType"]] if "oracleType" in case else []
+    if isinstance(case.get("caseFamily"), str):
+        tags.insert(0, TAG_FACETS["caseFamily"] + case["caseFamily"])
+    concerns = case.get("linkedConcerns")
+    if isinstance(concerns, list):
+        tags += [TAG_FACETS["linkedConcerns"] + c for c in concerns if isinstance(c, str)]
+    own = metadata.get("tags")
+    if isinstance(own, list):
+        tags += [t for t in own if isinstance(t, str)]
+    return list(dict.fromkeys(tags))
+
+
+def dataset_record(row: Row) -> dict[str, Any]:
+    """The `bt` / `Dataset.insert` record for one row (tags second, so detection sees them)."""
+    record: dict[str, Any] = {"id": row.id, "tags": facet_tags(row.case, row.metadata), "input": row.input}
+    envelope: dict[str, Any] = {}
+    if row.has_expected:
+        record["expected"] = row.expected
+        if row.expected is None:
+            envelope["expectedNull"] = True
+    record["metadata"] = rec.add_envelope(row.metadata, envelope)
+    return record
+
+
+class Braintrust(Format):
+    name = VENDOR
+    title = "Braintrust dataset records (JSONL; reads fetch dumps, bt files and JSON arrays)"
+    extensions = (".braintrust.jsonl", ".jsonl", ".json")
+    streaming_read = True
+    streaming_write = True
+    field_map = FIELD_MAP
+
+    def detect(self, head: str) -> bool:
+        keys = rec.first_record_keys(head)
+        if not keys:
+            return False
+        top = {k for k in keys if "." not in k}
+        if "input" not in top or not top <= RECORD_FIELDS | SYSTEM_FIELDS.keys():
+            return False
+        if "tags" in top or top & SYSTEM_FIELDS.keys():
+            return True
+        return bool(top & {"expected", "output"}) and "metadata.case" not in keys
+
+    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "BraintrustWriter":
+        path = (options.get("path") or "").lower()
+        if path.endswith((".json", ".csv", ".yaml", ".yml")):
+            raise UsageError("the Braintrust writer writes JSONL; name the output .jsonl or .braintrust.jsonl",
+                             source=options.get("path"))
+        return BraintrustWriter(out, report)
+
+    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+        for index, src in enumerate(rec.iter_records(lines), 1):
+            if src.value is None or src.problems:
+                yield src
+                continue
+            try:
+                yield SourceRow(row_value(src.value, index, report), src.line, src.record)
+            except rec.BadRecord as err:
+                yield SourceRow(err.partial, src.line, src.record, parse_problem(err.message, err.path))
+
+
+class BraintrustWriter:
+    def __init__(self, out: TextIO, report: Any) -> None:
+        self._out = out
+        self._report = report
+
+    def write(self, row: Row) -> None:
+        record = dataset_record(row)
+        for key in ("input", "expected", "metadata", "tags"):
+            if key in record:
+                rec.check_value(record[key], row.id, f"$.{key}", "Braintrust", MAX_DEPTH)
+        self._out.write(jsonvalue.dumps(record) + "\n")
+        for name in row.case:
+            self._report.carry(f"$.metadata.case.{name}", row.id, _CARRIED[f"$.metadata.case.{name}"])
+        if rec.ENVELOPE in row.metadata:
+            self._report.carry("$.metadata.evalconv", row.id, _CARRIED["$.metadata.evalconv"])
+
+    def close(self) -> None:
+        pass
+
+
+def row_value(record: dict[str, Any], index: int, report: Any) -> dict[str, Any]:
+    """The canonical row of one Braintrust record (raises BadRecord)."""
+    row_id = record.get("id")
+    partial = {"id": row_id} if isinstance(row_id, str) and row_id else None
+    metadata = record.get("metadata")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise rec.BadRecord("metadata must be an object", "$.metadata", partial)
+    tags = record.get("tags") or []
+    if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+        raise rec.BadRecord("tags must be a list of strings", "$.tags", partial)
+    case = metadata.get("case")
+    if isinstance(case, dict) and "caseId" in case and "oracleType" in case:
+        value = _own_row(record, metadata, tags, partial, report)
+    else:
+        value = _foreign_row(record, metadata, tags, index, report)
+    rec.ignore_fields(record, SYSTEM_FIELDS, value["id"], report)
+    for key in record.keys() - RECORD_FIELDS - SYSTEM_FIELDS.keys():
+        report.ignore(f"$.{key}", value["id"], "not a Braintrust dataset field")
+    return value
+
+
+def _expected(record: dict[str, Any]) -> tuple[bool, Any]:
+    """(present, value), `output` being Braintrust's legacy name for expected."""
+    for key in ("expected", "output"):
+        if record.get(key) is not None:
+            return True, record[key]
+    return ("expected" in record or "output" in record), None
+
+
+def _own_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str],
+             partial: dict[str, Any] | None, report: Any) -> dict[str, Any]:
+    if partial is None:
+        raise rec.BadRecord("id must be a non-empty string", "$.id", None)
+    row_id = partial["id"]
+    envelope = metadata.get(rec.ENVELOPE)
+    envelope = envelope if isinstance(envelope, dict) else {}
+    value: dict[str, Any] = {"id": row_id, "input": record.get("input")}
+    present, expected = _expected(record)
+    if expected is not None or (present and envelope.get("expectedNull")):
+        value["expected"] = expected
+    meta = {k: v for k, v in metadata.items() if k != rec.ENVELOPE}
+    rec.restore_shadowed(meta, envelope)
+    known = set(facet_tags(meta["case"], meta))
+    extra = [t for t in tags if t not in known]
+    if extra:
+        own = meta.get("tags")
+        if own is None or (isinstance(own, list) and all(isinstance(t, str) for t in own)):
+            meta["tags"] = (own or []) + extra
+            report.infer("$.metadata.tags", row_id, "tags added in Braintrust after export")
+        else:
+            report.ignore("$.tags", row_id, "tags added in Braintrust; metadata.tags is not a list to keep them in")
+    value["metadata"] = meta
+    return value
+
+
+def _foreign_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str], index: int,
+                 report: Any) -> dict[str, Any]:
+    row_id = record.get("id")
+    if not (isinstance(row_id, str) and row_id):
+        row_id = rec.generated_id(VENDOR, index)
+        report.infer("$.id", row_id, "the record has no id; numbered by its place in the file")
+    if "input" not in record:
+        report.infer("$.input", row_id, "the record has no input")
+    value: dict[str, Any] = {"id": row_id, "input": record.get("input")}
+    present, expected = _expected(record)
+    if expected is not None:
+        value["expected"] = expected
+    elif present:
+        report.infer("$.expected", row_id, "a null expected is Braintrust's 'no expected'; read as absent")
+    meta = dict(metadata)
+    case = rec.imported_case(row_id, expected, expected is not None, report, "Braintrust")
+    rec.keep_foreign_case(meta, case, VENDOR, row_id, report)
+    if tags:
+        if "tags" not in meta:
+            meta["tags"] = tags
+            report.infer("$.metadata.tags", row_id, "the record's tags")
+        else:
+            case.setdefault("extensions", {}).setdefault(VENDOR, {})["tags"] = tags
+            report.infer(f"$.metadata.case.extensions.{VENDOR}", row_id,
+                         "the record's tags (its metadata already has a tags key)")
+    value["metadata"] = {"case": case, **meta}
+    return value
+
+
+FORMAT = Braintrust()

@@ -1,0 +1,300 @@
+"""LangSmith dataset examples: JSONL for `Client.create_examples`, and what users download.
+
+Writes one `{id, inputs, outputs, metadata, split}` example a line. Reads those back exactly,
+plus `list_examples()` dumps (JSON or JSONL), `create_examples` files and the UI's CSV download.
+The rules are in docs/vendors/langsmith.md; its field table is `FIELD_MAP` rendered.
+"""
+from __future__ import annotations
+
+import uuid
+from typing import Any, Iterator, TextIO
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import UsageError
+from evalconv.canonical.format import FieldLoss, Format
+from evalconv.canonical.row import Row
+from evalconv.canonical.schema import CASE_FIELDS
+from evalconv.canonical.source import Lines, SourceRow, parse_problem
+
+from . import _records as rec
+from .langsmith_csv import is_langsmith_csv, read_csv
+
+VENDOR = "langsmith"
+# uuid5(NAMESPACE_URL, "https://evalconv.dev/vendors/langsmith"): the namespace of derived example ids.
+ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://evalconv.dev/vendors/langsmith")
+INPUT_KEY = "input"        # a non-object input is written as {"input": value}
+EXPECTED_KEY = "expected"  # a non-object expected is written as {"expected": value}
+SPLIT_KEY = "dataset_split"
+# Top-level metadata keys LangSmith users filter and group by -> the case field projected there.
+PROJECTIONS = {"case_family": "caseFamily", "oracle_type": "oracleType"}
+SYSTEM_FIELDS = {
+    "dataset_id": "the dataset it lives in; set by LangSmith",
+    "created_at": "set by LangSmith",
+    "modified_at": "set by LangSmith",
+    "source_run_id": "a link to a LangSmith run, meaningful only inside LangSmith",
+    "attachments": "attachment links work only live in LangSmith",
+    "name": "set by LangSmith",
+    "runs": "runs are results, not case data",
+    "use_source_run_io": "an upload option, not case data",
+    "use_source_run_attachments": "an upload option, not case data",
+}
+KNOWN_FIELDS = {"id", "inputs", "outputs", "reference_outputs", "metadata", "split", *SYSTEM_FIELDS}
+
+_CASE_REASON = "LangSmith has no case profile; carried for the round trip, nothing in LangSmith reads it"
+_PROJECTED_REASON = _CASE_REASON + "; also a top-level metadata key so the UI can filter and group by it"
+
+
+def _case_entry(name: str) -> FieldLoss:
+    projected = {v: k for k, v in PROJECTIONS.items()}.get(name)
+    if projected:
+        return FieldLoss(f"$.metadata.case.{name}", "carried",
+                         f"metadata.case.{name}, also metadata.{projected}", _PROJECTED_REASON)
+    return FieldLoss(f"$.metadata.case.{name}", "carried", f"metadata.case.{name}", _CASE_REASON)
+
+
+FIELD_MAP: tuple[FieldLoss, ...] = (
+    FieldLoss("$.id", "carried", "id = uuid5 of the id (an id already in lowercase UUID form is used as "
+              "is); the id itself in metadata.evalconv.id", "LangSmith example ids must be UUIDs"),
+    FieldLoss("$.input", "native", 'inputs; a value that is not an object is wrapped as {"input": value}',
+              "LangSmith passes inputs to the target, and inputs must be an object"),
+    FieldLoss("$.expected", "native", 'outputs; a value that is not an object is wrapped as '
+              '{"expected": value}; absent: no outputs', "evaluators receive outputs as reference_outputs; "
+              "`outputs` is the key every SDK version accepts"),
+    *(_case_entry(name) for name in CASE_FIELDS),
+    FieldLoss("$.metadata.dataset_split", "native", "split (LangSmith keeps it as metadata.dataset_split)",
+              "LangSmith's own split; evalconv never writes metadata.dataset_split itself"),
+    FieldLoss("$.metadata.dataset_split", "carried", "metadata.evalconv.shadowed.dataset_split",
+              "a value that is not a string or a list of strings cannot be a LangSmith split"),
+    FieldLoss("$.metadata.evalconv", "carried", "metadata.evalconv.shadowed.evalconv",
+              "metadata.evalconv holds evalconv's bookkeeping in LangSmith"),
+    FieldLoss("$.metadata.<other keys>", "native", "metadata.<key>",
+              "LangSmith metadata is free-form; the UI filters and groups examples by its keys"),
+)
+_MAP = {(f.path, f.fate): f for f in FIELD_MAP}
+
+
+def example_id(row_id: str) -> str:
+    """The LangSmith id: the row's id if it is already a UUID in canonical form, else a uuid5."""
+    try:
+        if str(uuid.UUID(row_id)) == row_id:
+            return row_id
+    except ValueError:
+        pass
+    return str(uuid.uuid5(ID_NAMESPACE, row_id))
+
+
+def _is_split(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(s, str) for s in value))
+
+
+def example_record(row: Row) -> dict[str, Any]:
+    """The `create_examples` dict for one row."""
+    envelope: dict[str, Any] = {"id": row.id}
+    wrapped: list[str] = []
+    record: dict[str, Any] = {"id": example_id(row.id)}
+    if isinstance(row.input, dict):
+        record["inputs"] = row.input
+    else:
+        record["inputs"], wrapped = {INPUT_KEY: row.input}, [INPUT_KEY]
+    if row.has_expected:
+        if isinstance(row.expected, dict):
+            record["outputs"] = row.expected
+        else:
+            record["outputs"] = {EXPECTED_KEY: row.expected}
+            wrapped.append(EXPECTED_KEY)
+    metadata = {k: v for k, v in row.metadata.items() if k != SPLIT_KEY}
+    projected = [key for key, field in PROJECTIONS.items() if field in row.case and key not in row.metadata]
+    metadata.update((key, row.case[PROJECTIONS[key]]) for key in projected)
+    split = row.metadata.get(SPLIT_KEY)
+    if SPLIT_KEY in row.metadata:
+        if _is_split(split):
+            envelope["split"] = "string" if isinstance(split, str) else "list"
+        else:
+            envelope["shadowed"] = {SPLIT_KEY: split}
+    if wrapped:
+        envelope["wrapped"] = wrapped
+    if projected:
+        envelope["projected"] = projected
+    record["metadata"] = rec.add_envelope(metadata, envelope)
+    if "split" in envelope:
+        record["split"] = split
+    return record
+
+
+class LangSmith(Format):
+    name = VENDOR
+    title = "LangSmith dataset examples (JSONL; reads list_examples dumps and the CSV download)"
+    extensions = (".langsmith.jsonl", ".jsonl", ".json", ".csv")
+    streaming_read = True
+    streaming_write = True
+    field_map = FIELD_MAP
+
+    def detect(self, head: str) -> bool:
+        keys = rec.first_record_keys(head)
+        if keys is None:
+            return is_langsmith_csv(head)
+        top = {k for k in keys if "." not in k}
+        if top & rec.DEEPEVAL_KEYS:
+            return False
+        if top & {"inputs", "outputs", "reference_outputs"}:
+            return True
+        return "dataset_id" in top and not top & {"input", "expected", "_xact_id", "span_id"}
+
+    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "LangSmithWriter":
+        path = (options.get("path") or "").lower()
+        if path.endswith((".json", ".csv", ".yaml", ".yml")):
+            raise UsageError("the LangSmith writer writes JSONL; name the output .jsonl or .langsmith.jsonl",
+                             source=options.get("path"))
+        return LangSmithWriter(out, report)
+
+    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+        from_csv = []
+
+        def csv_rows(first: str, rest: Iterator[str]) -> Iterator[SourceRow]:
+            from_csv.append(True)
+            return read_csv(first, rest, lines, report)
+
+        for index, src in enumerate(rec.iter_records(lines, other=csv_rows), 1):
+            if from_csv or src.value is None or src.problems:
+                yield src
+                continue
+            try:
+                yield SourceRow(row_value(src.value, index, report), src.line, src.record)
+            except rec.BadRecord as err:
+                yield SourceRow(err.partial, src.line, src.record, parse_problem(err.message, err.path))
+
+
+class LangSmithWriter:
+    def __init__(self, out: TextIO, report: Any) -> None:
+        self._out = out
+        self._report = report
+
+    def write(self, row: Row) -> None:
+        rec.check_value(row.to_json(), row.id, "$", "LangSmith")
+        record = example_record(row)
+        self._out.write(jsonvalue.dumps(record) + "\n")
+        self._report_row(row, record)
+
+    def _report_row(self, row: Row, record: dict[str, Any]) -> None:
+        def carry(path: str) -> None:
+            self._report.carry(path, row.id, _MAP[(path, "carried")].reason)
+        if record["id"] != row.id:
+            carry("$.id")
+        for name in row.case:
+            carry(f"$.metadata.case.{name}")
+        shadowed = record["metadata"].get(rec.ENVELOPE, {}).get("shadowed", {})
+        for key in (SPLIT_KEY, rec.ENVELOPE):
+            if key in shadowed:
+                carry(f"$.metadata.{key}")
+
+    def close(self) -> None:
+        pass
+
+
+def row_value(record: dict[str, Any], index: int, report: Any) -> dict[str, Any]:
+    """The canonical row of one LangSmith example (raises BadRecord)."""
+    metadata = record.get("metadata")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise rec.BadRecord("metadata must be an object", "$.metadata", _partial(record))
+    envelope = metadata.get(rec.ENVELOPE)
+    if isinstance(envelope, dict) and isinstance(envelope.get("id"), str) and envelope["id"]:
+        value = _own_row(record, metadata, envelope, report)
+    else:
+        value = _foreign_row(record, metadata, index, report)
+    rec.ignore_fields(record, SYSTEM_FIELDS, value["id"], report)
+    for key in record.keys() - KNOWN_FIELDS:
+        report.ignore(f"$.{key}", value["id"], "not a LangSmith example field")
+    return value
+
+
+def _partial(record: dict[str, Any]) -> dict[str, Any] | None:
+    row_id = record.get("id")
+    return {"id": row_id} if isinstance(row_id, str) and row_id else None
+
+
+def _outputs(record: dict[str, Any], row_id: str, report: Any) -> Any:
+    outputs = record.get("outputs")
+    alias = record.get("reference_outputs")
+    if outputs is None:
+        return alias
+    if alias is not None and not jsonvalue.same(alias, outputs):
+        report.ignore("$.reference_outputs", row_id, "the record also has outputs, which win")
+    return outputs
+
+
+def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[str, Any],
+             report: Any) -> dict[str, Any]:
+    row_id = envelope["id"]
+    partial = {"id": row_id}
+    wrapped = envelope.get("wrapped") or []
+    value: dict[str, Any] = {"id": row_id, "input": _unwrap(record.get("inputs"), INPUT_KEY in wrapped,
+                                                             INPUT_KEY, "$.inputs", partial)}
+    outputs = _outputs(record, row_id, report)
+    if outputs is not None:
+        value["expected"] = _unwrap(outputs, EXPECTED_KEY in wrapped, EXPECTED_KEY, "$.outputs", partial)
+    projected = envelope.get("projected") or []
+    meta = {k: v for k, v in metadata.items() if k not in (rec.ENVELOPE, SPLIT_KEY) and k not in projected}
+    rec.restore_shadowed(meta, envelope)
+    found = record.get("split")
+    if found is None:
+        found = metadata.get(SPLIT_KEY)
+    if found is not None:
+        if SPLIT_KEY in meta:
+            report.ignore("$.split", row_id, "LangSmith's split; the row's own dataset_split is kept")
+        elif envelope.get("split") == "string" and isinstance(found, list) and len(found) == 1:
+            meta[SPLIT_KEY] = found[0]
+        elif envelope.get("split") or found not in ("base", ["base"]):
+            meta[SPLIT_KEY] = found
+            if not envelope.get("split"):
+                report.infer(f"$.metadata.{SPLIT_KEY}", row_id, "a split set in LangSmith after export")
+        else:
+            report.ignore("$.split", row_id, "LangSmith's default split 'base'; the row had no split")
+    value["metadata"] = meta
+    return value
+
+
+def _unwrap(value: Any, wrapped: bool, key: str, path: str, partial: dict[str, Any]) -> Any:
+    if not isinstance(value, dict):
+        raise rec.BadRecord(f"{path[2:]} must be an object", path, partial)
+    if not wrapped:
+        return value
+    if key not in value:
+        raise rec.BadRecord(f"{path[2:]} has no '{key}' key, which evalconv wrapped the value in",
+                            path, partial)
+    return value[key]
+
+
+def _foreign_row(record: dict[str, Any], metadata: dict[str, Any], index: int,
+                 report: Any) -> dict[str, Any]:
+    row_id = record.get("id")
+    if not (isinstance(row_id, str) and row_id):
+        row_id = rec.generated_id(VENDOR, index)
+        report.infer("$.id", row_id, "the example has no id; numbered by its place in the file")
+    partial = {"id": row_id}
+    inputs = record.get("inputs")
+    if inputs is None:
+        report.infer("$.input", row_id, "the example has no inputs")
+    elif not isinstance(inputs, dict):
+        raise rec.BadRecord("inputs must be an object", "$.inputs", partial)
+    outputs = _outputs(record, row_id, report)
+    if outputs is not None and not isinstance(outputs, dict):
+        raise rec.BadRecord("outputs must be an object", "$.outputs", partial)
+    meta = dict(metadata)
+    split = record.get("split")
+    if split is not None:
+        if SPLIT_KEY in meta and not jsonvalue.same(meta[SPLIT_KEY], split):
+            report.ignore("$.split", row_id, "metadata.dataset_split is LangSmith's stored split and wins")
+        else:
+            meta[SPLIT_KEY] = split
+    case = rec.imported_case(row_id, outputs, outputs is not None, report, "LangSmith")
+    rec.keep_foreign_case(meta, case, VENDOR, row_id, report)
+    value: dict[str, Any] = {"id": row_id, "input": inputs}
+    if outputs is not None:
+        value["expected"] = outputs
+    value["metadata"] = {"case": case, **meta}
+    return value
+
+
+FORMAT = LangSmith()
