@@ -62,6 +62,21 @@ class GoldenWriter:
             self._out.write("\n]\n" if self._count else "[]\n")
 
 
+def _has_nul(value: Any) -> bool:
+    return any("\x00" in item for item in value) if isinstance(value, list) else "\x00" in value
+
+
+def csv_cell(key: str, value: Any) -> str:
+    """The CSV cell save_as writes for a golden field (a NUL-holding text becomes JSON text)."""
+    if value is None:
+        return ""
+    if key in _JSON_COLUMNS or key == "custom_column_key_values":
+        return jsonvalue.dumps(value) if value else ""
+    if key in ("token_cost", "input_token_count", "output_token_count") or _has_nul(value):
+        return jsonvalue.dumps(value)
+    return "|".join(value) if key in CSV_LIST_COLUMNS else value
+
+
 def variant_for(path: str | None) -> str:
     name = (path or "").lower()
     return "jsonl" if name.endswith((".jsonl", ".ndjson")) else "csv" if name.endswith(".csv") else "json"
@@ -83,23 +98,16 @@ class _CSVGoldens:
         self._csv.writerow([self._cell(row_id, key, golden[key]) for key in GOLDEN_KEYS])
 
     def _cell(self, row_id: str, key: str, value: Any) -> str:
-        if value is None:
-            return ""
-        if key in _JSON_COLUMNS or key == "custom_column_key_values":
-            return jsonvalue.dumps(value) if value else ""
-        if key in ("token_cost", "input_token_count", "output_token_count"):
-            return jsonvalue.dumps(value)
-        path = CSV_TEXT_COLUMNS.get(key) or CSV_LIST_COLUMNS[key]
+        cell = csv_cell(key, value)
+        path = CSV_TEXT_COLUMNS.get(key) or CSV_LIST_COLUMNS.get(key)
+        if value is None or path is None:
+            return cell
         if key in CSV_LIST_COLUMNS:
             for i, item in enumerate(value):
                 if "|" in item:
                     self._carry(f"csv.pipe.{key}", row_id, paths.join(path, i))
-            cell = "|".join(value)
-        else:
-            cell = value
-        if "\x00" in cell:
+        if _has_nul(value):
             self._carry(f"csv.nul.{key}", row_id, path)
-            return jsonvalue.dumps(value)
         self._check(key, row_id, path, cell)
         return cell
 

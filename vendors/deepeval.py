@@ -1,0 +1,92 @@
+"""DeepEval goldens: `EvaluationDataset.save_as` files (JSON array, JSONL, CSV) in and out.
+
+The writer picks the variant from the output's extension (`.jsonl`, `.csv`, anything else a
+JSON array); the reader picks it from the content. Details: docs/vendors/deepeval.md.
+"""
+from __future__ import annotations
+
+import csv
+from typing import Any, Iterator, TextIO
+
+from evalconv.canonical.format import Format
+from evalconv.canonical.source import Lines, SourceRow
+
+from .deepeval_fields import FIELD_MAP
+from .deepeval_read import read_goldens
+from .deepeval_write import GoldenWriter, variant_for
+
+_WHITESPACE = "\ufeff \t\r\n"
+# Keys only a DeepEval golden has; a file needs one of them (and an input or a scenario).
+DEEPEVAL_KEYS = frozenset({"expected_output", "actual_output", "additional_metadata", "retrieval_context",
+                           "expected_tools", "tools_called", "custom_column_key_values", "expected_outcome",
+                           "source_file", "turns"})
+# Keys of canonical rows, LangSmith, Braintrust and promptfoo records: never a DeepEval golden's.
+OTHER_KEYS = frozenset({"metadata", "inputs", "outputs", "expected", "_xact_id", "tags", "vars", "assert"})
+_TOKEN_COLUMNS = frozenset({"input_token_count", "output_token_count"})
+
+
+class DeepEvalFormat(Format):
+    name = "deepeval"
+    title = "DeepEval goldens (JSON array, JSONL or CSV, as EvaluationDataset.save_as writes them)"
+    extensions = (".deepeval.json", ".deepeval.jsonl", ".deepeval.csv")
+    streaming_read = False   # the default variant, a JSON array, is read whole (JSONL and CSV stream)
+    streaming_write = True
+    field_map = FIELD_MAP
+
+    def matches_path(self, path: str) -> bool:
+        return path.lower().endswith((".json", ".jsonl", ".csv"))
+
+    def detect(self, head: str) -> bool:
+        text = head.lstrip(_WHITESPACE)
+        if text.startswith(("[", "{")):
+            keys = set(first_object_keys(text))
+        else:
+            first = text.split("\n", 1)[0]
+            try:
+                keys = set(next(csv.reader([first]), []))
+            except csv.Error:
+                return False
+            if "id" in keys or any(k.startswith(("case.", "metadata", "__")) for k in keys) or \
+                    any(k.startswith(("input_", "output_")) for k in keys - _TOKEN_COLUMNS):
+                return False  # canonical, promptfoo or LangSmith CSV
+        return bool(keys & DEEPEVAL_KEYS) and bool(keys & {"input", "scenario"}) and not keys & OTHER_KEYS
+
+    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+        return read_goldens(lines, report)
+
+    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> GoldenWriter:
+        return GoldenWriter(out, report, variant_for(options.get("path")))
+
+
+def first_object_keys(text: str) -> list[str]:
+    """The top-level keys of the first JSON object in `text`, which may be cut short."""
+    keys: list[str] = []
+    depth, target, i, n = 0, None, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            if end >= n:
+                break
+            after = end + 1
+            while after < n and text[after] in _WHITESPACE:
+                after += 1
+            if depth == target and after < n and text[after] == ":":
+                keys.append(text[i + 1:end])
+            i = end + 1
+            continue
+        if ch in "{[":
+            depth += 1
+            if ch == "{" and target is None:
+                target = depth
+        elif ch in "}]":
+            if depth == target:
+                break
+            depth -= 1
+        i += 1
+    return keys
+
+
+FORMAT = DeepEvalFormat()
