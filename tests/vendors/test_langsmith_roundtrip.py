@@ -1,0 +1,82 @@
+"""LangSmith round trips are exact up to the loss report, in the file and through LangSmith's models."""
+from __future__ import annotations
+
+import uuid
+import warnings
+
+import pytest
+from hypothesis import given, settings
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.diff import diff_paths, unexplained
+from interop import require_module
+from roundtrip_helpers import read_text, write_text
+from strategies import row_sets
+
+from evalconv.vendors.langsmith import FIELD_MAP
+
+CARRIED = {f.path for f in FIELD_MAP if f.fate == "carried"}
+
+
+def assert_exact(rows, checked, loss):
+    assert [c.findings for c in checked if c.row is None] == []
+    assert [c.row.id for c in checked] == [r.id for r in rows]
+    for row, back in zip(rows, checked):
+        differences = diff_paths(row.to_json(), back.row.to_json())
+        assert unexplained(differences, loss.dropped_paths(row.id)) == ([], [])
+        assert row == back.row  # nothing is dropped: carried fields come back identical
+
+
+@settings(max_examples=300)
+@given(rows=row_sets())
+def test_file_roundtrip_is_exact(rows):
+    text, loss = write_text("langsmith", rows)
+    checked, _ = read_text("langsmith", text)
+    assert_exact(rows, checked, loss)
+    assert not loss.lossy
+    for (path, reason), ids in loss.carried.entries.items():
+        assert path in CARRIED, path
+        assert reason in {f.reason for f in FIELD_MAP if f.path == path and f.fate == "carried"}
+
+
+@settings(max_examples=300)
+@given(rows=row_sets())
+def test_every_record_is_a_valid_example_with_object_inputs_and_outputs(rows):
+    text, _ = write_text("langsmith", rows)
+    for line in text.split("\n")[:-1]:
+        record = jsonvalue.loads(line)
+        assert set(record) <= {"id", "inputs", "outputs", "metadata", "split"}
+        assert str(uuid.UUID(record["id"])) == record["id"]
+        assert isinstance(record["inputs"], dict)
+        assert isinstance(record.get("outputs", {}), dict)
+        assert "dataset_split" not in record["metadata"]
+
+
+def served(record: dict, schemas) -> dict:
+    """What `list_examples()` gives back for an uploaded record, built with LangSmith's own models:
+    ExampleCreate parses the upload, the server keeps the split as metadata.dataset_split
+    (default ["base"]), and Example.model_dump(mode="json") is the dump users save."""
+    data = dict(record)
+    data["reference_outputs"] = data.pop("outputs", None)
+    created = schemas.ExampleCreate(**data)
+    split = created.split if created.split is not None else "base"
+    metadata = {**(created.metadata or {}), "dataset_split": [split] if isinstance(split, str) else split}
+    example = schemas.Example(id=created.id, dataset_id=uuid.UUID(int=7), inputs=created.inputs,
+                              outputs=created.reference_outputs, metadata=metadata,
+                              created_at=created.created_at, modified_at=created.created_at)
+    return example.model_dump(mode="json")
+
+
+@pytest.mark.interop
+@settings(max_examples=200)
+@given(rows=row_sets())
+def test_roundtrip_through_langsmith_models_is_exact(rows):
+    schemas = require_module("langsmith.schemas")
+    text, loss = write_text("langsmith", rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a deprecated or silently dropped key would warn
+        dumps = [served(jsonvalue.loads(line), schemas) for line in text.split("\n")[:-1]]
+    checked, report = read_text("langsmith", "".join(jsonvalue.dumps(d) + "\n" for d in dumps))
+    assert_exact(rows, checked, loss)
+    ignored = {path for path, _ in report.ignored.entries}
+    assert ignored <= {"$.dataset_id", "$.created_at", "$.modified_at", "$.split"}
