@@ -7,7 +7,7 @@ from typing import Any, Literal
 Severity = Literal["error", "warning"]
 
 ERROR_CODES = ("parse", "schema", "id-mismatch", "duplicate-id", "inadmissible-evaluator",
-               "case-family-conflict")
+               "case-family-conflict", "missing-required-field")
 WARNING_CODES = ("starter-example", "judge-needs-validation", "rubric-without-criteria",
                  "expert-without-expertise", "expected-on-behavior-only", "expected-shape")
 

@@ -48,6 +48,12 @@ def parse(path: str) -> list[str | int]:
     return parts
 
 
+def normalize(user_path: str) -> str:
+    """`metadata.reason` or `$.metadata.reason` -> `$.metadata.reason` (validated)."""
+    path = user_path if user_path.startswith("$") else "$." + user_path
+    return to_path(parse(path))
+
+
 def covers(outer: str, inner: str) -> bool:
     """True when `inner` is `outer` or lies beneath it."""
     if inner == outer:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from . import schema
+from . import paths, schema
 from .admissibility import ADMISSIBILITY, admitted, verdict
 from .findings import Finding
 from .row import Row
@@ -40,6 +40,7 @@ class Validator:
     """Checks rows one at a time, keeping what the set rules need (ids and case families)."""
 
     source: str | None = None
+    require: tuple[str, ...] = ()  # paths every row must fill, e.g. "$.metadata.reason"
     count: int = 0
     _ids: dict[str, int] = field(default_factory=dict)
     _families: dict[str, tuple[int, str, Any]] = field(default_factory=dict)
@@ -55,6 +56,7 @@ class Validator:
             if isinstance(value, dict):
                 findings.extend(row_findings(value))
                 findings.extend(self._set_findings(value, number))
+                findings.extend(required_findings(value, self.require))
         row_id = value.get("id") if isinstance(value, dict) else None
         row_id = row_id if isinstance(row_id, str) else None
         located = [f.locate(row=number, id=row_id, line=src.line, record=src.record, source=self.source)
@@ -171,6 +173,25 @@ def _call_shape(i: int, call: Any) -> list[Finding]:
         out.append(Finding("expected-shape", "a tool call needs a non-empty string name", at + ".name"))
     if "arguments" in call and not isinstance(call["arguments"], dict):
         out.append(Finding("expected-shape", "a tool call's arguments must be an object", at + ".arguments"))
+    return out
+
+
+def required_findings(value: dict[str, Any], required: Iterable[str]) -> list[Finding]:
+    """`--require`: the path must hold something (not absent, null, blank text or an empty list)."""
+    out = []
+    for path in required:
+        node: Any = value
+        for part in paths.parse(path):
+            if isinstance(part, str) and isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(part, int) and isinstance(node, list) and part < len(node):
+                node = node[part]
+            else:
+                node = None
+                break
+        if node is None or node == [] or node == {} or (isinstance(node, str) and not node.strip()):
+            out.append(Finding("missing-required-field", f"{path} is required (--require) but the row "
+                                                         f"does not fill it", path))
     return out
 
 

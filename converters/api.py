@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Iterable, Iterator
 
 from .atomic import AtomicOutput
-from .canonical import jsonvalue
+from .canonical import jsonvalue, paths
 from .canonical.errors import EvalconvError, ReadError, UsageError
 from .canonical.findings import Finding
 from .canonical.format import Format
@@ -141,12 +141,15 @@ class ValidationReport:
         return {"valid": self.valid, "files": [f.to_json() for f in self.files]}
 
 
-def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None) -> FileValidation:
+def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None,
+                  require: Iterable[str] = ()) -> FileValidation:
+    """Validate one file; `require` lists paths every row must fill (`metadata.reason`)."""
     result = FileValidation(_label(path), from_)
+    required = tuple(_required_paths(require))
     try:
         with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report):
             result.format = fmt.name
-            validator = Validator(source=_label(path))
+            validator = Validator(source=_label(path), require=required)
             for checked in validator.check_all(rows):
                 result.log.add(checked.findings)
             result.rows = validator.count
@@ -155,8 +158,23 @@ def validate_file(path: str, *, from_: str | None = None, encoding: str | None =
     return result
 
 
-def validate(paths: Iterable[str], *, from_: str | None = None, encoding: str | None = None) -> ValidationReport:
-    return ValidationReport([validate_file(p, from_=from_, encoding=encoding) for p in paths])
+def _required_paths(require: Iterable[str]) -> Iterator[str]:
+    for user_path in require:
+        try:
+            yield paths.normalize(user_path)
+        except ValueError:
+            raise UsageError(f"--require takes a field path such as metadata.reason, not '{user_path}'") from None
+
+
+def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
+             require: Iterable[str] = ()) -> ValidationReport:
+    """Validate files; folders are walked for files with a known extension."""
+    from .walk import collect
+
+    require = list(require)
+    files = [path for target in paths_
+             for path in ([f.path for f in collect([target])] if os.path.isdir(target) else [target])]
+    return ValidationReport([validate_file(p, from_=from_, encoding=encoding, require=require) for p in files])
 
 
 @dataclass

@@ -1,16 +1,17 @@
 """golden_roundtrips/: each derived file is re-derived byte for byte, and each comes back."""
 from __future__ import annotations
 
-import json
+import tomllib
 
 import pytest
+from click.testing import CliRunner
 
 import evalconv
 from conftest import ROOT
 from evalconv.canonical.diff import diff_paths, unexplained
 
 GOLDEN_DIR = ROOT / "golden_roundtrips"
-TARGETS = json.loads((GOLDEN_DIR / "targets.json").read_text(encoding="utf-8"))["targets"]
+TARGETS = tomllib.loads((GOLDEN_DIR / "targets.toml").read_text(encoding="utf-8"))["target"]
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=lambda t: t["file"])
@@ -33,3 +34,22 @@ def test_golden_comes_back_as_reported(tmp_path, target):
     for before, after in zip(original, back.rows):
         differences = diff_paths(before.to_json(), after.to_json())
         assert unexplained(differences, loss.dropped_paths(before.id)) == ([], []), before.id
+
+
+def test_every_registered_format_has_a_golden_file():
+    derived = {t["format"] for t in TARGETS}
+    assert derived | {"jsonl"} >= set(evalconv.REGISTRY.names()) - _without_golden_yet()
+
+
+def _without_golden_yet() -> set[str]:
+    return set()
+
+
+def test_the_roundtrip_gate_passes_on_golden_roundtrips_through_every_format():
+    from evalconv.cli import cli
+    result = CliRunner().invoke(cli, ["roundtrip", str(GOLDEN_DIR), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    import json
+    report = json.loads(result.stdout)
+    routes = {r["via"] for r in report["results"]}
+    assert routes == {f.name for f in evalconv.REGISTRY.all() if f.can_read and f.can_write}

@@ -13,6 +13,7 @@ import click
 from .. import __version__
 from .convert import convert_command
 from .info import formats_command, schema_command
+from .roundtrip import roundtrip_command
 from .validate import validate_command
 
 
@@ -42,6 +43,7 @@ cli.add_command(convert_command)
 cli.add_command(validate_command)
 cli.add_command(formats_command)
 cli.add_command(schema_command)
+cli.add_command(roundtrip_command)
 
 
 def main(argv: list[str] | None = None) -> Any:

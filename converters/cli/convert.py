@@ -1,6 +1,7 @@
 """`evalconv convert IN --to FORMAT [-o OUT]`"""
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -8,6 +9,8 @@ import click
 from .. import api
 from ..atomic import AtomicOutput
 from ..canonical import jsonvalue
+from ..canonical.errors import UsageError
+from .batch import run_folder
 from .common import encoding_option, from_option, handles_errors, print_findings
 
 
@@ -23,13 +26,29 @@ from .common import encoding_option, from_option, handles_errors, print_findings
 @click.option("--excel-safe", is_flag=True,
               help="CSV: put a ' before cells that a spreadsheet would run as formulas (read back exactly).")
 @encoding_option
+@click.option("--include", multiple=True, metavar="GLOB", help="Folder: convert only matching files.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Folder: leave matching files out.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Folder: worker processes.")
+@click.option("--summary", "summary_path", metavar="PATH", help="Folder: write the summary table as JSON.")
 @handles_errors
 def convert_command(source: str, to: str, output: str | None, from_: str | None, report_path: str | None,
-                    keep_going: bool, ledger: str | None, excel_safe: bool, encoding: str | None) -> None:
-    """Convert IN (a file, or - for standard input) to FORMAT.
+                    keep_going: bool, ledger: str | None, excel_safe: bool, encoding: str | None,
+                    include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
+                    summary_path: str | None) -> None:
+    """Convert IN (a file, a folder, or - for standard input) to FORMAT.
 
     If any row is invalid nothing is written and the exit code is 1, unless --keep-going.
+    A folder is mirrored under -o OUTDIR; one bad file never stops the others.
     """
+    if os.path.isdir(source):
+        if not output:
+            raise UsageError("converting a folder needs -o OUTDIR", source=source)
+        run_folder(source, output, to=to, from_=from_, include=include, exclude=exclude, jobs=jobs,
+                   keep_going=keep_going, encoding=encoding, excel_safe=excel_safe, summary_path=summary_path)
+        return
+    if include or exclude or summary_path or jobs != 1:
+        raise UsageError("--include, --exclude, -j and --summary apply to a folder", source=source)
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
                          ledger=ledger, excel_safe=excel_safe)
     print_findings(result.log.errors, result.log.error_count, "errors")

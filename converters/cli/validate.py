@@ -6,6 +6,7 @@ import sys
 import click
 
 from .. import api
+from ..junit import Case, write_junit
 from .common import echo_json, encoding_option, from_option, handles_errors, print_findings
 
 
@@ -15,14 +16,19 @@ from .common import echo_json, encoding_option, from_option, handles_errors, pri
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json prints exactly what the library returns.")
 @encoding_option
+@click.option("--require", multiple=True, metavar="FIELD",
+              help="Rows that leave FIELD empty fail (repeatable), e.g. --require metadata.reason.")
+@click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row.")
 @handles_errors
 def validate_command(sources: tuple[str, ...], from_: str | None, output_format: str,
-                     encoding: str | None) -> None:
+                     encoding: str | None, require: tuple[str, ...], junit_path: str | None) -> None:
     """Check rows against the schema, the admissibility map and the set rules.
 
     Exit 0 with no errors (warnings allowed), 1 with any error, 2 when a file cannot be read.
     """
-    report = api.validate(sources, from_=from_, encoding=encoding)
+    report = api.validate(sources, from_=from_, encoding=encoding, require=require)
+    if junit_path:
+        write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":
         echo_json(report.to_json())
     else:
@@ -36,3 +42,21 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
             click.echo(f"{result.path} ({result.format}): {result.rows} rows, {result.log.error_count} errors, "
                        f"{result.log.warning_count} warnings: {status}")
     sys.exit(report.exit_code)
+
+
+def junit_cases(report: api.ValidationReport) -> list[Case]:
+    """One case per row that has findings, and one per file for the rows that passed."""
+    cases = []
+    for result in report.files:
+        if result.unreadable is not None:
+            cases.append(Case(result.path, "(file)", [result.unreadable]))
+            continue
+        by_row: dict[int | None, Case] = {}
+        for finding in result.log.errors + result.log.warnings:
+            case = by_row.setdefault(finding.row, Case(result.path, f"row {finding.row}" + (
+                f" ({finding.id})" if finding.id else "")))
+            (case.failures if finding.severity == "error" else case.notes).append(finding.render())
+        passing = result.rows - sum(1 for c in by_row.values() if c.failures)
+        cases.extend(by_row.values())
+        cases.append(Case(result.path, f"{passing} rows without errors"))
+    return cases

@@ -1,0 +1,55 @@
+"""`evalconv DIR --to FORMAT -o OUTDIR`: the folder half of the convert command."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ..atomic import AtomicOutput
+from ..batch import BatchResult, FileOutcome, convert_tree, plan
+from ..canonical import jsonvalue
+
+
+def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, include: tuple[str, ...],
+               exclude: tuple[str, ...], jobs: int, excel_safe: bool, **kwargs: Any) -> None:
+    total = len(plan(source, outdir, to=to, include=include, exclude=exclude))
+    bar = None
+    if sys.stderr.isatty():
+        bar = click.progressbar(length=total, label="converting", file=sys.stderr,
+                                show_pos=True, item_show_func=lambda rows: rows)
+        bar.__enter__()
+    rows_done = 0
+
+    def done(outcome: FileOutcome) -> None:
+        nonlocal rows_done
+        rows_done += outcome.rows
+        if outcome.status in ("invalid", "unreadable"):
+            for message in outcome.messages:
+                click.echo(message, err=True)
+        if bar is not None:
+            bar.update(1, f"{rows_done} rows")
+
+    try:
+        result = convert_tree(source, outdir, to=to, include=include, exclude=exclude, jobs=jobs,
+                              options={"excel_safe": excel_safe}, on_done=done, **kwargs)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    click.echo(summary_table(result))
+    if summary_path:
+        with AtomicOutput(summary_path) as out:
+            out.stream.write(jsonvalue.dumps(result.to_json(), indent=True) + "\n")
+            out.commit()
+    failed = sum(1 for f in result.files if f.status in ("invalid", "unreadable"))
+    click.echo(f"evalconv: {len(result.files)} files, {sum(f.rows for f in result.files)} rows, "
+               f"{failed} failed", err=True)
+    sys.exit(result.exit_code)
+
+
+def summary_table(result: BatchResult) -> str:
+    header = ("file", "rows", "rejected", "lossy fields", "status")
+    body = [(f.source, str(f.rows), str(f.rejected), str(f.lossy_fields), f.status) for f in result.files]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header, *body]]
+    return "\n".join(lines)

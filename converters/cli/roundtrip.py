@@ -1,0 +1,75 @@
+"""`evalconv roundtrip PATH... [--via FORMAT]... [--strict]`"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import roundtrip as gate
+from ..junit import Case, write_junit
+from .common import echo_json, encoding_option, from_option, handles_errors
+
+
+@click.command("roundtrip")
+@click.argument("targets", nargs=-1, required=True, metavar="PATH...")
+@click.option("--via", multiple=True, metavar="FORMAT",
+              help="Route through this format (repeatable; default: every format that reads and writes).")
+@click.option("--strict", is_flag=True, help="Also fail on loss the report declares.")
+@from_option
+@click.option("--include", multiple=True, metavar="GLOB", help="In folders, check only matching files.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="In folders, leave matching files out.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row and route.")
+@encoding_option
+@handles_errors
+def roundtrip_command(targets: tuple[str, ...], via: tuple[str, ...], strict: bool, from_: str | None,
+                      include: tuple[str, ...], exclude: tuple[str, ...], output_format: str,
+                      junit_path: str | None, encoding: str | None) -> None:
+    """Fail when a set stops surviving a format.
+
+    Each set goes canonical -> FORMAT -> canonical. Canonical formats must come back identical;
+    a vendor format must differ by exactly what its loss report lists.
+    """
+    report = gate.check(targets, via=via, from_=from_, strict=strict, include=include, exclude=exclude,
+                        encoding=encoding)
+    for line in report.unreadable:
+        click.echo(f"evalconv: error: {line}", err=True)
+    if output_format == "json":
+        echo_json(report.to_json())
+    else:
+        click.echo(_table(report))
+        for result in report.results:
+            for problem in result.problems:
+                click.echo(f"{result.file}: via {result.via}: {problem.id or '-'} {problem.path}: {problem.problem}",
+                           err=True)
+    if junit_path:
+        write_junit(junit_path, junit_cases(report), name="evalconv roundtrip")
+    sys.exit(report.exit_code)
+
+
+def _table(report: gate.RoundtripReport) -> str:
+    files = list(dict.fromkeys(r.file for r in report.results))
+    routes = list(dict.fromkeys(r.via for r in report.results))
+    cell = {(r.file, r.via): r.status + ("!" if report.failed(r) and r.status == "lossy" else "")
+            for r in report.results}
+    header = ["file", *routes]
+    body = [[f, *(cell.get((f, v), "-") for v in routes)] for f in files]
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body])
+
+
+def junit_cases(report: gate.RoundtripReport) -> list[Case]:
+    cases = []
+    for result in report.results:
+        by_row: dict[str | None, list[str]] = {}
+        for problem in result.problems:
+            by_row.setdefault(problem.id, []).append(f"{problem.path}: {problem.problem}")
+        ids = result.row_ids or [None]
+        for row_id in ids:
+            failures = by_row.pop(row_id, [])
+            if report.strict and result.status == "lossy":
+                failures += [f"{d['path']}: dropped ({d['reason']})" for d in result.dropped if row_id in d["ids"]]
+            cases.append(Case(result.file, f"{result.via}: {row_id or '(file)'}", failures))
+        for row_id, failures in by_row.items():  # problems not tied to a row of the set
+            cases.append(Case(result.file, f"{result.via}: {row_id or '(file)'}", failures))
+    return cases

@@ -1,0 +1,50 @@
+"""Which files a directory holds for evalconv, filtered by --include / --exclude globs."""
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+
+from .canonical.errors import UsageError
+from .registry import REGISTRY
+
+
+@dataclass(frozen=True)
+class Found:
+    path: str      # as the OS sees it
+    relative: str  # to the folder named on the command line, with '/' separators
+
+
+def _known_extension(name: str) -> bool:
+    return any(fmt.matches_path(name) for fmt in REGISTRY.all() if fmt.can_read)
+
+
+def _matches(relative: str, globs: tuple[str, ...]) -> bool:
+    base = relative.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(relative, g) or fnmatch.fnmatchcase(base, g) for g in globs)
+
+
+def collect(targets: tuple[str, ...] | list[str], *, include: tuple[str, ...] = (),
+            exclude: tuple[str, ...] = (), skip: str | None = None) -> list[Found]:
+    """Files named directly are taken as they are; folders are walked (hidden entries and
+    `skip`, the output folder, left out). Without --include a file must have a known extension."""
+    found: list[Found] = []
+    skip_real = os.path.realpath(skip) if skip else None
+    for target in targets:
+        if os.path.isfile(target) or target == "-":
+            found.append(Found(target, os.path.basename(target)))
+            continue
+        if not os.path.isdir(target):
+            raise UsageError("no such file or folder", source=target)
+        for folder, dirs, files in os.walk(target):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                             and os.path.realpath(os.path.join(folder, d)) != skip_real)
+            for name in sorted(files):
+                if name.startswith("."):
+                    continue
+                path = os.path.join(folder, name)
+                relative = os.path.relpath(path, target).replace(os.sep, "/")
+                wanted = _matches(relative, include) if include else _known_extension(name)
+                if wanted and not _matches(relative, exclude):
+                    found.append(Found(path, relative))
+    return found
