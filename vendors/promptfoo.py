@@ -1,0 +1,130 @@
+"""Promptfoo test files: YAML (a test list, or a whole promptfooconfig.yaml when reading), JSON,
+JSONL and CSV, chosen by the file's extension (`.yaml`/`.yml` when writing to standard output).
+
+Only the input goes into `vars`; references go into assertions; the case profile and the
+user's metadata stay verbatim in `metadata`; what promptfoo cannot hold exactly travels in
+`metadata.evalconv` (JSON text). Mapping rules: docs/vendors/promptfoo.md.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from typing import Any, Iterator, TextIO
+
+import yaml
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.format import FieldLoss, Format
+from evalconv.canonical.paths import key_segment
+from evalconv.canonical.row import Row
+from evalconv.canonical.schema import CASE_FIELDS
+from evalconv.canonical.source import Lines, SourceRow
+
+from . import promptfoo_files as files
+from .promptfoo_csv import HEADER, place_csv
+from .promptfoo_write import attach_metadata, place
+
+_CARRY_WHY = "promptfoo keeps it in the test's free-form metadata and does not act on it"
+_FIELDS: dict[str, FieldLoss] = {
+    "id": FieldLoss("$.id", "carried", "metadata.case.caseId, and the description",
+                    "promptfoo tests have no id field"),
+    "input:native": FieldLoss("$.input", "native", "vars.input, or one var per key of an object input", ""),
+    "input": FieldLoss("$.input", "carried", "metadata.evalconv (JSON text)",
+                       "promptfoo cannot hold this input exactly in vars (a null var, a `$ref` key, a "
+                       "file:// list item, a `{% endraw %}` in template text, or CSV's text-only vars)"),
+    "expected:native": FieldLoss("$.expected", "native",
+                                 "assert[i].value: equals (factuality for llm-judge), javascript "
+                                 "`[...].includes(output)` for an acceptable set, tool-call-f1 for tool names", ""),
+    "expected": FieldLoss("$.expected", "carried", "metadata.evalconv (JSON text)",
+                          "no promptfoo assertion holds this value exactly, or a person grades the case"),
+    "case.evaluationCriteria:native": FieldLoss("$.metadata.case.evaluationCriteria", "native",
+                                                "one llm-rubric assertion per criterion (llm-judge rows)", ""),
+    "case.unacceptableBehavior:native": FieldLoss("$.metadata.case.unacceptableBehavior", "native",
+                                                  "one not-llm-rubric assertion per item (llm-judge rows)", ""),
+    **{f"case.{name}": FieldLoss(f"$.metadata.case.{name}", "carried",
+                                 "metadata.case (CSV: metadata.evalconv)", _CARRY_WHY)
+       for name in CASE_FIELDS},
+    "meta": FieldLoss("$.metadata.<key>", "carried", "metadata.<key> (CSV: metadata.evalconv)", _CARRY_WHY),
+}
+FIELD_MAP = tuple(_FIELDS.values())
+
+_TEST_KEYS = {"description", "vars", "assert", "threshold", "metadata", "options", "provider",
+              "providers", "prompts", "providerOutput", "assertScoringFunction"}
+_CONFIG_KEYS = {"prompts", "providers", "tests", "defaultTest", "scenarios"}
+_YAML_ITEM = re.compile(r"^-\s+(\w+)\s*:", re.M)
+_YAML_KEY = re.compile(r"^(\w+)\s*:", re.M)
+
+
+def variant(path: str | None) -> str:
+    name = (path or "").lower()
+    for ext, kind in ((".jsonl", "jsonl"), (".json", "json"), (".csv", "csv")):
+        if name.endswith(ext):
+            return kind
+    return "yaml"
+
+
+class PromptfooFormat(Format):
+    name = "promptfoo"
+    title = "Promptfoo test cases (YAML, JSON, JSONL, CSV)"
+    extensions = (".yaml", ".yml", ".json", ".jsonl", ".csv")
+    streaming_read = False  # YAML and JSON are read whole; JSONL and CSV stream
+    streaming_write = True
+    field_map = FIELD_MAP
+
+    def detect(self, head: str) -> bool:
+        text = head.lstrip("\ufeff \t\r\n")
+        if text.startswith(("{", "[")):
+            keys = files.first_object_keys(text)
+            return bool(keys) and set(keys) <= _TEST_KEYS and bool({"vars", "assert"} & set(keys))
+        first_line = text.split("\n", 1)[0]
+        if "," in first_line or first_line.startswith("__"):
+            header = next(csv.reader([first_line]), [])
+            return any(h.strip().startswith(("__expected", "__description", "__metadata:")) for h in header)
+        item_keys = set(_YAML_ITEM.findall(text)) | {k for k in _YAML_KEY.findall(text)}
+        return bool(item_keys & {"vars", "assert"}) or len(item_keys & _CONFIG_KEYS) >= 2
+
+    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+        return files.read_rows(lines, variant(lines.path), report)
+
+    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "PromptfooWriter":
+        return PromptfooWriter(out, report, variant(options.get("path")))
+
+
+class PromptfooWriter:
+    def __init__(self, out: TextIO, report: Any, kind: str) -> None:
+        self._out, self._report, self._kind = out, report, kind
+        self._count = 0
+        if kind == "csv":
+            self._csv = csv.writer(out, lineterminator="\n")
+            self._csv.writerow(HEADER)
+
+    def write(self, row: Row) -> None:
+        if self._kind == "csv":
+            cells, placed = place_csv(row)
+            self._csv.writerow(cells)
+        else:
+            placed = place(row)
+            attach_metadata(placed, row, verbatim=True)
+            self._out.write(self._render(placed.test))
+        self._count += 1
+        for key in placed.carried:
+            entry = _FIELDS["meta" if key.startswith("meta:") else key]
+            path = f"$.metadata{key_segment(key[5:])}" if key.startswith("meta:") else entry.path
+            self._report.carry(path, row.id, entry.reason)
+
+    def _render(self, test: dict[str, Any]) -> str:
+        if self._kind == "jsonl":
+            return jsonvalue.dumps(test) + "\n"
+        if self._kind == "json":
+            body = jsonvalue.dumps(test, indent=True).replace("\n", "\n  ")
+            return ("[\n  " if self._count == 0 else ",\n  ") + body
+        return yaml.safe_dump([test], allow_unicode=True, sort_keys=False, width=1_000_000)
+
+    def close(self) -> None:
+        if self._kind == "json":
+            self._out.write("\n]\n" if self._count else "[]\n")
+        elif self._kind == "yaml" and not self._count:
+            self._out.write("[]\n")
+
+
+FORMAT = PromptfooFormat()

@@ -1,0 +1,233 @@
+"""Reading promptfoo files: test lists in YAML / JSON / JSONL / CSV, and whole configs
+(`tests:` with inline tests and `file://` references, `defaultTest` merged in as promptfoo does)."""
+from __future__ import annotations
+
+import csv
+import glob
+import os
+import sys
+from typing import Any, Iterable, Iterator
+
+import yaml
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import ReadError
+from evalconv.canonical.json_format import iter_array
+from evalconv.canonical.source import Lines, SourceRow, parse_problem
+
+from .promptfoo_csv import CSVTestError, test_from_cells
+from .promptfoo_read import TestError, evalconv_row, imported_row, is_evalconv_test
+
+Located = tuple[Any, "int | None", str]  # (test, line, source label)
+
+
+def first_object_keys(text: str) -> list[str]:
+    """Top-level keys of the first JSON object in `text` (a head that may be cut short)."""
+    start = text.find("{")
+    if start < 0:
+        return []
+    try:
+        value, _ = jsonvalue.raw_decode(text, start)
+        return list(value) if isinstance(value, dict) else []
+    except jsonvalue.JSONValueError:
+        pass
+    keys, depth, i = [], 0, start
+    while i < len(text):  # a cut-off object: collect the keys at depth 1
+        ch = text[i]
+        if ch == '"':
+            try:
+                key, end = jsonvalue.raw_decode(text, i)
+            except jsonvalue.JSONValueError:
+                break
+            if depth == 1 and text[end:].lstrip().startswith(":"):
+                keys.append(key)
+            i = end
+            continue
+        depth += ch in "{[" and 1 or (-1 if ch in "}]" else 0)
+        i += 1
+    return keys
+
+
+def read_rows(lines: Lines, kind: str, report: Any) -> Iterator[SourceRow]:
+    located = {"csv": _csv_tests, "jsonl": _jsonl_tests, "json": _json_tests}.get(kind, _yaml_tests)
+    taken: set[str] = set()
+    for number, (test, line, where) in enumerate(located(lines, report), start=1):
+        yield to_source_row(test, line, where, number, taken, report, lines.source)
+
+
+def to_source_row(test: Any, line: int | None, where: str, number: int, taken: set[str],
+                  report: Any, source: str) -> SourceRow:
+    prefix = "" if where == source else f"{where}: "
+    if isinstance(test, SourceRow):
+        return test
+    if not isinstance(test, dict):
+        return SourceRow(None, line, problems=parse_problem(f"{prefix}a test must be a mapping, got {type(test).__name__}"))
+    metadata = test.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        return SourceRow(None, line, problems=parse_problem(f"{prefix}metadata must be a mapping", "$.metadata"))
+    try:
+        if is_evalconv_test(metadata):
+            return SourceRow(evalconv_row(test, metadata), line)
+        return SourceRow(imported_row(test, number, taken, report), line)
+    except TestError as err:
+        return SourceRow(None, line, problems=parse_problem(f"{prefix}{err}", err.path))
+
+
+# --- YAML: a test list, or a whole config --------------------------------------------------------
+
+def _yaml_tests(lines: Lines, report: Any) -> Iterator[Located]:
+    node, data = _load_yaml(lines.text(), lines.source)
+    if data is None:
+        return
+    if isinstance(data, dict):
+        yield from _config_tests(data, node, lines, report)
+    elif isinstance(data, list):
+        yield from _expand(data, _item_lines(node), lines.path, lines.source, report)
+    else:
+        raise ReadError("a promptfoo YAML file is a list of tests or a config with `tests:`", source=lines.source, line=1)
+
+
+def _load_yaml(text: str, source: str) -> tuple[Any, Any]:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err).split("\n", 1)[0]
+        raise ReadError(f"invalid YAML: {problem}", source=source,
+                        line=mark.line + 1 if mark else None) from None
+    finally:
+        loader.dispose()
+
+
+def _item_lines(node: Any, key: str | None = None) -> list[int | None]:
+    if key is not None and isinstance(node, yaml.MappingNode):
+        node = next((v for k, v in node.value if getattr(k, "value", None) == key), None)
+    if isinstance(node, yaml.SequenceNode):
+        return [item.start_mark.line + 1 for item in node.value]
+    return []
+
+
+def _config_tests(config: dict[str, Any], node: Any, lines: Lines, report: Any) -> Iterator[Located]:
+    if "tests" not in config:
+        raise ReadError("this YAML mapping has no `tests:`; a promptfoo tests file is a list of tests",
+                        source=lines.source, line=1)
+    for key in sorted(set(config) - {"tests", "defaultTest"}):
+        report.notes.append(f"config key `{key}` is not case data and is not read")
+    default = config.get("defaultTest") or {}
+    if not isinstance(default, dict):
+        raise ReadError("defaultTest must be a mapping (a file:// defaultTest is not followed)",
+                        source=lines.source, field="defaultTest")
+    tests = config["tests"]
+    tests = tests if isinstance(tests, list) else [tests]
+    for test, line, where in _expand(tests, _item_lines(node, "tests"), lines.path, lines.source, report):
+        yield (merge_default(default, test) if isinstance(test, dict) and default else test), line, where
+
+
+def merge_default(default: dict[str, Any], test: dict[str, Any]) -> dict[str, Any]:
+    """What promptfoo runs: defaultTest's assertions first, its maps merged under the test's."""
+    merged = {**{k: v for k, v in default.items() if k != "description"}, **test}
+    for key in ("vars", "options", "metadata"):
+        if isinstance(default.get(key), dict) or isinstance(test.get(key), dict):
+            merged[key] = {**(default.get(key) or {}), **(test.get(key) or {})}
+    disable = isinstance(test.get("options"), dict) and test["options"].get("disableDefaultAsserts")
+    if isinstance(default.get("assert"), list) and not disable:
+        merged["assert"] = default["assert"] + (test.get("assert") or [])
+    return merged
+
+
+def _expand(items: list[Any], item_lines: list[int | None], base: str | None, source: str,
+            report: Any) -> Iterator[Located]:
+    """Inline tests as they are; `file://` strings replaced by the tests of the files they name."""
+    for i, item in enumerate(items):
+        line = item_lines[i] if i < len(item_lines) else None
+        if not isinstance(item, str):
+            yield item, line, source
+            continue
+        if base is None:
+            raise ReadError(f"cannot follow '{item}' when reading standard input", source=source, line=line)
+        pattern = os.path.join(os.path.dirname(base), item.removeprefix("file://"))
+        matches = sorted(glob.glob(pattern)) or [pattern]
+        for path in matches:
+            report.notes.append(f"tests read from {path}")
+            yield from _file_tests(path, source, line, report)
+
+
+def _file_tests(path: str, source: str, line: int | None, report: Any) -> Iterator[Located]:
+    try:
+        with open(path, "rb") as stream:
+            lines = Lines(stream, source=path, path=path)
+            kind = next((k for e, k in ((".jsonl", "jsonl"), (".json", "json"), (".csv", "csv"))
+                         if path.lower().endswith(e)), "yaml")
+            if kind == "yaml":
+                node, data = _load_yaml(lines.text(), path)
+                data = data if isinstance(data, list) else [data] if data is not None else []
+                yield from _expand(data, _item_lines(node), path, path, report)
+            else:
+                yield from {"csv": _csv_tests, "jsonl": _jsonl_tests, "json": _json_tests}[kind](lines, report)
+    except OSError as err:
+        raise ReadError(f"cannot read the tests file {path}: {err.strerror}", source=source, line=line) from None
+
+
+# --- JSON, JSONL ---------------------------------------------------------------------------------
+
+def _json_tests(lines: Lines, report: Any) -> Iterator[Located]:
+    text = lines.text()
+    if not text.strip() or text.lstrip().startswith("["):
+        for row in iter_array(text if text.strip() else "[]", lines.source):
+            yield (row.value if row.problems is None else row), row.line, lines.source
+        return
+    try:  # promptfoo also takes a single test object
+        yield jsonvalue.loads(text), 1, lines.source
+    except jsonvalue.JSONValueError as err:
+        raise ReadError(f"invalid JSON: {err}", source=lines.source) from None
+
+
+def _jsonl_tests(lines: Lines, report: Any) -> Iterator[Located]:
+    for text in lines:
+        if not text.strip():
+            continue
+        try:
+            yield jsonvalue.loads(text), lines.number, lines.source
+        except jsonvalue.JSONValueError as err:
+            yield SourceRow(None, lines.number, problems=parse_problem(f"line is not valid JSON: {err}")), None, lines.source
+
+
+# --- CSV -----------------------------------------------------------------------------------------
+
+def _csv_tests(lines: Lines, report: Any) -> Iterator[Located]:
+    csv.field_size_limit(sys.maxsize)
+    counted = _Counting(lines)
+    reader = csv.reader(counted)
+    header = next(reader, None)
+    if header is None:
+        return
+    start = counted.number + 1
+    for record in reader:
+        line, start = start, counted.number + 1
+        if not any(cell.strip() for cell in record) and len(record) <= 1:
+            continue
+        if len(record) != len(header):
+            yield SourceRow(None, line, problems=parse_problem(
+                f"{lines.source}: the record has {len(record)} cells, the header {len(header)}")), line, lines.source
+            continue
+        try:
+            yield test_from_cells(dict(zip(header, record))), line, lines.source
+        except CSVTestError as err:
+            yield SourceRow(None, line, problems=parse_problem(str(err))), line, lines.source
+
+
+class _Counting:
+    """Lines handed to the csv module one at a time, counted, so records know their first line."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._lines, self.number = iter(lines), 0
+
+    def __iter__(self) -> "_Counting":
+        return self
+
+    def __next__(self) -> str:
+        text = next(self._lines)
+        self.number += 1
+        return text
