@@ -26,6 +26,10 @@ class Registry:
         if fallback:
             self._fallback.add(name)
 
+    def unregister(self, name: str) -> None:
+        self._targets.pop(name, None)
+        self._fallback.discard(name)
+
     def names(self) -> list[str]:
         return list(self._targets)
 

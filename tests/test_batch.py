@@ -1,0 +1,90 @@
+"""Directory conversion: mirror the tree, one bad file never stops the others."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from click.testing import CliRunner
+
+from conftest import ROOT, row
+from evalconv.cli import cli
+
+GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
+
+
+def tree(tmp_path, write_jsonl):
+    src = tmp_path / "sets"
+    (src / "support").mkdir(parents=True)
+    (src / "extract").mkdir()
+    shutil.copy(GOLDEN, src / "support" / "agent.jsonl")
+    shutil.copy(ROOT / "golden_roundtrips" / "support-agent.csv", src / "extract" / "receipts.csv")
+    (src / "extract" / "broken.json").write_text('[{"id": "x",', encoding="utf-8")
+    (src / "notes.txt").write_text("not a set", encoding="utf-8")
+    (src / ".hidden.jsonl").write_text("{}", encoding="utf-8")
+    invalid = [row("a"), row("a")]
+    (src / "support" / "dupes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in invalid), encoding="utf-8")
+    return src
+
+
+def convert(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_tree_with_one_broken_file_converts_the_rest(tmp_path, write_jsonl):
+    src, out = tree(tmp_path, write_jsonl), tmp_path / "out"
+    summary = tmp_path / "summary.json"
+    result = convert(src, "--to", "json", "-o", out, "--summary", summary)
+    assert result.exit_code == 1
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert files == ["extract/receipts.json", "support/agent.json"]
+    report = json.loads(summary.read_text())
+    status = {f["source"]: f["status"] for f in report["files"]}
+    assert status == {"extract/broken.json": "unreadable", "extract/receipts.csv": "ok",
+                      "support/agent.jsonl": "ok", "support/dupes.jsonl": "invalid"}
+    assert "broken.json:1: invalid JSON in the array" in result.stderr
+    assert "error[duplicate-id]" in result.stderr
+    assert "support/agent.jsonl" in result.stdout and "unreadable" in result.stdout
+    assert not any(name.endswith(".evalconv-tmp") for _, _, names in os.walk(out) for name in names)
+
+
+def test_include_exclude_and_parallel_jobs_give_the_same_files(tmp_path, write_jsonl):
+    src = tree(tmp_path, write_jsonl)
+    one, two = tmp_path / "one", tmp_path / "two"
+    convert(src, "--to", "csv", "-o", one, "--exclude", "broken.json", "--exclude", "dupes.*")
+    result = convert(src, "--to", "csv", "-o", two, "--exclude", "broken.json", "--exclude", "dupes.*", "-j", "2")
+    assert result.exit_code == 0
+    listing = lambda root: sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    assert listing(one) == listing(two) == ["extract/receipts.csv", "support/agent.csv"]
+    assert all((one / f).read_bytes() == (two / f).read_bytes() for f in listing(one))
+    only = tmp_path / "only"
+    convert(src, "--to", "jsonl", "-o", only, "--include", "support/*.jsonl", "--exclude", "dupes.jsonl")
+    assert listing(only) == ["support/agent.jsonl"]
+
+
+def test_folder_needs_an_output_folder(tmp_path, write_jsonl):
+    result = convert(tree(tmp_path, write_jsonl), "--to", "json")
+    assert result.exit_code == 2 and "needs -o OUTDIR" in result.stderr
+
+
+def test_folder_options_are_refused_for_a_file():
+    result = convert(GOLDEN, "--to", "json", "-j", "2")
+    assert result.exit_code == 2 and "apply to a folder" in result.stderr
+
+
+def test_two_inputs_landing_on_one_output_are_refused(tmp_path):
+    src = tmp_path / "s"
+    src.mkdir()
+    shutil.copy(GOLDEN, src / "a.jsonl")
+    shutil.copy(ROOT / "golden_roundtrips" / "support-agent.json", src / "a.json")
+    result = convert(src, "--to", "csv", "-o", tmp_path / "o")
+    assert result.exit_code == 2 and "would both become" in result.stderr
+
+
+def test_rerun_after_an_interruption_completes_the_rest(tmp_path, write_jsonl):
+    src, out = tree(tmp_path, write_jsonl), tmp_path / "out"
+    (out / "support").mkdir(parents=True)
+    (out / "support" / ".agent.json.123.evalconv-tmp").write_text("torn", encoding="utf-8")  # a killed write
+    convert(src, "--to", "json", "-o", out)
+    assert json.loads((out / "support" / "agent.json").read_text())[0]["id"] == "cs-refund-valid-receipt"
+    assert (out / "extract" / "receipts.json").exists()
