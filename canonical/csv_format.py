@@ -100,7 +100,9 @@ class CanonicalCSV(Format):
                     yield layout.build(cells, start, record)
                 start = lines.number + 1
         except csv.Error as err:
-            raise ReadError(f"malformed CSV ({err}); is a quoted cell missing its closing quote?",
+            what = (f"a cell is larger than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
+                    if "field limit" in str(err) else f"malformed CSV ({err})")
+            raise ReadError(f"{what}; is a quoted cell missing its closing quote?",
                             source=lines.source, line=start) from None
 
 

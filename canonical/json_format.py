@@ -34,7 +34,7 @@ class CanonicalJSONL(Format):
             try:
                 value = jsonvalue.loads(text)
             except jsonvalue.JSONValueError as err:
-                message = str(err).replace(" at line 1 column", " at column")
+                message = str(err).replace(" line 1 column", " column")
                 yield SourceRow(None, lines.number, problems=parse_problem(f"line is not valid JSON: {message}"))
                 continue
             if not isinstance(value, dict):
@@ -95,7 +95,9 @@ def iter_array(text: str, source: str) -> Iterator[SourceRow]:
         try:
             value, end = jsonvalue.raw_decode(text, pos)
         except jsonvalue.JSONValueError as err:
-            raise ReadError(f"invalid JSON in the array: {err}", source=source, line=line) from None
+            ends = err.pos is not None and _skip(text, err.pos) >= len(text)
+            hint = " (the file ends inside this row: truncated?)" if ends else ""
+            raise ReadError(f"invalid JSON in the array: {err}{hint}", source=source, line=line) from None
         if isinstance(value, dict):
             yield SourceRow(value, line)
         else:

@@ -14,7 +14,12 @@ import orjson
 
 
 class JSONValueError(ValueError):
-    """Not strict JSON; `str(err)` is a short message with the position when known."""
+    """Not strict JSON; `str(err)` is a short message with the position when known.
+    `pos` is the index in the text where decoding failed, when known."""
+
+    def __init__(self, message: str, *, pos: int | None = None) -> None:
+        super().__init__(message)
+        self.pos = pos
 
 
 def _refuse_constant(name: str) -> Any:
@@ -30,6 +35,14 @@ def _strict_float(text: str) -> float:
 
 _decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_strict_float)
 
+# Deeper values parse, but writers (the stdlib encoder, YAML emitters) run out of stack on
+# them; real golden sets nest a dozen levels at most.
+MAX_DEPTH = 200
+# An escaped lone surrogate (`"\ud800"`) is valid JSON text but no Unicode string: it cannot
+# be written as UTF-8. orjson refuses it; the standard library, our fallback, does not.
+_SURROGATE_ESCAPE_STR = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+
 
 # orjson reads integers beyond 64 bits as floats, silently; 19 digits in a row may be one.
 _LONG_DIGITS_STR = re.compile(r"\d{19}")
@@ -40,31 +53,80 @@ def loads(text: str | bytes) -> Any:
     long_digits = _LONG_DIGITS_BYTES if isinstance(text, bytes) else _LONG_DIGITS_STR
     if long_digits.search(text) is None:
         try:
-            return orjson.loads(text)
+            return _checked(orjson.loads(text), text, 0, len(text), stdlib=False)
         except orjson.JSONDecodeError:
             pass
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     try:
-        return _decoder.decode(text)
+        return _checked(_decoder.decode(text), text, 0, len(text), stdlib=True)
     except JSONValueError:
         raise
     except json.JSONDecodeError as err:
-        raise JSONValueError(f"{err.msg} at line {err.lineno} column {err.colno}") from None
+        raise JSONValueError(_where(err)) from None
     except RecursionError:
-        raise JSONValueError("nesting is too deep") from None
+        raise JSONValueError(f"nesting is too deep (more than {MAX_DEPTH} levels)") from None
 
 
 def raw_decode(text: str, pos: int) -> tuple[Any, int]:
     """Decode one value starting at `pos`; returns it and the index after it."""
     try:
-        return _decoder.raw_decode(text, pos)
+        value, end = _decoder.raw_decode(text, pos)
     except JSONValueError:
         raise
     except json.JSONDecodeError as err:
-        raise JSONValueError(f"{err.msg} at line {err.lineno} column {err.colno}") from None
+        raise JSONValueError(_where(err), pos=err.pos) from None
     except RecursionError:
-        raise JSONValueError("nesting is too deep") from None
+        raise JSONValueError(f"nesting is too deep (more than {MAX_DEPTH} levels)") from None
+    return _checked(value, text, pos, end, stdlib=True), end
+
+
+def _where(err: json.JSONDecodeError) -> str:
+    # Some stdlib messages end in "at" already ("Unterminated string starting at").
+    joint = " line" if err.msg.endswith(" at") else " at line"
+    return f"{err.msg}{joint} {err.lineno} column {err.colno}"
+
+
+def _checked(value: Any, text: str | bytes, start: int, end: int, *, stdlib: bool) -> Any:
+    """Refuse values nested deeper than MAX_DEPTH, and strings holding a lone surrogate.
+    Both checks walk the value only when the text makes them possible, so a row pays two
+    C-speed scans of its text."""
+    if isinstance(text, bytes):
+        deep = text.count(b"[", start, end) + text.count(b"{", start, end) > MAX_DEPTH
+        escapes = stdlib and _SURROGATE_ESCAPE_BYTES.search(text, start, end) is not None
+    else:
+        deep = text.count("[", start, end) + text.count("{", start, end) > MAX_DEPTH
+        escapes = stdlib and _SURROGATE_ESCAPE_STR.search(text, start, end) is not None
+    if deep or escapes:
+        _walk(value, check_strings=escapes)
+    return value
+
+
+def _walk(value: Any, *, check_strings: bool) -> None:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            if depth > MAX_DEPTH:
+                raise JSONValueError(f"nesting is too deep (more than {MAX_DEPTH} levels)")
+            if check_strings:
+                for key in item:
+                    _refuse_surrogates(key)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            if depth > MAX_DEPTH:
+                raise JSONValueError(f"nesting is too deep (more than {MAX_DEPTH} levels)")
+            stack.extend((v, depth + 1) for v in item)
+        elif check_strings and isinstance(item, str):
+            _refuse_surrogates(item)
+
+
+def _refuse_surrogates(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise JSONValueError(f"a string holds a lone surrogate \\u{ord(text[err.start]):04x} "
+                             f"(not a Unicode character)") from None
 
 
 def dumps(value: Any, *, indent: bool = False) -> str:
