@@ -1,0 +1,450 @@
+"""DeepEval goldens: mapping rules, exact round trips, the fixture files DeepEval wrote, detection."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+import evalconv
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.diff import diff_paths, unexplained
+from evalconv.canonical.format import FieldLoss
+from evalconv.canonical.row import Row
+from evalconv.canonical.source import Lines
+from evalconv.canonical.validator import Validator
+from evalconv.registry import REGISTRY
+from evalconv.reports import LossReport, ReadReport
+from evalconv.vendors.deepeval import FORMAT
+from evalconv.vendors.deepeval_fields import GOLDEN_KEYS
+from evalconv.vendors.deepeval_write import PANDAS_NA, pandas_kind
+from strategies import row_sets
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "deepeval"
+MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text("utf-8"))
+VARIANTS = {"json": "out.json", "jsonl": "out.jsonl", "csv": "out.csv"}
+
+
+def make_row(row_id="cs-1", *, input="Where is my order?", expected=("It ships today.",),
+             oracle="reference-answer", metadata=None, **case_extra) -> Row:
+    case = {"caseId": row_id, "oracleType": oracle, "expectedBehavior": "Says when it ships.",
+            "provenance": "expert-authored", **case_extra}
+    value = {"id": row_id, "input": input, "metadata": {"case": case, **(metadata or {})}}
+    if expected != ():
+        value["expected"] = expected[0] if isinstance(expected, tuple) else expected
+    return Row.from_json(value)
+
+
+def write(rows, variant="json") -> tuple[str, LossReport]:
+    out, report = io.StringIO(newline=""), LossReport("deepeval")
+    writer = FORMAT.open_writer(out, report, {"path": VARIANTS[variant]})
+    for row in rows:
+        writer.write(row)
+    writer.close()
+    return out.getvalue(), report
+
+
+def read(text: str):
+    report = ReadReport("deepeval", "mem")
+    lines = Lines(io.BytesIO(text.encode("utf-8")), source="mem")
+    return list(Validator(source="mem").check_all(FORMAT.read(lines, report))), report
+
+
+def goldens(text: str, variant: str) -> list[dict]:
+    if variant == "json":
+        return json.loads(text)
+    if variant == "jsonl":
+        return [json.loads(line) for line in text.splitlines()]
+    return list(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def carried(report: LossReport, row_id: str) -> dict[str, str]:
+    return {path: reason for (path, reason), ids in report.carried.entries.items() if row_id in ids}
+
+
+def render_field_map(field_map: tuple[FieldLoss, ...]) -> str:
+    lines = ["| canonical field | fate | DeepEval place | why |", "|---|---|---|---|"]
+    for entry in field_map:
+        cells = (f"`{entry.path}`", entry.fate, entry.where, entry.reason)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+# --- exactness -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@settings(max_examples=200)
+@given(rows=row_sets())
+def test_round_trip_is_exact_up_to_the_report(variant, rows):
+    text, report = write(rows, variant)
+    checked, _ = read(text)
+    assert [c.findings for c in checked if c.row is None] == []
+    assert len(checked) == len(rows)
+    for original, back in zip(rows, (c.row for c in checked)):
+        differences = diff_paths(original.to_json(), back.to_json())
+        assert unexplained(differences, report.dropped_paths(original.id)) == ([], [])
+        assert original == back  # everything is carried, so nothing differs at all
+    assert not report.lossy
+
+
+def test_report_uses_the_field_map_paths_and_reasons():
+    declared = {(f.path, f.reason) for f in FORMAT.field_map}
+    row = make_row(input={"vars": 1}, expected=None, metadata={"team": "a", "x.y": 1},
+                   scenario="s", unacceptableBehavior=["ok", " "], actor="a")
+    _, report = write([row], "csv")
+    for (path, reason) in report.carried.entries:
+        generic = re.sub(r"\[\d+\]", "[*]", path)
+        generic = re.sub(r"^\$\.metadata(\.team|\['x\.y'\])$", "$.metadata.*", generic)
+        assert (generic, reason) in declared, (path, reason)
+
+
+def test_docs_table_is_the_field_map():
+    docs = (ROOT / "docs" / "vendors" / "deepeval.md").read_text("utf-8")
+    assert render_field_map(FORMAT.field_map) in docs
+
+
+# --- writer: mapping rules -------------------------------------------------------------------
+
+def test_string_input_and_reference_answer_are_native():
+    text, report = write([make_row()])
+    (golden,) = json.loads(text)
+    assert list(golden) == list(GOLDEN_KEYS)
+    assert golden["input"] == "Where is my order?"
+    assert golden["expected_output"] == "It ships today."
+    assert golden["name"] == "cs-1"
+    assert golden["expectations"] == {"model": None, "eval_mode": None, "must": ["Says when it ships."],
+                                      "must_not": []}
+    assert golden["additional_metadata"] == {"evalconv": make_row().to_json()}
+    assert set(carried(report, "cs-1")) == {"$.metadata.case.caseId", "$.metadata.case.oracleType",
+                                             "$.metadata.case.provenance"}
+    assert "scenario" not in golden
+
+
+def test_non_string_input_becomes_json_text_and_is_carried():
+    text, report = write([make_row(input={"messages": [{"role": "user", "content": "hi"}]})])
+    (golden,) = json.loads(text)
+    assert json.loads(golden["input"]) == {"messages": [{"role": "user", "content": "hi"}]}
+    assert "$.input" in carried(report, "cs-1")
+
+
+@pytest.mark.parametrize("expected", [["a", "b"], {"state": 1}, 3, True])
+def test_non_string_expected_becomes_json_text_and_is_carried(expected):
+    text, report = write([make_row(expected=expected, oracle="expected-final-state")])
+    (golden,) = json.loads(text)
+    assert jsonvalue.loads(golden["expected_output"]) == expected
+    assert golden["expected_tools"] is None
+    assert "$.expected" in carried(report, "cs-1")
+
+
+def test_null_expected_is_carried_and_absent_is_silent():
+    _, report = write([make_row("a", expected=None), make_row("b", expected=())])
+    assert "$.expected" in carried(report, "a")
+    assert "$.expected" not in carried(report, "b")
+
+
+def test_expected_tool_calls_become_expected_tools():
+    calls = [{"name": "lookup", "arguments": {"id": "7"}}, {"name": "refund", "id": "call_2"}]
+    text, report = write([make_row(expected=calls, oracle="expected-tool-calls")])
+    (golden,) = json.loads(text)
+    assert golden["expected_tools"] == [{"name": "lookup", "type": "FUNCTION", "inputParameters": {"id": "7"}},
+                                        {"name": "refund", "type": "FUNCTION"}]
+    assert golden["expected_output"] is None
+    assert "$.expected[1].id" in carried(report, "cs-1")
+    assert "$.expected" not in carried(report, "cs-1")
+
+
+def test_tool_calls_of_the_wrong_shape_become_json_text():
+    text, report = write([make_row(expected=[{"name": "x", "arguments": [1]}], oracle="expected-tool-calls")])
+    (golden,) = json.loads(text)
+    assert golden["expected_tools"] is None and golden["expected_output"] == '[{"name":"x","arguments":[1]}]'
+    assert "$.expected" in carried(report, "cs-1")
+
+
+def test_expectations_are_stripped_and_blank_items_carried():
+    row = make_row(expectedBehavior="  ", unacceptableBehavior=[" Lies. ", "", "Shouts."])
+    text, report = write([row])
+    (golden,) = json.loads(text)
+    assert golden["expectations"]["must"] == [] and golden["expectations"]["must_not"] == ["Lies.", "Shouts."]
+    got = carried(report, "cs-1")
+    assert "$.metadata.case.expectedBehavior" in got and "$.metadata.case.unacceptableBehavior[1]" in got
+    assert "$.metadata.case.unacceptableBehavior" not in got
+
+
+def test_no_expectations_when_nothing_to_judge():
+    text, _ = write([make_row(expectedBehavior="")])
+    assert json.loads(text)[0]["expectations"] is None
+
+
+def test_labels_and_scenario_never_reach_input_or_a_top_level_scenario():
+    row = make_row(scenario="Angry customer", evaluationCriteria=["Polite"], toolActionExpectation="No refund")
+    text, report = write([row], "jsonl")
+    golden = json.loads(text)
+    assert golden["input"] == "Where is my order?" and "scenario" not in golden
+    for path in ("$.metadata.case.scenario", "$.metadata.case.evaluationCriteria",
+                 "$.metadata.case.toolActionExpectation"):
+        assert path in carried(report, "cs-1")
+
+
+def test_user_metadata_is_carried_and_deepeval_fields_go_back_in_place():
+    metadata = {"team": "billing",
+                "deepeval": {"context": ["Refunds take 5 days."], "comments": "note", "source_file": "kb.md",
+                             "custom_column_key_values": {"tier": "gold"}, "user_description": "x",
+                             "additional_metadata": {"ticket": "ZD-1"}},
+                "deepeval_run": {"actual_output": "ok", "token_cost": 0.5, "input_token_count": "bad"}}
+    text, report = write([make_row(metadata=metadata)])
+    (golden,) = json.loads(text)
+    assert golden["context"] == ["Refunds take 5 days."] and golden["comments"] == "note"
+    assert golden["source_file"] == "kb.md" and golden["custom_column_key_values"] == {"tier": "gold"}
+    assert golden["actual_output"] == "ok" and golden["token_cost"] == 0.5
+    assert golden["input_token_count"] is None
+    assert golden["additional_metadata"]["ticket"] == "ZD-1"
+    got = carried(report, "cs-1")
+    assert {"$.metadata.team", "$.metadata.deepeval.user_description",
+            "$.metadata.deepeval_run.input_token_count", "$.metadata.deepeval.additional_metadata"} <= set(got)
+    assert "$.metadata.deepeval.context" not in got
+
+
+def test_jsonl_keeps_lists_as_lists():
+    text, _ = write([make_row(metadata={"deepeval": {"context": ["a|b", "c"]}})], "jsonl")
+    assert json.loads(text)["context"] == ["a|b", "c"]
+
+
+# --- writer: CSV and pandas --------------------------------------------------------------------
+
+def test_csv_has_save_as_header_and_crlf():
+    text, _ = write([make_row()], "csv")
+    assert text.split("\r\n", 1)[0] == ",".join(GOLDEN_KEYS)
+    (record,) = goldens(text, "csv")
+    assert record["input"] == "Where is my order?" and record["actual_output"] == ""
+
+
+def test_csv_reports_na_like_cells():
+    text, report = write([make_row("a", input="N/A", expected="null"), make_row("b", expected="fine")], "csv")
+    assert carried(report, "a")["$.input"].startswith("CSV: DeepEval's loader (pandas) reads an NA-like cell")
+    assert "$.expected" in carried(report, "a") and "$.expected" not in carried(report, "b")
+    assert any("input of row 'a'" in note for note in report.notes)
+
+
+def test_csv_reports_number_like_columns_only_when_the_whole_column_is():
+    _, report = write([make_row("007", expected="12"), make_row("1e5", expected="3")], "csv")
+    assert "$.id" in carried(report, "007") and "$.expected" in carried(report, "1e5")
+    assert any("every name cell looks like a number" in n for n in report.notes)
+    _, mixed = write([make_row("007", expected="12"), make_row("x", expected="3")], "csv")
+    assert "$.id" not in carried(mixed, "007")
+    assert "$.expected" in carried(mixed, "007")
+    _, bools = write([make_row("a", expected="True"), make_row("b", expected="1")], "csv")
+    assert "$.expected" not in carried(bools, "a")  # numbers and booleans mixed stay text
+
+
+def test_csv_reports_pipes_in_list_items_and_nul_characters():
+    row = make_row(input="a\x00b", metadata={"deepeval": {"context": ["x|y", "z"]}})
+    text, report = write([row], "csv")
+    got = carried(report, "cs-1")
+    assert "$.metadata.deepeval.context[0]" in got and "$.input" in got
+    assert "\x00" not in text
+    (record,) = goldens(text, "csv")
+    assert record["input"] == '"a\\u0000b"' and record["context"] == "x|y|z"
+
+
+@pytest.mark.parametrize("cell, kind", [("", "na"), ("NA", "na"), ("null", "na"), (" NA", "text"),
+                                        ("007", "number"), (" 1\n", "number"), ("1e5", "number"),
+                                        (".5", "number"), ("-Infinity", "number"), ("inf ", "text"),
+                                        ("tRuE", "bool"), (" True", "text"), ("1_000", "text"),
+                                        ("1,5", "text"), ("\u00a01", "text"), ("١", "text")])
+def test_pandas_kind(cell, kind):
+    assert pandas_kind(cell) == kind
+    assert "NA" in PANDAS_NA
+
+
+# --- reader: DeepEval's own files ------------------------------------------------------------
+
+def manifest_entry(name: str) -> dict:
+    return next(f for f in MANIFEST["files"] if f["path"] == f"deepeval/{name}")
+
+
+@pytest.mark.parametrize("name", ["goldens.json", "goldens.jsonl", "goldens.csv", "conversational_goldens.json"])
+def test_fixture_reads_into_valid_rows_with_the_manifest_facts(name):
+    entry = manifest_entry(name)
+    result = evalconv.read(str(FIXTURES / name))
+    assert result.format == "deepeval"
+    assert result.log.error_count == 0 and len(result.rows) == entry["rows"]
+    for fact in entry["facts"]:
+        row = result.rows[fact["row"]]
+        assert row.id == fact["id"]["value"] == row.case["caseId"]
+        assert row.case["provenance"] == "imported"
+        golden_input = fact["input"]["value"]
+        if fact["input"]["field"] == "scenario+turns":
+            assert row.case["scenario"] == golden_input["scenario"]
+            assert row.input == {"messages": [_file_turn(t) for t in golden_input["turns"]]}
+        else:
+            assert row.input == golden_input
+        also = fact.get("also", {})
+        if "expected_tools" in also:
+            assert row.case["oracleType"] == "expected-tool-calls"
+            assert row.expected == [{"name": t["name"], "arguments": t["input_parameters"]}
+                                    for t in also["expected_tools"]]
+            assert row.metadata["deepeval"]["expected_output"] == fact["expected"]["value"]
+        elif fact["expected"]["value"] is None:
+            assert not row.has_expected and row.case["oracleType"] == "expected-behavior-only"
+        else:
+            assert row.expected == fact["expected"]["value"]
+            assert row.case["oracleType"] == "reference-answer"
+        if "expectations" in also:
+            assert row.case["expectedBehavior"] == "\n".join(also["expectations"]["must"])
+            assert row.case["unacceptableBehavior"] == also["expectations"]["must_not"]
+        for key in ("context",):
+            if key in also:
+                assert row.metadata["deepeval"][key] == also[key]
+        if "retrieval_context" in also:
+            assert row.metadata["deepeval_run"]["retrieval_context"] == also["retrieval_context"]
+
+
+def _file_turn(turn: dict) -> dict:
+    """A manifest turn (model_dump names) as the file writes it (inputParameters, type)."""
+    out = dict(turn)
+    if "tools_called" in out:
+        out["tools_called"] = [{**{k: v for k, v in t.items() if k != "input_parameters"},
+                                "inputParameters": t["input_parameters"]} for t in out["tools_called"]]
+    return out
+
+
+def test_the_three_fixture_variants_read_the_same():
+    rows = {name: evalconv.read(str(FIXTURES / name)).rows
+            for name in ("goldens.json", "goldens.jsonl", "goldens.csv")}
+    assert rows["goldens.json"] == rows["goldens.jsonl"] == rows["goldens.csv"]
+
+
+def test_run_outputs_are_kept_and_listed_in_the_read_report():
+    result = evalconv.read(str(FIXTURES / "goldens.json"))
+    row = next(r for r in result.rows if r.id == "tool-return-label-003")
+    assert row.metadata["deepeval_run"]["actual_output"].startswith("I've looked up")
+    assert [t["name"] for t in row.metadata["deepeval_run"]["tools_called"]] == ["lookup_order", "create_return_label"]
+    ignored = {e["path"] for e in result.report.to_json()["ignored"] if "tool-return-label-003" in e["ids"]}
+    assert {"$.actual_output", "$.tools_called"} <= ignored
+    inferred = {e["path"] for e in result.report.to_json()["inferred"]}
+    assert {"$.metadata.case.oracleType", "$.metadata.case.provenance"} <= inferred
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deepeval_to_evalconv_to_deepeval_keeps_deepeval_fields_in_place(variant):
+    source = json.loads((FIXTURES / "goldens.json").read_text("utf-8"))
+    rows = evalconv.read(str(FIXTURES / "goldens.json")).rows
+    text, _ = write(rows, variant)
+    back = json.loads(write([c.row for c in read(text)[0]], "json")[0])
+    for before, after in zip(source, back):
+        for key in ("input", "expected_output", "context", "retrieval_context", "name", "comments",
+                    "source_file", "tools_called", "custom_column_key_values"):
+            assert after[key] == before[key], key
+        assert {k: v for k, v in after["additional_metadata"].items() if k != "evalconv"} == \
+            (before["additional_metadata"] or {})
+
+
+def test_an_empty_file_is_an_empty_set():
+    assert read("")[0] == [] and read("\n \n")[0] == []
+
+
+def test_generated_ids_and_missing_fields():
+    text = '[{"input": "hi"}, {"input": "yo", "expected_output": "x", "actual_output": null}]'
+    checked, report = read(text)
+    assert [c.row.id for c in checked] == ["golden-1", "golden-2"]
+    assert checked[0].row.case["oracleType"] == "expected-behavior-only"
+    assert "$.id" in {e["path"] for e in report.to_json()["inferred"]}
+
+
+def test_unknown_keys_are_kept_and_reported():
+    checked, report = read('{"input": "hi", "name": "a", "priority": 3}\n')
+    assert checked[0].row.metadata["deepeval"]["priority"] == 3
+    assert any("not a DeepEval golden field" in e["reason"] for e in report.to_json()["ignored"])
+
+
+def test_jsonl_pipe_joined_context_is_split_like_deepeval():
+    checked, _ = read('{"input": "q", "name": "a", "context": "x|y", "retrieval_context": "r"}\n')
+    assert checked[0].row.metadata["deepeval"]["context"] == ["x", "y"]
+    assert checked[0].row.metadata["deepeval_run"]["retrieval_context"] == ["r"]
+
+
+def test_edits_after_export_are_reported_and_the_carried_row_kept():
+    text, _ = write([make_row()], "json")
+    golden = json.loads(text)
+    golden[0]["input"] = "Edited in DeepEval"
+    checked, report = read(json.dumps(golden))
+    assert checked[0].row == make_row()
+    assert "$.input" in {e["path"] for e in report.to_json()["ignored"]}
+    _, quiet = read(text)
+    assert quiet.to_json()["ignored"] == []
+
+
+# --- reader: bad input -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, message", [
+    ('{"input": "a", "name": "x"}\n{oops\n', "line is not valid JSON"),
+    ('[{"name": "x"}]', "the golden has no input"),
+    ('[{"input": "a", "expected_tools": [{"inputParameters": {}}]}]', "must be an object with a string 'name'"),
+    ('[{"input": "a", "expected_tools": [{"name": "t", "inputParameters": [1]}]}]', "must be an object"),
+    ('[{"input": "a", "expectations": {"must": [1]}}]', "expectations.must must be a list of strings"),
+    ('[{"input": "a", "name": 7}]', "'name' must be a non-empty string"),
+    ('input,expected_tools\na,[oops\n', "column 'expected_tools' is not valid JSON"),
+    ('input,name\na,b,c\n', "record has 3 cells"),
+    ('[1]', "each element must be a JSON object"),
+])
+def test_bad_rows_become_row_errors(text, message):
+    checked, _ = read(text)
+    errors = [f.message for c in checked for f in c.errors]
+    assert any(message in e for e in errors), errors
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[{"input": "a"}', "the array is not closed"),
+    ('name,comments\nx,y\n', "neither an 'input' nor a 'scenario' column"),
+    ('input,input\na,b\n', "appears twice"),
+    ('input,name\n"a,b\n', "malformed CSV"),
+])
+def test_unreadable_files_raise_one_line_errors(text, message):
+    from evalconv.canonical.errors import ReadError
+    with pytest.raises(ReadError) as err:
+        read(text)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+# --- detection --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("head, claimed", [
+    ((FIXTURES / "goldens.json").read_text("utf-8")[:8192], True),
+    ((FIXTURES / "goldens.jsonl").read_text("utf-8")[:8192], True),
+    ((FIXTURES / "goldens.csv").read_text("utf-8")[:8192], True),
+    ((FIXTURES / "conversational_goldens.json").read_text("utf-8")[:8192], True),
+    ('[{"id": "a", "input": "q", "metadata": {"case": {"expected_output": 1}}}]', False),
+    ('{"id": "a", "input": "q", "expected": "x", "metadata": {"case": {}}}', False),
+    ('{"inputs": {"q": 1}, "outputs": {"expected_output": "x"}, "metadata": {}}', False),
+    ('{"id": "a", "input": "q", "expected": "x", "tags": [], "_xact_id": "1"}', False),
+    ('[{"input": "q", "expected": "x", "metadata": {"expected_output": 1}}]', False),
+    ('id,input,expected,case.oracleType\n', False),
+    ('input_question,output_answer\n', False),
+    ('[{"input": "q", "expected_output": "a"', True),
+    ('input,expected_output\n', True),
+    ('[{"input": "q"}]', False),
+])
+def test_detect(head, claimed):
+    assert FORMAT.detect(head) is claimed
+
+
+def test_paths_claimed():
+    for path in ("a.json", "a.JSONL", "a.csv", "a.deepeval.json", "x.deepeval.csv"):
+        assert FORMAT.matches_path(path)
+    assert not FORMAT.matches_path("a.yaml")
+    assert REGISTRY.detect("set.json", '[{"id": "a", "input": "q", "metadata": {"case": {}}}]').name == "json"
+    assert REGISTRY.detect("set.json", '[{"input": "q", "expected_output": "a"}]').name == "deepeval"
+
+
+def test_write_and_read_through_the_library(tmp_path):
+    rows = [make_row("a"), make_row("b", expected=[{"name": "t"}], oracle="expected-tool-calls")]
+    for suffix in (".deepeval.json", ".deepeval.jsonl", ".deepeval.csv"):
+        path = str(tmp_path / f"set{suffix}")
+        report = evalconv.write(rows, path, "deepeval")
+        assert report.rows == 2 and not report.lossy
+        assert evalconv.read(path).rows == rows
