@@ -12,7 +12,7 @@ from ..canonical import jsonvalue
 
 
 def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, include: tuple[str, ...],
-               exclude: tuple[str, ...], jobs: int, excel_safe: bool, **kwargs: Any) -> None:
+               exclude: tuple[str, ...], jobs: int, options: dict[str, Any], **kwargs: Any) -> None:
     total = len(plan(source, outdir, to=to, include=include, exclude=exclude))
     bar = None
     if sys.stderr.isatty():
@@ -32,7 +32,7 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
 
     try:
         result = convert_tree(source, outdir, to=to, include=include, exclude=exclude, jobs=jobs,
-                              options={"excel_safe": excel_safe}, on_done=done, **kwargs)
+                              options=options, on_done=done, **kwargs)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -25,6 +25,8 @@ from .common import encoding_option, from_option, handles_errors, print_findings
 @click.option("--ledger", metavar="PATH", help="Error ledger path (default: OUT.rejected.jsonl).")
 @click.option("--excel-safe", is_flag=True,
               help="CSV: put a ' before cells that a spreadsheet would run as formulas (read back exactly).")
+@click.option("--config", "config_path", metavar="PATH",
+              help="promptfoo: also write a runnable promptfooconfig.yaml here, pointing at the tests.")
 @encoding_option
 @click.option("--include", multiple=True, metavar="GLOB", help="Folder: convert only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Folder: leave matching files out.")
@@ -33,7 +35,8 @@ from .common import encoding_option, from_option, handles_errors, print_findings
 @click.option("--summary", "summary_path", metavar="PATH", help="Folder: write the summary table as JSON.")
 @handles_errors
 def convert_command(source: str, to: str, output: str | None, from_: str | None, report_path: str | None,
-                    keep_going: bool, ledger: str | None, excel_safe: bool, encoding: str | None,
+                    keep_going: bool, ledger: str | None, excel_safe: bool, config_path: str | None,
+                    encoding: str | None,
                     include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
                     summary_path: str | None) -> None:
     """Convert IN (a file, a folder, or - for standard input) to FORMAT.
@@ -41,16 +44,21 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     If any row is invalid nothing is written and the exit code is 1, unless --keep-going.
     A folder is mirrored under -o OUTDIR; one bad file never stops the others.
     """
+    options = {"excel_safe": excel_safe}
+    if config_path:
+        if to != "promptfoo":
+            raise UsageError("--config writes a promptfoo config; it goes with --to promptfoo")
+        options["config"] = config_path
     if os.path.isdir(source):
         if not output:
             raise UsageError("converting a folder needs -o OUTDIR", source=source)
         run_folder(source, output, to=to, from_=from_, include=include, exclude=exclude, jobs=jobs,
-                   keep_going=keep_going, encoding=encoding, excel_safe=excel_safe, summary_path=summary_path)
+                   keep_going=keep_going, encoding=encoding, options=options, summary_path=summary_path)
         return
     if include or exclude or summary_path or jobs != 1:
         raise UsageError("--include, --exclude, -j and --summary apply to a folder", source=source)
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
-                         ledger=ledger, excel_safe=excel_safe)
+                         ledger=ledger, **options)
     print_findings(result.log.errors, result.log.error_count, "errors")
     print_findings(result.log.warnings, result.log.warning_count, "warnings")
     if report_path and result.wrote_output:
