@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Iterator
 
-from evalconv.canonical import jsonvalue
+from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.errors import ReadError, WriteError
 from evalconv.canonical.format import FieldLoss
 from evalconv.canonical.json_format import iter_array
@@ -236,8 +236,7 @@ def check_value(value: Any, row_id: str, path: str, vendor: str, max_depth: int 
                 raise WriteError(f"row '{row_id}': nested deeper than the {max_depth} levels {vendor} "
                                  "keeps (it would store a placeholder string)", field=at)
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
-            todo.extend((v, f"{at}[{k!r}]" if isinstance(k, str) else f"{at}[{k}]", depth + 1)
-                        for k, v in pairs)
+            todo.extend((v, paths.join(at, k), depth + 1) for k, v in pairs)
 
 
 def field_lookup(field_map: tuple[FieldLoss, ...]) -> dict[str, FieldLoss]:

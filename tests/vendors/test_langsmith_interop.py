@@ -1,0 +1,79 @@
+"""Every LangSmith record evalconv writes is an `ExampleCreate`, with no key silently ignored and
+every value as intended (offline: `langsmith.schemas` does no I/O)."""
+from __future__ import annotations
+
+import json
+import uuid
+import warnings
+
+import pytest
+from hypothesis import given, settings
+
+from conftest import ROOT, row
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.row import Row
+from interop import require_module
+from roundtrip_helpers import write_text
+from strategies import row_sets
+
+pytestmark = pytest.mark.interop
+FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "langsmith"
+
+
+def example_create(record: dict) -> dict:
+    """Validate like `Client.create_examples` does (`ExampleCreate(**record)`), refusing any key the
+    model would drop silently; returns the model's own JSON dump of what would be uploaded."""
+    schemas = require_module("langsmith.schemas")
+    model = schemas.ExampleCreate
+    fields = set(getattr(model, "model_fields", None) or model.__fields__)  # pydantic v2 | v1 (<0.6)
+    unknown = set(record) - fields - {"outputs"}
+    assert not unknown, f"ExampleCreate would silently drop {sorted(unknown)}"
+    assert "dataset_split" not in (record.get("metadata") or {})
+    data = dict(record)
+    if "reference_outputs" in fields and "outputs" in data:  # langsmith >= 0.14.12
+        data["reference_outputs"] = data.pop("outputs")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        example = model(**data)
+    if hasattr(example, "model_dump"):
+        return example.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return json.loads(example.json(exclude_none=True))
+
+
+def assert_loads_as_intended(record: dict) -> None:
+    dump = example_create(record)
+    assert dump["id"] == str(uuid.UUID(record["id"]))
+    for key in ("inputs", "outputs", "metadata", "split"):
+        if key in record:
+            assert jsonvalue.same(dump[key], record[key]), key
+        else:
+            assert key not in dump or key == "metadata"
+
+
+@settings(max_examples=200)
+@given(rows=row_sets())
+def test_every_written_record_is_an_example_create(rows):
+    text, _ = write_text("langsmith", rows)
+    for line in text.split("\n")[:-1]:
+        assert_loads_as_intended(jsonvalue.loads(line))
+
+
+@pytest.mark.parametrize("split", ["smoke", ["base", "tools"]])
+def test_records_with_splits_wrapping_and_shadowing_load(split):
+    value = row("cs-split", expected=(None,), caseFamily="f", linkedConcerns=["x"])
+    value["metadata"].update(dataset_split=split, evalconv=[1], case_family="mine")
+    text, _ = write_text("langsmith", [Row.from_json(value)])
+    assert_loads_as_intended(jsonvalue.loads(text))
+
+
+def test_the_create_examples_fixture_is_accepted():
+    for line in (FIXTURES / "create_examples.jsonl").read_text("utf-8").splitlines():
+        example_create(json.loads(line))
+
+
+def test_a_non_uuid_id_or_a_string_inputs_is_refused_by_langsmith():
+    pydantic = require_module("pydantic")
+    with pytest.raises(pydantic.ValidationError):
+        example_create({"id": "case-001", "inputs": {}})
+    with pytest.raises(pydantic.ValidationError):
+        example_create({"inputs": "a string"})
