@@ -1,0 +1,233 @@
+"""Interop with the real DeepEval (offline): evalconv's exports load in DeepEval's own loaders
+with the intended values, and the files DeepEval's save_as writes import as valid rows."""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+# DeepEval reads its settings at import: no telemetry, no .env files from the working directory.
+os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
+os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
+
+import pytest  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import evalconv  # noqa: E402
+from evalconv.canonical import jsonvalue  # noqa: E402
+from evalconv.canonical.row import Row  # noqa: E402
+from evalconv.vendors.deepeval_golden import is_tool_calls  # noqa: E402
+from evalconv.vendors.deepeval_write import pandas_kind  # noqa: E402
+from interop import require_module  # noqa: E402
+from strategies import TRICKY, row_sets, texts  # noqa: E402
+
+pytestmark = pytest.mark.interop
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors" / "deepeval"
+LOADERS = {"json": "add_goldens_from_json_file", "jsonl": "add_goldens_from_jsonl_file",
+           "csv": "add_goldens_from_csv_file"}
+
+
+@contextmanager
+def scratch():
+    """A temporary directory that is also the working directory (DeepEval writes into the cwd)."""
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        try:
+            yield Path(tmp)
+        finally:
+            os.chdir(cwd)
+
+
+@pytest.fixture(scope="module")
+def deepeval():
+    with scratch():
+        module = require_module("deepeval.dataset")
+    if not hasattr(module, "EvaluationDataset"):
+        pytest.fail("deepeval.dataset has no EvaluationDataset")
+    return module
+
+
+def load(deepeval, path: Path) -> list:
+    dataset = deepeval.EvaluationDataset()
+    with scratch():
+        getattr(dataset, LOADERS[path.suffix[1:]])(str(path))
+    return list(dataset.goldens)
+
+
+def meant(row: Row) -> dict:
+    """What DeepEval should see for a row, worked out from the row, not from the writer."""
+    case = row.case
+    expected = row.expected if row.has_expected else None
+    tools = None
+    if case["oracleType"] == "expected-tool-calls" and is_tool_calls(expected) and not isinstance(expected, str):
+        tools, expected = [(c["name"], c.get("arguments")) for c in expected], None
+    elif expected is not None and not isinstance(expected, str):
+        expected = jsonvalue.dumps(expected)
+    must = [case["expectedBehavior"].strip()] if case["expectedBehavior"].strip() else []
+    must_not = [i.strip() for i in case.get("unacceptableBehavior", []) if i.strip()]
+    return {"input": row.input if isinstance(row.input, str) else jsonvalue.dumps(row.input),
+            "name": row.id, "expected_output": expected, "expected_tools": tools,
+            "expectations": (must, must_not) if must or must_not else None}
+
+
+def seen(golden) -> dict:
+    tools = golden.expected_tools
+    expectations = golden.expectations
+    return {"input": golden.input, "name": golden.name, "expected_output": golden.expected_output,
+            "expected_tools": None if tools is None else [(t.name, t.input_parameters) for t in tools],
+            "expectations": None if expectations is None else (expectations.must, expectations.must_not)}
+
+
+def export(rows, path: Path):
+    return evalconv.write(rows, str(path), "deepeval")
+
+
+@pytest.mark.parametrize("variant", ["json", "jsonl"])
+@settings(max_examples=60)
+@given(rows=row_sets().filter(bool))
+def test_json_exports_load_in_deepeval_as_meant(deepeval, variant, rows):
+    with scratch() as tmp:
+        path = tmp / f"set.{variant}"
+        export(rows, path)
+        goldens = load(deepeval, path)
+    assert len(goldens) == len(rows)
+    for row, golden in zip(rows, goldens):
+        assert seen(golden) == meant(row)
+        assert type(golden).__name__ == "Golden"  # never a conversational golden
+        assert jsonvalue.same(golden.additional_metadata["evalconv"], row.to_json())
+
+
+@settings(max_examples=60)
+@given(rows=row_sets().filter(bool))
+def test_csv_exports_load_in_deepeval_as_meant_or_as_reported(deepeval, rows):
+    with scratch() as tmp:
+        path = tmp / "set.csv"
+        report = export(rows, path)
+        try:
+            goldens = load(deepeval, path)
+        except Exception:  # noqa: BLE001 - whatever DeepEval raises, the report must have said so
+            assert any("will fail" in note for note in report.notes), report.notes
+            return
+    assert not any("will fail" in note for note in report.notes), report.notes
+    for row, golden in zip(rows, goldens):
+        want, got = meant(row), seen(golden)
+        carried = {path for (path, reason), ids in report.carried.entries.items()
+                   if row.id in ids and reason.startswith("CSV:")}
+        for key, path in (("input", "$.input"), ("expected_output", "$.expected"), ("name", "$.id")):
+            assert (want[key] != got[key]) == (path in carried), (key, want[key], got[key])
+        assert got["expected_tools"] == (want["expected_tools"] or ([] if golden.expected_tools == [] else None))
+        assert got["expectations"] == want["expectations"]
+        assert jsonvalue.same(golden.additional_metadata["evalconv"], row.to_json())
+
+
+@settings(max_examples=300)
+@given(cell=st.one_of(st.sampled_from(TRICKY), texts,
+                      st.from_regex(r"\A[ \t]?[+-]?\d{0,3}\.?\d{0,3}(e[+-]?\d)?[ \t]?\Z")))
+def test_pandas_kind_matches_pandas(cell):
+    pandas = require_module("pandas")
+    if "\x00" in cell:
+        return  # never written raw (see the CSV writer)
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator="\r\n").writerows([["a", "b"], [cell, "x"]])  # never a blank line
+    frame = pandas.read_csv(io.StringIO(buffer.getvalue()))
+    value = frame["a"].astype(object).where(pandas.notna(frame["a"]), None).values[0] if len(frame) else None
+    kind = "na" if value is None else "bool" if isinstance(value, bool) or str(frame["a"].dtype) == "bool" \
+        else "text" if isinstance(value, str) else "number"
+    assert pandas_kind(cell) == kind, (cell, value)
+
+
+@pytest.mark.parametrize("name", ["goldens.json", "goldens.jsonl", "goldens.csv", "conversational_goldens.json"])
+def test_fixtures_read_as_deepeval_reads_them(deepeval, name):
+    goldens = load(deepeval, FIXTURES / name)
+    rows = evalconv.read(str(FIXTURES / name)).rows
+    assert len(goldens) == len(rows)
+    for golden, row in zip(goldens, rows):
+        assert row.id == golden.name
+        if hasattr(golden, "scenario") and golden.scenario:
+            assert row.case["scenario"] == golden.scenario
+            assert [t["content"] for t in row.input["messages"]] == [t.content for t in golden.turns]
+            continue
+        assert row.input == golden.input
+        if golden.expected_tools:
+            assert row.expected == [{"name": t.name, "arguments": t.input_parameters} for t in golden.expected_tools]
+        elif golden.expected_output is not None:
+            assert row.expected == golden.expected_output
+        if golden.expectations is not None:
+            assert row.case["expectedBehavior"] == "\n".join(golden.expectations.must)
+            assert row.case.get("unacceptableBehavior", []) == golden.expectations.must_not
+
+
+@pytest.mark.parametrize("file_type", ["json", "jsonl", "csv"])
+def test_files_save_as_writes_import_as_valid_rows(deepeval, file_type):
+    from deepeval.dataset.golden import ConversationalGolden, Golden
+    from deepeval.test_case import ToolCall, Turn
+    single = [
+        Golden(input="Refund order 7?", expected_output="Yes, within 5 days.", name="g-1",
+               context=["Refunds take 5 days."], retrieval_context=["Policy: 5 days."],
+               actual_output="Sure", comments="c", additional_metadata={"k": [1, None, True]},
+               custom_column_key_values={"tier": "gold"}),
+        Golden(input="Track it", name="g-2",
+               expected_tools=[ToolCall(name="track", input_parameters={"order": "7"})],
+               tools_called=[ToolCall(name="track", input_parameters={"order": "7"}, output={"ok": True})]),
+        Golden(input="Lost parcel", name="g-3"),
+    ]
+    conversational = [ConversationalGolden(
+        scenario="Customer asks for a refund.", expected_outcome="Refund issued.", name="c-1",
+        turns=[Turn(role="user", content="Refund please"),
+               Turn(role="assistant", content="Done", tools_called=[ToolCall(name="refund")])])]
+    for goldens in (single, conversational):
+        with scratch() as tmp:
+            dataset = deepeval.EvaluationDataset(goldens=goldens)
+            path = Path(dataset.save_as(file_type, str(tmp)))
+            result = evalconv.read(str(path), from_="deepeval")
+        assert result.log.error_count == 0 and len(result.rows) == len(goldens)
+        for golden, row in zip(goldens, result.rows):
+            assert row.id == golden.name and row.case["provenance"] == "imported"
+            if isinstance(golden, ConversationalGolden):
+                assert row.input["messages"][1]["tools_called"][0]["name"] == "refund"
+                assert row.expected == "Refund issued."
+                continue
+            assert row.input == golden.input
+            if golden.expected_tools:
+                assert row.expected == [{"name": "track", "arguments": {"order": "7"}}]
+                assert row.metadata["deepeval_run"]["tools_called"][0]["output"] == {"ok": True}
+            elif golden.expected_output:
+                assert row.expected == golden.expected_output
+                assert row.metadata["deepeval"]["context"] == golden.context
+                assert row.metadata["deepeval_run"]["retrieval_context"] == golden.retrieval_context
+                assert row.metadata["deepeval"]["additional_metadata"] == {"k": [1, None, True]}
+            else:
+                assert row.case["oracleType"] == "expected-behavior-only"
+
+
+def _row(row_id: str, input="Where is it?", expected="Here.") -> Row:
+    return Row.from_json({"id": row_id, "input": input, "expected": expected, "metadata": {"case": {
+        "caseId": row_id, "oracleType": "reference-answer", "expectedBehavior": "Answers.",
+        "provenance": "expert-authored"}}})
+
+
+@pytest.mark.parametrize("rows", [[_row("42")], [_row("a", input="N/A"), _row("b")],
+                                  [_row("a", expected="1"), _row("b", expected="2.5")]],
+                         ids=["numeric-name-column", "na-input", "numeric-expected-column"])
+def test_csv_that_deepeval_cannot_load_is_announced(deepeval, rows):
+    with scratch() as tmp:
+        report = export(rows, tmp / "set.csv")
+        assert any("will fail" in note for note in report.notes)
+        with pytest.raises(Exception):
+            load(deepeval, tmp / "set.csv")
+
+
+def test_csv_na_like_reference_loads_as_none_and_is_reported(deepeval):
+    rows = [_row("a", expected="NA"), _row("b", expected="Fine")]
+    with scratch() as tmp:
+        report = export(rows, tmp / "set.csv")
+        goldens = load(deepeval, tmp / "set.csv")
+    assert [g.expected_output for g in goldens] == [None, "Fine"]
+    assert not report.notes
+    assert any(path == "$.expected" and ids == ["a"] and reason.startswith("CSV:")
+               for (path, reason), ids in report.carried.entries.items())
