@@ -95,7 +95,7 @@ class PromptfooWriter:
         self._out, self._report, self._kind = out, report, kind
         self._count = 0
         if kind == "csv":
-            self._csv = csv.writer(out, lineterminator="\n")
+            self._csv = csv.writer(out, lineterminator="\r\n")  # "\r\n" makes a lone "\r" quoted
             self._csv.writerow(HEADER)
 
     def write(self, row: Row) -> None:
@@ -118,7 +118,7 @@ class PromptfooWriter:
         if self._kind == "json":
             body = jsonvalue.dumps(test, indent=True).replace("\n", "\n  ")
             return ("[\n  " if self._count == 0 else ",\n  ") + body
-        return yaml.safe_dump([test], allow_unicode=True, sort_keys=False, width=1_000_000)
+        return yaml.dump([test], Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=1_000_000)
 
     def close(self) -> None:
         if self._kind == "json":
@@ -126,5 +126,20 @@ class PromptfooWriter:
         elif self._kind == "yaml" and not self._count:
             self._out.write("[]\n")
 
+
+class _Dumper(yaml.SafeDumper):
+    """Safe YAML whose strings holding YAML line breaks (NEL, LS, PS) are double-quoted, so the
+    breaks are written as escapes and read back as the characters they were."""
+
+
+_YAML_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = '"' if _YAML_BREAKS.search(text) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
 
 FORMAT = PromptfooFormat()

@@ -203,7 +203,7 @@ def place_csv(row: Row) -> tuple[list[str], Placement]:
     """The four cells of one row, and what only the envelope holds."""
     placed = Placement({})
     text_input = row.input if isinstance(row.input, str) else jsonvalue.dumps(row.input)
-    input_cell = escape(text_input)
+    input_cell = escape(text_input).replace("\x00", "\\u0000")  # NUL has no place in a text file
     if not same(input_from_vars({"input": input_cell}), row.input):
         placed.envelope["input"] = row.input
         placed.carried.append("input")
@@ -212,7 +212,7 @@ def place_csv(row: Row) -> tuple[list[str], Placement]:
         oracle = oracle_assertion(row)
         cell = assertion_cell(oracle) if oracle else None
         found, value = False, None
-        if cell is not None and js_trim(cell) == cell:
+        if cell is not None and js_trim(cell) == cell and "\x00" not in cell:
             found, value, _, _ = expected_from_assertion(assertion_from_string(cell))
         if found and same(value, row.expected):
             expected_cell, placed.envelope["expectedFrom"] = cell, 0
@@ -223,5 +223,5 @@ def place_csv(row: Row) -> tuple[list[str], Placement]:
     placed.carried.append("id")
     placed.carried.extend(f"case.{name}" for name in row.case)
     placed.carried.extend(f"meta:{key}" for key in row.metadata if key != "case")
-    description = row.id if not row.id.startswith("file://") else "case " + row.id
+    description = ("case " if row.id.startswith("file://") else "") + row.id.replace("\x00", "\\u0000")
     return [input_cell, expected_cell, description, jsonvalue.dumps(placed.envelope)], placed

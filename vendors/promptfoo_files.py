@@ -199,7 +199,13 @@ def _jsonl_tests(lines: Lines, report: Any) -> Iterator[Located]:
 def _csv_tests(lines: Lines, report: Any) -> Iterator[Located]:
     csv.field_size_limit(sys.maxsize)
     counted = _Counting(lines)
-    reader = csv.reader(counted)
+    try:
+        yield from _csv_records(csv.reader(counted), counted, lines.source)
+    except csv.Error as err:
+        raise ReadError(f"invalid CSV: {err}", source=lines.source, line=counted.number) from None
+
+
+def _csv_records(reader: Any, counted: "_Counting", source: str) -> Iterator[Located]:
     header = next(reader, None)
     if header is None:
         return
@@ -210,12 +216,12 @@ def _csv_tests(lines: Lines, report: Any) -> Iterator[Located]:
             continue
         if len(record) != len(header):
             yield SourceRow(None, line, problems=parse_problem(
-                f"{lines.source}: the record has {len(record)} cells, the header {len(header)}")), line, lines.source
+                f"the record has {len(record)} cells, the header {len(header)}")), line, source
             continue
         try:
-            yield test_from_cells(dict(zip(header, record))), line, lines.source
+            yield test_from_cells(dict(zip(header, record))), line, source
         except CSVTestError as err:
-            yield SourceRow(None, line, problems=parse_problem(str(err))), line, lines.source
+            yield SourceRow(None, line, problems=parse_problem(str(err))), line, source
 
 
 class _Counting:

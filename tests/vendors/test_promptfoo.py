@@ -1,0 +1,311 @@
+"""Promptfoo tests: mapping rules, exact round trips in every variant, detection, bad input."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+import yaml
+from hypothesis import given, settings
+
+import evalconv
+from evalconv.canonical.diff import diff_paths, unexplained
+from evalconv.canonical.errors import ReadError
+from evalconv.canonical.row import Row
+from evalconv.canonical.source import Lines
+from evalconv.registry import REGISTRY
+from evalconv.reports import LossReport, ReadReport
+from evalconv.vendors.promptfoo import FIELD_MAP, FORMAT
+from evalconv.vendors.promptfoo_csv import assertion_from_string, split_values
+from evalconv.vendors.promptfoo_text import escape, unescape
+from strategies import row_sets
+
+VARIANTS = ("yaml", "json", "jsonl", "csv")
+
+
+def make_row(row_id="cs-1", *, input="Where is my order?", expected=("It ships today.",),
+             oracle="reference-answer", metadata=None, **case_extra) -> Row:
+    case = {"caseId": row_id, "oracleType": oracle, "expectedBehavior": "Says when it ships.",
+            "provenance": "expert-authored", **case_extra}
+    value = {"id": row_id, "input": input, "metadata": {"case": case, **(metadata or {})}}
+    if expected != ():
+        value["expected"] = expected[0]
+    return Row.from_json(value)
+
+
+def write(rows, tmp_path, kind="yaml"):
+    path = tmp_path / f"out.{kind}"
+    report = evalconv.write(rows, str(path), "promptfoo")
+    return path, report
+
+
+def written_tests(rows, tmp_path, kind="yaml"):
+    path, report = write(rows, tmp_path, kind)
+    text = path.read_text("utf-8")
+    if kind == "yaml":
+        return yaml.safe_load(text), report
+    if kind == "json":
+        return json.loads(text), report
+    return [json.loads(line) for line in text.splitlines()], report
+
+
+def read_back(path):
+    result = evalconv.read(str(path), from_="promptfoo")
+    assert result.log.error_count == 0, [e.to_json() for e in result.log.errors]
+    return result
+
+
+def assert_exact(rows, report, back_rows):
+    assert [r.id for r in back_rows] == [r.id for r in rows]
+    for original, back in zip(rows, back_rows):
+        differences = diff_paths(original.to_json(), back.to_json())
+        assert unexplained(differences, report.dropped_paths(original.id)) == ([], []), original.id
+
+
+# --- exactness --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", VARIANTS)
+@settings(max_examples=250)
+@given(rows=row_sets())
+def test_random_rows_round_trip_exactly(tmp_path_factory, kind, rows):
+    tmp_path = tmp_path_factory.mktemp(kind)
+    path, report = write(rows, tmp_path, kind)
+    assert_exact(rows, report, read_back(path).rows)
+    assert not report.lossy  # everything promptfoo cannot hold is carried, never dropped
+
+
+def test_report_paths_and_reasons_come_from_the_field_map(tmp_path):
+    rows = [make_row("a", input=None, metadata={"team": "cx"}, scenario="s"),
+            make_row("b", expected=([{"name": "t", "arguments": {"x": 1}}],), oracle="expected-tool-calls")]
+    for kind in VARIANTS:
+        _, report = write(rows, tmp_path, kind)
+        declared = {(f.path, f.reason) for f in FIELD_MAP if f.fate == "carried"}
+        for entry in report.to_json()["carried"]:
+            key = entry["path"] if not entry["path"].startswith("$.metadata.team") else "$.metadata.<key>"
+            assert (key, entry["reason"]) in declared, entry
+
+
+# --- mapping rules ----------------------------------------------------------------------------
+
+def test_only_the_input_goes_into_vars(tmp_path):
+    row = make_row(expected=("secret answer",), evaluationCriteria=["c"], unacceptableBehavior=["u"])
+    (test,), _ = written_tests([row], tmp_path)
+    assert test["vars"] == {"input": "Where is my order?"}
+    assert "secret answer" not in json.dumps(test["vars"])
+
+
+def test_reference_answer_becomes_equals_or_factuality(tmp_path):
+    (plain,), report = written_tests([make_row()], tmp_path)
+    assert plain["assert"] == [{"type": "equals", "value": "It ships today."}]
+    assert report.to_json()["carried"][0]["path"] != "$.expected"
+    judged = make_row(evaluator="llm-judge")
+    (test,), _ = written_tests([judged], tmp_path)
+    assert test["assert"][0] == {"type": "factuality", "value": "It ships today."}
+
+
+def test_object_reference_is_a_deep_equals(tmp_path):
+    (test,), report = written_tests([make_row(expected=({"total": 1.0, "n": 2},))], tmp_path)
+    assert test["assert"] == [{"type": "equals", "value": {"total": 1.0, "n": 2}}]
+    assert "$.expected" not in {e["path"] for e in report.to_json()["carried"]}
+
+
+def test_acceptable_set_is_a_javascript_membership_check(tmp_path):
+    row = make_row(expected=(["Paris", "paris"],), oracle="acceptable-set")
+    (test,), _ = written_tests([row], tmp_path)
+    assert test["assert"] == [{"type": "javascript", "value": '["Paris","paris"].includes(output)'}]
+
+
+def test_tool_calls_without_arguments_are_native_with_arguments_carried(tmp_path):
+    names = make_row(expected=([{"name": "lookup_order"}],), oracle="expected-tool-calls")
+    args = make_row("b", expected=([{"name": "lookup_order", "arguments": {"id": 1}}],), oracle="expected-tool-calls")
+    tests, report = written_tests([names, args], tmp_path)
+    assert tests[0]["assert"] == tests[1]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}]
+    assert {e["path"]: e["ids"] for e in report.to_json()["carried"]}["$.expected"] == ["b"]
+
+
+def test_people_grade_so_no_assertion_is_made_for_them(tmp_path):
+    (test,), report = written_tests([make_row(evaluator="human-expert", reviewerExpertise="x")], tmp_path)
+    assert "assert" not in test
+    assert "$.expected" in {e["path"] for e in report.to_json()["carried"]}
+
+
+def test_llm_judge_criteria_become_rubrics(tmp_path):
+    row = make_row(oracle="rubric", expected=(), evaluator="llm-judge",
+                   evaluationCriteria=["Names Paris", "No hedging"], unacceptableBehavior=["Names Lyon"])
+    (test,), report = written_tests([row], tmp_path)
+    assert test["assert"] == [{"type": "llm-rubric", "value": "Names Paris"},
+                              {"type": "llm-rubric", "value": "No hedging"},
+                              {"type": "not-llm-rubric", "value": "Names Lyon"}]
+    carried = {e["path"] for e in report.to_json()["carried"]}
+    assert "$.metadata.case.evaluationCriteria" not in carried
+    assert "$.metadata.case.oracleType" in carried
+
+
+def test_object_input_is_spread_into_vars_and_lists_do_not_fan_out(tmp_path):
+    tests, _ = written_tests([make_row(input={"question": "q", "context": ["a", "b"]}),
+                              make_row("b", input={"input": "x"})], tmp_path)
+    assert tests[0]["vars"] == {"question": "q", "context": ["a", "b"]}
+    assert tests[0]["options"] == {"disableVarExpansion": True}
+    assert tests[1]["vars"] == {"input": {"input": "x"}}
+
+
+def test_template_text_is_wrapped_in_raw(tmp_path):
+    row = make_row(input="Hi {{ name }}", expected=("file://answer.txt",))
+    (test,), _ = written_tests([row], tmp_path)
+    assert test["vars"]["input"] == "{% raw %}Hi {{ name }}{% endraw %}"
+    assert test["assert"][0]["value"] == "{% raw %}file://answer.txt{% endraw %}"
+
+
+@pytest.mark.parametrize("text", ["a {% endraw %} {{ b }}", "{% raw %}x{% endraw %}", "{%raw%}"])
+def test_text_raw_cannot_hold_is_carried(tmp_path, text):
+    path, report = write([make_row(input=text)], tmp_path)
+    assert "$.input" in {e["path"] for e in report.to_json()["carried"]}
+    assert read_back(path).rows[0].input == text
+
+
+def test_metadata_promptfoo_would_load_goes_into_the_envelope(tmp_path):
+    row = make_row(metadata={"doc": "file://kb/x.md", "ref": {"$ref": "#/a"}})
+    (test,), _ = written_tests([row], tmp_path)
+    assert set(test["metadata"]) == {"evalconv"}
+    assert json.loads(test["metadata"]["evalconv"])["metadata"]["doc"] == "file://kb/x.md"
+
+
+def test_a_users_evalconv_key_never_meets_the_envelope(tmp_path):
+    row = make_row(metadata={"evalconv": "mine", "~evalconv": "also mine"})
+    path, _ = write([row], tmp_path)
+    (test,) = yaml.safe_load(path.read_text("utf-8"))
+    assert test["metadata"]["~evalconv"] == "mine" and test["metadata"]["~~evalconv"] == "also mine"
+    assert read_back(path).rows[0] == row
+
+
+def test_escape_round_trip():
+    for text in ("plain", "{{ x }}", "{# c #}", "file://x", "a }} b"):
+        assert unescape(escape(text)) == text
+
+
+# --- importing files evalconv did not write ---------------------------------------------------
+
+def read_text(text: str, kind: str = "yaml"):
+    lines = Lines(io.BytesIO(text.encode("utf-8")), source=f"t.{kind}", path=f"t.{kind}")
+    report = ReadReport("promptfoo", "t")
+    return list(FORMAT.read(lines, report)), report
+
+
+def test_import_infers_the_oracle_from_the_assertions():
+    rows, report = read_text("""
+- vars: {input: q1}
+  assert: [{type: equals, value: A}]
+  metadata: {case_id: r1}
+- vars: {input: q2}
+  assert: [{type: llm-rubric, value: Be kind}, {type: not-llm-rubric, value: Is rude}]
+- vars: {question: q3, context: c}
+  assert: [{type: icontains, value: x}]
+  description: Third one
+""")
+    first, second, third = (r.value for r in rows)
+    assert first["id"] == "r1" and first["expected"] == "A" and first["input"] == "q1"
+    assert first["metadata"]["case"]["oracleType"] == "reference-answer"
+    assert first["metadata"]["case"]["provenance"] == "imported"
+    assert second["id"] == "row-2"
+    assert second["metadata"]["case"]["evaluationCriteria"] == ["Be kind"]
+    assert second["metadata"]["case"]["unacceptableBehavior"] == ["Is rude"]
+    assert third["id"] == "third-one" and third["input"] == {"question": "q3", "context": "c"}
+    assert third["metadata"]["case"]["oracleType"] == "expected-behavior-only"
+    assert third["metadata"]["case"]["extensions"]["promptfoo"]["assert"] == [{"type": "icontains", "value": "x"}]
+    inferred = {e["path"] for e in report.to_json()["inferred"]}
+    assert {"$.id", "$.input", "$.expected", "$.metadata.case.oracleType", "$.metadata.case.provenance"} <= inferred
+
+
+def test_imported_tests_go_back_to_promptfoo_with_their_own_assertions(tmp_path):
+    source = tmp_path / "in.yaml"
+    source.write_text("- description: d\n  vars: {input: q}\n  assert: [{type: icontains, value: x}, "
+                      "{type: equals, value: A}]\n  threshold: 0.5\n  metadata: {case_id: r1}\n")
+    rows = read_back(source).rows
+    (test,), _ = written_tests(rows, tmp_path)
+    assert test["assert"] == [{"type": "icontains", "value": "x"}, {"type": "equals", "value": "A"}]
+    assert test["threshold"] == 0.5 and test["description"] == "d"
+    assert json.loads(test["metadata"]["evalconv"]) == {"expectedFrom": 1}
+
+
+def test_csv_cells_parse_as_promptfoo_parses_them():
+    assert assertion_from_string("equals:  a b ") == {"type": "equals", "value": "a b"}
+    assert assertion_from_string("llm-rubric: keep spaces") == {"type": "llm-rubric", "value": " keep spaces"}
+    assert assertion_from_string("similar(0.9):x") == {"type": "similar", "value": "x", "threshold": 0.9}
+    assert assertion_from_string("Paris") == {"type": "equals", "value": "Paris"}
+    assert assertion_from_string("contains-any:a,\"b, c\"") == {"type": "contains-any", "value": ["a", "b, c"]}
+    assert split_values(' x , "y""z" ,') == ["x", 'y"z']
+
+
+# --- detection and bad input ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,text,expected", [
+    ("t.yaml", "- vars: {input: x}\n", True),
+    ("t.json", '[{"description": "d", "vars": {"input": "x"}}]', True),
+    ("t.jsonl", '{"vars": {"input": "x"}, "assert": []}\n', True),
+    ("t.csv", "input,__expected1\nx,equals:y\n", True),
+    ("t.jsonl", '{"id": "a", "input": "x", "metadata": {"case": {}}}\n', False),
+    ("t.json", '[{"input": "x", "expected_output": "y"}]', False),
+    ("t.csv", "id,input,case.oracleType\n", False),
+    ("t.jsonl", '{"inputs": {"q": 1}, "outputs": {}}\n', False),
+])
+def test_detect(name, text, expected):
+    assert FORMAT.detect(text) is expected
+    if expected:
+        assert REGISTRY.detect(name, text) is FORMAT
+
+
+def test_canonical_jsonl_is_not_claimed():
+    assert REGISTRY.detect("x.jsonl", '{"id":"a","input":"x","metadata":{"case":{}}}\n').name != "promptfoo"
+
+
+@pytest.mark.parametrize("text,where", [
+    ("- vars: [1, 2\n", "t.yaml:"),
+    ("just text\n", "t.yaml:1"),
+    ("prompts: [x]\n", "t.yaml:1"),
+])
+def test_unreadable_files_give_one_line_errors(text, where):
+    with pytest.raises(ReadError) as info:
+        read_text(text)
+    assert str(info.value).startswith(where) and "\n" not in str(info.value)
+
+
+def test_bad_tests_become_row_problems_not_tracebacks():
+    rows, _ = read_text("- 7\n- vars: 3\n- metadata: {evalconv: 'not json'}\n- metadata: [1]\n")
+    assert [r.value for r in rows] == [None] * 4
+    assert [r.problems[0].path for r in rows] == ["$", "$.vars", "$.metadata.evalconv", "$.metadata"]
+    assert all(r.line for r in rows)
+
+
+def test_csv_record_with_extra_cells_is_a_row_problem():
+    rows, _ = read_text("input,__expected1\na,b,c\nq,equals:x\n", "csv")
+    assert rows[0].problems and rows[0].line == 2
+    assert rows[1].value["expected"] == "x"
+
+
+def test_config_file_reference_needs_a_path():
+    lines = Lines(io.BytesIO(b"tests: [file://x.yaml]\nprompts: [p]\n"), source="<stdin>")
+    with pytest.raises(ReadError, match="standard input"):
+        list(FORMAT.read(lines, ReadReport("promptfoo")))
+
+
+def test_missing_referenced_file_is_a_read_error(tmp_path):
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts: [p]\ntests: [file://missing.yaml]\n")
+    with pytest.raises(ReadError, match="missing.yaml"):
+        evalconv.read(str(config), from_="promptfoo")
+
+
+def test_empty_yaml_writes_and_reads_an_empty_list(tmp_path):
+    path, report = write([], tmp_path)
+    assert path.read_text() == "[]\n" and report.rows == 0
+    assert read_back(path).rows == []
+
+
+def test_loss_report_is_per_row():
+    report = LossReport("promptfoo")
+    writer = FORMAT.open_writer(io.StringIO(), report, {"path": None})
+    writer.write(make_row("a", input=None))
+    writer.write(make_row("b"))
+    writer.close()
+    carried = {e["path"]: e["ids"] for e in report.to_json()["carried"]}
+    assert carried["$.id"] == ["a", "b"] and carried["$.input"] == ["a"]
