@@ -33,6 +33,7 @@ _ENUM_FIELDS = frozenset(
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _QUOTED_START = "=+-@\t\r'"
+_GUARDED_FIRST = frozenset(_QUOTED_START)
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")
 
 
@@ -243,8 +244,12 @@ class CSVWriter:
         self._csv.writerow(HEADER)
 
     def write(self, row: Row) -> None:
-        protect = _guard if self._excel_safe else _quote_if_needed
-        self._csv.writerow([protect(c) for c in encode(row)])
+        cells = encode(row)
+        if self._excel_safe:
+            cells = [c if c[:1] not in _GUARDED_FIRST else _guard(c) for c in cells]
+        else:
+            cells = [c if c[:1] != "'" else _quote_if_needed(c) for c in cells]
+        self._csv.writerow(cells)
 
     def close(self) -> None:
         pass
@@ -258,31 +263,31 @@ def _typed_cells(value: Any) -> tuple[str, str]:
     return "", jsonvalue.dumps(value)
 
 
+_CASE_SLOTS = {name: i for i, name in enumerate(PLAIN_CASE_FIELDS)}
+_LIST_FIELDS = frozenset(f for f in PLAIN_CASE_FIELDS if CASE_FIELD_KINDS[f] == "list")
+
+
 def encode(row: Row) -> list[str]:
-    cells = [*_typed_cells(row.id), *_typed_cells(row.input), *_typed_cells(row.expected)]
-    case = row.case
+    """The cells of one row, in HEADER order (before any leading-apostrophe protection)."""
+    case_cells = [""] * len(PLAIN_CASE_FIELDS)
     overflow: dict[str, Any] = {}
-    for name in PLAIN_CASE_FIELDS:
-        value = case.get(name, ABSENT)
-        if value is ABSENT:
-            cells.append("")
-        elif CASE_FIELD_KINDS[name] == "list":
+    for name, value in row.case.items():  # only the fields the row has, usually a handful
+        slot = _CASE_SLOTS.get(name)
+        if slot is None:
+            overflow[name] = value  # extensions
+        elif name in _LIST_FIELDS:
             if _plain_list(value):
-                cells.append(join_list(value))
+                case_cells[slot] = join_list(value)
             else:
-                cells.append("")
                 overflow[name] = value
         elif _plain_text(value):
-            cells.append(value)
+            case_cells[slot] = value
         else:
-            cells.append("")
             overflow[name] = value
-    if "extensions" in case:
-        overflow["extensions"] = case["extensions"]
-    cells.append(jsonvalue.dumps(overflow) if overflow else "")
-    rest = {k: v for k, v in row.metadata.items() if k != "case"}
-    cells.append(jsonvalue.dumps(rest) if rest else "")
-    return cells
+    metadata = row.metadata
+    rest = {k: v for k, v in metadata.items() if k != "case"} if len(metadata) > 1 else None
+    return [*_typed_cells(row.id), *_typed_cells(row.input), *_typed_cells(row.expected), *case_cells,
+            jsonvalue.dumps(overflow) if overflow else "", jsonvalue.dumps(rest) if rest else ""]
 
 
 FORMAT = CanonicalCSV()

@@ -28,7 +28,7 @@ class CanonicalJSONL(Format):
         return head.lstrip("\ufeff" + _WHITESPACE).startswith("{")
 
     def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
-        for text in lines:
+        for text in lines.utf8():
             if not text.strip():
                 continue
             try:

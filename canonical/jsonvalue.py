@@ -45,13 +45,20 @@ _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 # orjson reads integers beyond 64 bits as floats, silently; 19 digits in a row may be one.
+# For bytes, mapping every digit to "0" and searching for 19 zeros is far faster than a regex.
 _LONG_DIGITS_STR = re.compile(r"\d{19}")
-_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+_DIGITS_TO_ZERO = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
+_NINETEEN_ZEROS = b"0" * 19
+
+
+def _may_hold_big_int(text: str | bytes) -> bool:
+    if isinstance(text, bytes):
+        return _NINETEEN_ZEROS in text.translate(_DIGITS_TO_ZERO)
+    return _LONG_DIGITS_STR.search(text) is not None
 
 
 def loads(text: str | bytes) -> Any:
-    long_digits = _LONG_DIGITS_BYTES if isinstance(text, bytes) else _LONG_DIGITS_STR
-    if long_digits.search(text) is None:
+    if not _may_hold_big_int(text):
         try:
             return _checked(orjson.loads(text), text, 0, len(text), stdlib=False)
         except orjson.JSONDecodeError:

@@ -54,9 +54,21 @@ class Lines:
         self.number = 0
 
     def __iter__(self) -> Iterator[str]:
+        for raw, text in self._checked():
+            yield text if text is not None else raw.decode("utf-8")
+
+    def utf8(self) -> Iterator[bytes]:
+        """The same lines as UTF-8 bytes (checked, not decoded twice): for byte-level parsers."""
+        for raw, text in self._checked():
+            yield raw if text is None else text.encode("utf-8")
+
+    def _checked(self) -> Iterator[tuple[bytes, str | None]]:
+        """(raw line, decoded text or None when the raw bytes are valid UTF-8 already)."""
         if self.encoding.replace("_", "-") not in _ASCII_COMPATIBLE:
-            yield from self._wide()
+            for line in self._wide():
+                yield b"", line
             return
+        utf8 = self.encoding.replace("_", "-") in ("utf-8", "utf8", "utf-8-sig")
         first = True
         while raw := self._stream.readline(MAX_LINE_BYTES + 1):
             self.number += 1
@@ -71,11 +83,12 @@ class Lines:
                 raise ReadError("NUL byte in the file (is it a binary file or UTF-16 text? try --encoding)",
                                 source=self.source, line=self.number)
             try:
-                yield raw.decode(self.encoding)
+                text = raw.decode(self.encoding)
             except UnicodeDecodeError as err:
                 raise ReadError(f"invalid {self.encoding} at byte {err.start + 1} of the line "
                                 f"(try --encoding, e.g. --encoding cp1252)",
                                 source=self.source, line=self.number) from None
+            yield (raw, None) if utf8 else (b"", text)
 
     def text(self) -> str:
         """The whole document, for formats that must be read in one piece."""
