@@ -129,7 +129,11 @@ class PromptfooWriter:
 
 class _Dumper(yaml.SafeDumper):
     """Safe YAML whose strings holding YAML line breaks (NEL, LS, PS) are double-quoted, so the
-    breaks are written as escapes and read back as the characters they were."""
+    breaks are written as escapes and read back as the characters they were. No anchors or
+    aliases: a value shared by the test and its metadata is written out twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 _YAML_BREAKS = re.compile("[\x85\u2028\u2029]")

@@ -15,7 +15,7 @@ from evalconv.canonical.row import Row
 
 from .promptfoo_read import ENVELOPE, expected_from_assertion, input_from_vars
 from .promptfoo_write import Placement, oracle_assertion, same
-from .promptfoo_text import escape
+from .promptfoo_text import var_text
 
 HEADER = ("input", "__expected1", "__description", f"__metadata:{ENVELOPE}")
 
@@ -203,8 +203,9 @@ def place_csv(row: Row) -> tuple[list[str], Placement]:
     """The four cells of one row, and what only the envelope holds."""
     placed = Placement({})
     text_input = row.input if isinstance(row.input, str) else jsonvalue.dumps(row.input)
-    input_cell = escape(text_input).replace("\x00", "\\u0000")  # NUL has no place in a text file
-    if not same(input_from_vars({"input": input_cell}), row.input):
+    input_cell, exact = var_text(text_input, {"input"})
+    input_cell = input_cell.replace("\x00", "\\u0000")  # NUL has no place in a text file
+    if not exact or not same(input_from_vars({"input": input_cell}), row.input):
         placed.envelope["input"] = row.input
         placed.carried.append("input")
     expected_cell = ""

@@ -2,6 +2,11 @@
 
 - Top-level strings in `vars` and in assertion values are Nunjucks templates: `{{`, `{%` and `{#`
   are live (an unbalanced `{{` is a render error), so such text is wrapped in `{% raw %}`.
+- A string var is changed before it reaches the prompt: one trailing newline is cut, `{{ w }}`
+  is replaced textually by var `w` when `w` is defined, and a var that mentions a variable the
+  test does not define is not rendered at all (so a raw wrapper would show). `var_text` follows
+  these rules (promptfoo's `renderPrompt`, text prompts; chat/JSON prompts render differently).
+- An assertion string beginning with `package:` is loaded as a package.
 - A string beginning with `file://` is loaded as a file (anywhere outside `vars` at load time,
   top-level vars at render time), and a `$ref` key is dereferenced anywhere in a test. Both make
   promptfoo fail when the file or target does not exist, and neither has an escape, so such
@@ -16,13 +21,47 @@ RAW_OPEN, RAW_CLOSE = "{% raw %}", "{% endraw %}"
 _TEMPLATE = re.compile(r"\{[{%#]")
 _RAW_TAG = re.compile(r"\{%-?\s*(end)?(raw|verbatim)\s*-?%\}")
 FILE_PREFIX = "file://"
+_LOADED_PREFIXES = (FILE_PREFIX, "package:")
+_RESOLVED = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+_TEMPLATE_VARIABLES = re.compile(r"\{\{\s*([^{}\s|]+)\s*(?:\|[^}]+)?\}\}|\{%\s*(?:if|for)\s+([^{}\s]+)\s*.*?%\}")
+_FOR_LOOP = re.compile(r"\{%\s*for\s+(\w+)\s+in\s+(\w+)\s*%\}")
+_COMMENT = re.compile(r"\{#[\s\S]*?#\}")
+_ROOT_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def needs_escape(text: str) -> bool:
+    return bool(_TEMPLATE.search(text)) or text.startswith(_LOADED_PREFIXES)
 
 
 def escape(text: str) -> str:
-    """`text` as a template that renders to itself, when the caller's round trip confirms it."""
-    if _TEMPLATE.search(text) or text.startswith(FILE_PREFIX):
-        return RAW_OPEN + text + RAW_CLOSE
-    return text
+    """An assertion string that renders to `text` (the caller's round trip confirms it)."""
+    return RAW_OPEN + text + RAW_CLOSE if needs_escape(text) else text
+
+
+def _template_variables(text: str) -> set[str]:
+    """promptfoo's `extractVariablesFromTemplate`."""
+    text = _COMMENT.sub("", text)
+    found = {m.group(1) or m.group(2) for m in _TEMPLATE_VARIABLES.finditer(text)} - {None, ""}
+    for m in _FOR_LOOP.finditer(text):
+        found.discard(m.group(1))
+        found.add(m.group(2))
+    return found
+
+
+def _references_undefined(text: str, defined: set[str]) -> bool:
+    roots = (_ROOT_NAME.match(name) for name in _template_variables(text))
+    return any(r and r.group(0) != "env" and r.group(0) not in defined for r in roots)
+
+
+def var_text(text: str, defined: set[str]) -> tuple[str, bool]:
+    """(the var value to write, whether promptfoo renders it back to exactly `text`)."""
+    if not (needs_escape(text) or text.endswith("\n")) or _references_undefined(text, defined):
+        value = text  # plain text, or text promptfoo leaves unrendered
+    else:
+        value = RAW_OPEN + text + RAW_CLOSE
+    exact = (unescape(value) == text and not value.startswith(FILE_PREFIX) and not value.endswith("\n")
+             and not any(m.group(1) in defined for m in _RESOLVED.finditer(value)))
+    return (value if exact else escape(text)), exact
 
 
 def unescape(text: str) -> str:

@@ -14,7 +14,8 @@ from evalconv.canonical.row import Row
 
 from .promptfoo_read import (ENVELOPE, MEMBERSHIP_SUFFIX, NAMESPACE, escape_user_key,
                              expected_from_assertion, input_from_vars)
-from .promptfoo_text import FILE_PREFIX, escape, has_ref_key, loads_at_load_time, unescape
+from .promptfoo_text import (FILE_PREFIX, escape, has_ref_key, loads_at_load_time, needs_escape,
+                             unescape, var_text)
 
 # Test fields restored from metadata.case.extensions.promptfoo (a test evalconv imported).
 PASSTHROUGH = ("description", "threshold", "options", "provider", "providers", "prompts",
@@ -35,19 +36,22 @@ def same(a: Any, b: Any) -> bool:
     return jsonvalue.same(a, b)
 
 
-def vars_for(value: Any) -> dict[str, Any] | None:
-    """The input as vars, or None when promptfoo cannot hold it (null var, `$ref`, file://)."""
+def vars_for(value: Any) -> tuple[dict[str, Any] | None, bool]:
+    """(the input as vars, whether promptfoo sees exactly the input); None when promptfoo
+    cannot hold it at all (a null var, a `$ref` key, a file:// list item)."""
     items = value if isinstance(value, dict) and list(value) != ["input"] else {"input": value}
     out: dict[str, Any] = {}
+    exact = True
     for key, item in items.items():
         if item is None or has_ref_key(item):
-            return None
+            return None, False
         if isinstance(item, str):
-            item = escape(item)
+            item, renders_back = var_text(item, set(items))
+            exact = exact and renders_back
         elif isinstance(item, list) and any(isinstance(x, str) and x.startswith(FILE_PREFIX) for x in item):
-            return None
+            return None, False
         out[key] = item
-    return out
+    return out, exact
 
 
 def oracle_assertion(row: Row) -> dict[str, Any] | None:
@@ -67,7 +71,7 @@ def oracle_assertion(row: Row) -> dict[str, Any] | None:
     if oracle == "expected-tool-calls" and isinstance(expected, list) and expected \
             and all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in expected):
         names = [c["name"] for c in expected]
-        if not loads_at_load_time(names):
+        if not any(needs_escape(n) for n in names):
             return {"type": "tool-call-f1", "value": names}
     return None
 
@@ -107,8 +111,8 @@ def place(row: Row) -> Placement:
     test["description"] = description_for(row, ext)
     placed = Placement(test)
 
-    vars_ = vars_for(row.input)
-    if vars_ is None or not same(input_from_vars(vars_), row.input):
+    vars_, exact = vars_for(row.input)
+    if vars_ is None or not exact or not same(input_from_vars(vars_), row.input):
         placed.envelope["input"] = row.input
         placed.carried.append("input")
         vars_ = vars_ or {}

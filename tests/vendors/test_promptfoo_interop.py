@@ -1,0 +1,96 @@
+"""promptfoo itself (CLI 0.121.20, offline `echo` provider) loads what evalconv writes: `validate`
+passes, the tests it builds are the ones evalconv reads back, and escaped text renders to the
+original (an `equals` against the echoed input passes)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+import evalconv
+from evalconv.canonical.row import Row
+from evalconv.canonical.source import Lines
+from evalconv.vendors import promptfoo_files
+from interop import require_promptfoo
+
+pytestmark = pytest.mark.interop
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors" / "promptfoo"
+TRICKY = ["plain", "Hi {{ name }}", "{% if x %}y{% endif %}", "{# note #}", "a {{ b", "file://answer.txt",
+          "  padded  ", "line1\nline2", "crlf\r\nend", 'quote " and , comma', "é 日本 🙂", "|a|b|", "007", "",
+          "contains:not a type", "equals:x", "=1+1", "tab\there", "100%", "}} stray"]
+
+
+def _row(i: int, text: str, **case) -> Row:
+    """Expected equals input, so promptfoo's own equals passes against the echo provider."""
+    case = {"caseId": f"r{i}", "oracleType": "reference-answer", "expectedBehavior": "echo",
+            "provenance": "synthetic-perturbation", **case}
+    return Row.from_json({"id": f"r{i}", "input": text, "expected": text,
+                          "metadata": {"case": case, "tags": ["t", "{{ x }}"], "n": 1.5, "doc": {"k": [1, None]}}})
+
+
+ROWS = [_row(i, t) for i, t in enumerate(TRICKY)] + [
+    Row.from_json({"id": "set", "input": "b", "expected": ["a", "b", "{{ c }}"], "metadata": {"case": {
+        "caseId": "set", "oracleType": "acceptable-set", "expectedBehavior": "one of", "provenance": "expert-authored"}}}),
+    Row.from_json({"id": "obj", "input": {"question": "q {{ z }}", "ctx": ["a", "b"]}, "metadata": {"case": {
+        "caseId": "obj", "oracleType": "expected-behavior-only", "expectedBehavior": "x", "provenance": "expert-authored",
+        "evaluator": "human-expert", "reviewerExpertise": "x"}, "ref": "file://x.md"}}),
+]
+
+
+def _run(binary: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+           "PROMPTFOO_CONFIG_DIR": str(cwd / ".promptfoo"), "NO_COLOR": "1"}
+    return subprocess.run([binary, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def _evaluate(binary: str, tmp_path: Path, tests_file: str) -> list[dict]:
+    prompt = "{% if input is defined %}{{ input }}{% else %}{{ question }}{% endif %}"
+    (tmp_path / "wrapper.yaml").write_text(yaml.safe_dump(
+        {"prompts": [prompt], "providers": ["echo"], "tests": [f"file://{tests_file}"]}))
+    checked = _run(binary, ["validate", "-c", "wrapper.yaml"], tmp_path)
+    assert checked.returncode == 0 and "Configuration is valid" in checked.stdout + checked.stderr, checked.stderr[-2000:]
+    _run(binary, ["eval", "-c", "wrapper.yaml", "--no-cache", "--no-share", "--no-table",
+                  "--no-progress-bar", "-o", "out.json"], tmp_path)
+    results = json.loads((tmp_path / "out.json").read_text("utf-8"))["results"]["results"]
+    return sorted(results, key=lambda r: r["testIdx"])
+
+
+def _evalconv_tests(path: Path, kind: str) -> list[dict]:
+    """The TestCase dicts evalconv's reader builds before mapping them to rows."""
+    with open(path, "rb") as stream:
+        lines = Lines(stream, source=str(path), path=str(path))
+        reader = {"yaml": promptfoo_files._yaml_tests, "json": promptfoo_files._json_tests,
+                  "jsonl": promptfoo_files._jsonl_tests, "csv": promptfoo_files._csv_tests}[kind]
+        return [test for test, _, _ in reader(lines, evalconv.reports.ReadReport("promptfoo"))]
+
+
+@pytest.mark.parametrize("kind", ["yaml", "json", "jsonl", "csv"])
+def test_promptfoo_loads_what_evalconv_writes(tmp_path, kind):
+    binary = require_promptfoo()
+    out = tmp_path / f"tests.{kind}"
+    evalconv.write(ROWS, str(out), "promptfoo")
+    results = _evaluate(binary, tmp_path, out.name)
+    ours = _evalconv_tests(out, kind)
+    assert len(results) == len(ours) == len(ROWS)
+    for result, test, row in zip(results, ours, ROWS):
+        loaded = result["testCase"]
+        assert loaded["vars"] == test["vars"], row.id
+        assert loaded.get("assert", []) == test.get("assert", []), row.id
+        assert loaded.get("metadata", {}) == test.get("metadata", {}), row.id
+        if row.has_expected and isinstance(row.input, str) and test.get("assert"):
+            assert result["response"]["output"] == row.input, row.id
+            assert result["success"], (row.id, result.get("error"))
+    assert evalconv.read(str(out)).rows == ROWS
+
+
+@pytest.mark.parametrize("wrapper", sorted(p.name for p in FIXTURES.glob("*.wrapper.yaml")))
+def test_fixture_wrappers_still_validate(tmp_path, wrapper):
+    binary = require_promptfoo()
+    for name in (wrapper, wrapper.removesuffix(".wrapper.yaml")):
+        (tmp_path / name).write_bytes((FIXTURES / name).read_bytes())
+    assert _run(binary, ["validate", "-c", wrapper], tmp_path).returncode == 0
