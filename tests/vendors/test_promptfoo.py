@@ -150,13 +150,20 @@ def test_object_input_is_spread_into_vars_and_lists_do_not_fan_out(tmp_path):
 
 
 def test_template_text_is_wrapped_in_raw(tmp_path):
-    row = make_row(input="Hi {{ name }}", expected=("file://answer.txt",))
+    row = make_row(input="Total {{ 7*7 }}\n", expected=("file://answer.txt",))
     (test,), _ = written_tests([row], tmp_path)
-    assert test["vars"]["input"] == "{% raw %}Hi {{ name }}{% endraw %}"
+    assert test["vars"]["input"] == "{% raw %}Total {{ 7*7 }}\n{% endraw %}"
     assert test["assert"][0]["value"] == "{% raw %}file://answer.txt{% endraw %}"
 
 
-@pytest.mark.parametrize("text", ["a {% endraw %} {{ b }}", "{% raw %}x{% endraw %}", "{%raw%}"])
+def test_a_var_naming_an_undefined_variable_stays_plain(tmp_path):
+    # promptfoo does not render such a var, so a raw wrapper would reach the prompt
+    (test,), report = written_tests([make_row(input="Hi {{ name }}")], tmp_path)
+    assert test["vars"]["input"] == "Hi {{ name }}"
+    assert "$.input" not in {e["path"] for e in report.to_json()["carried"]}
+
+
+@pytest.mark.parametrize("text", ["{{ input }}", "x {{ y }}\n", "{% raw %}x{% endraw %}", "{%raw%}"])
 def test_text_raw_cannot_hold_is_carried(tmp_path, text):
     path, report = write([make_row(input=text)], tmp_path)
     assert "$.input" in {e["path"] for e in report.to_json()["carried"]}
