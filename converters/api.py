@@ -297,13 +297,14 @@ class _Ledger:
 
 def convert(source: str, output: str | None, *, to: str, from_: str | None = None,
             keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
-            **options: Any) -> ConversionResult:
+            report_ids: bool = True, **options: Any) -> ConversionResult:
     """Read, validate and write. Any invalid row: nothing is written (exit code 1), unless
-    `keep_going`, when the valid rows are written and the rejected ones go to the ledger."""
+    `keep_going`, when the valid rows are written and the rejected ones go to the ledger.
+    `report_ids=False` keeps only per-field row counts in the loss report (flat memory)."""
     if output is not None and _same_file(source, output):
         raise UsageError("the output is the input; evalconv never overwrites its input", source=output)
     fmt_out = _writer_format(to)
-    loss = LossReport(fmt_out.name, output)
+    loss = LossReport(fmt_out.name, output) if report_ids else LossReport.counting(fmt_out.name, output)
     log = FindingLog()
     rejects = _Ledger(ledger or ledger_path_for(source, output)) if keep_going else None
     committed = False

@@ -7,19 +7,32 @@ from typing import Any
 
 @dataclass
 class _Ledger:
-    """(path, reason) -> the ids of the rows it applies to, in the order they were noted."""
+    """(path, reason) -> the ids of the rows it applies to, in the order they were noted.
+
+    With `keep_ids` off only the counts are kept: a million-row conversion whose report nobody
+    asked for should not hold a million ids per field."""
 
     entries: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    keep_ids: bool = True
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def note(self, path: str, row_id: str, reason: str) -> None:
-        ids = self.entries.setdefault((path, reason), [])
-        if not ids or ids[-1] != row_id:
-            ids.append(row_id)
+        key = (path, reason)
+        ids = self.entries.setdefault(key, [])
+        if self.keep_ids:
+            if not ids or ids[-1] != row_id:
+                ids.append(row_id)
+                self.counts[key] = len(ids)
+        else:
+            self.counts[key] = self.counts.get(key, 0) + 1
 
     def paths_for(self, row_id: str) -> set[str]:
         return {path for (path, _), ids in self.entries.items() if row_id in ids}
 
     def to_json(self) -> list[dict[str, Any]]:
+        if not self.keep_ids:
+            return [{"path": path, "rows": self.counts[(path, reason)], "reason": reason}
+                    for (path, reason) in sorted(self.entries)]
         return [{"path": path, "ids": list(ids), "reason": reason}
                 for (path, reason), ids in sorted(self.entries.items())]
 
@@ -38,6 +51,11 @@ class LossReport:
     dropped: _Ledger = field(default_factory=_Ledger)
     carried: _Ledger = field(default_factory=_Ledger)
     notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def counting(cls, format: str, output: str | None = None) -> "LossReport":
+        """A report that counts affected rows per field without keeping their ids."""
+        return cls(format, output, dropped=_Ledger(keep_ids=False), carried=_Ledger(keep_ids=False))
 
     def drop(self, path: str, row_id: str, reason: str) -> None:
         self.dropped.note(path, row_id, reason)

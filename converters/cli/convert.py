@@ -58,7 +58,7 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     if include or exclude or summary_path or jobs != 1:
         raise UsageError("--include, --exclude, -j and --summary apply to a folder", source=source)
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
-                         ledger=ledger, **options)
+                         ledger=ledger, report_ids=bool(report_path), **options)
     print_findings(result.log.errors, result.log.error_count, "errors")
     print_findings(result.log.warnings, result.log.warning_count, "warnings")
     if report_path and result.wrote_output:
