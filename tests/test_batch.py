@@ -88,3 +88,39 @@ def test_rerun_after_an_interruption_completes_the_rest(tmp_path, write_jsonl):
     convert(src, "--to", "json", "-o", out)
     assert json.loads((out / "support" / "agent.json").read_text())[0]["id"] == "cs-refund-valid-receipt"
     assert (out / "extract" / "receipts.json").exists()
+
+
+def _run_cli(args, stderr):
+    import subprocess
+    import sys
+    code = "import sys; from evalconv.cli import main; sys.argv[0] = 'evalconv'; main()"
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], stdout=subprocess.PIPE,
+                          stderr=stderr, timeout=120)
+
+
+def test_progress_bar_on_a_terminal_and_quiet_elsewhere(tmp_path):
+    import pty
+    import subprocess
+    src = tmp_path / "s"
+    src.mkdir()
+    for i in range(3):
+        shutil.copy(GOLDEN, src / f"set{i}.jsonl")
+    master, slave = pty.openpty()
+    try:
+        result = _run_cli([src, "--to", "json", "-o", tmp_path / "a"], stderr=slave)
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(master)
+    assert result.returncode == 0
+    assert b"converting" in shown and b"30 rows" in shown
+    quiet = _run_cli([src, "--to", "json", "-o", tmp_path / "b"], stderr=subprocess.PIPE)
+    assert quiet.returncode == 0 and b"converting" not in quiet.stderr
