@@ -64,7 +64,7 @@ def formats_command(output_format: str) -> None:
         modes = "/".join(m for m, ok in (("read", f["read"]), ("write", f["write"])) if ok)
         loses = "nothing (lossless)" if f["lossless"] else (
             ", ".join(sorted({x["path"] for x in f["loses"] if x["fate"] == "dropped"})) or "nothing dropped")
-        click.echo(f"{f['name']:<11} {modes:<10} {' '.join(f['extensions']):<24} loses: {loses}")
+        click.echo(f"{f['name']:<11} {modes:<10} {' '.join(f['extensions']):<44} loses: {loses}")
 
 
 @click.command("schema")
