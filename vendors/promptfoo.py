@@ -30,8 +30,9 @@ _FIELDS: dict[str, FieldLoss] = {
                     "promptfoo tests have no id field"),
     "input:native": FieldLoss("$.input", "native", "vars.input, or one var per key of an object input", ""),
     "input": FieldLoss("$.input", "carried", "metadata.evalconv (JSON text)",
-                       "promptfoo cannot hold this input exactly in vars (a null var, a `$ref` key, a "
-                       "file:// list item, a `{% endraw %}` in template text, or CSV's text-only vars)"),
+                       "promptfoo would not pass this input to the prompt unchanged (a null var, a `$ref` "
+                       "key, a file:// list item, template text it would render or substitute, a trailing "
+                       "newline it cuts, or CSV's text-only vars)"),
     "expected:native": FieldLoss("$.expected", "native",
                                  "assert[i].value: equals (factuality for llm-judge), javascript "
                                  "`[...].includes(output)` for an acceptable set, tool-call-f1 for tool names", ""),
