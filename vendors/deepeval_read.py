@@ -54,7 +54,7 @@ def read_goldens(lines: Lines, report: Any) -> Iterator[SourceRow]:
         for index, src in enumerate(iter_array(text, lines.source), 1):
             yield src if src.value is None else _row(src.value, src.line, None, index, "json", report)
     elif start.startswith("{"):
-        yield from _jsonl(rest, report)
+        yield from _jsonl(rest, lines.source, report)
     else:
         yield from _csv(rest, lines.source, report)
 
@@ -64,7 +64,7 @@ def _numbered(lines: Lines) -> Iterator[tuple[int, str]]:
         yield number, text
 
 
-def _jsonl(lines: Iterable[tuple[int, str]], report: Any) -> Iterator[SourceRow]:
+def _jsonl(lines: Iterable[tuple[int, str]], source: str, report: Any) -> Iterator[SourceRow]:
     index = 0
     for number, text in lines:
         if not text.strip():
@@ -73,6 +73,10 @@ def _jsonl(lines: Iterable[tuple[int, str]], report: Any) -> Iterator[SourceRow]
         try:
             value = jsonvalue.loads(text)
         except jsonvalue.JSONValueError as err:
+            if index == 1:  # most likely one pretty-printed object, which no DeepEval loader reads
+                raise ReadError(f"the first line is not a JSON object ({err}); a DeepEval file is a JSON "
+                                f"array of goldens, or JSONL with one golden a line", source=source,
+                                line=number) from None
             yield SourceRow(None, number, problems=parse_problem(f"line is not valid JSON: {err}"))
             continue
         if not isinstance(value, dict):

@@ -400,6 +400,7 @@ def test_bad_rows_become_row_errors(text, message):
 
 @pytest.mark.parametrize("text, message", [
     ('[{"input": "a"}', "the array is not closed"),
+    ('{\n  "input": "a"\n}\n', "the first line is not a JSON object"),
     ('name,comments\nx,y\n', "neither an 'input' nor a 'scenario' column"),
     ('input,input\na,b\n', "appears twice"),
     ('input,name\n"a,b\n', "malformed CSV"),

@@ -53,6 +53,8 @@ def deepeval():
 
 
 def load(deepeval, path: Path) -> list:
+    if path.suffix == ".csv":
+        require_module("pandas")  # DeepEval's CSV loader needs it but does not depend on it
     dataset = deepeval.EvaluationDataset()
     with scratch():
         getattr(dataset, LOADERS[path.suffix[1:]])(str(path))
