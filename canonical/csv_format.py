@@ -34,6 +34,7 @@ _ENUM_FIELDS = frozenset(
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _QUOTED_START = "=+-@\t\r'"
 _GUARDED_FIRST = frozenset(_QUOTED_START)
+_LINE_END = re.compile(r"\r\n?|\n")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")
 
 
@@ -80,8 +81,11 @@ class CanonicalCSV(Format):
     lossless = True
 
     def detect(self, head: str) -> bool:
-        first = head.lstrip("\ufeff").split("\n", 1)[0]
-        return "id" in next(csv.reader([first]), [])
+        first = _LINE_END.split(head.lstrip("\ufeff"), maxsplit=1)[0]
+        try:
+            return "id" in next(csv.reader([first]), [])
+        except csv.Error:  # not CSV, whatever else it is
+            return False
 
     def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "CSVWriter":
         return CSVWriter(out, excel_safe=bool(options.get("excel_safe")))
@@ -101,10 +105,16 @@ class CanonicalCSV(Format):
                     yield layout.build(cells, start, record)
                 start = lines.number + 1
         except csv.Error as err:
-            what = (f"a cell is larger than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
-                    if "field limit" in str(err) else f"malformed CSV ({err})")
-            raise ReadError(f"{what}; is a quoted cell missing its closing quote?",
-                            source=lines.source, line=start) from None
+            raise ReadError(_csv_error(str(err)), source=lines.source, line=start) from None
+
+
+def _csv_error(message: str) -> str:
+    """The csv module's message, in the words of someone editing a sheet."""
+    if "new-line character seen in unquoted field" in message:
+        return "a line ends with a bare CR (save the file with LF or CRLF line ends)"
+    what = (f"a cell is larger than {MAX_LINE_BYTES // (1024 * 1024)} MiB" if "field limit" in message
+            else f"malformed CSV ({message})")
+    return f"{what}; is a quoted cell missing its closing quote?"
 
 
 class _Layout:
