@@ -28,13 +28,14 @@ _TOKEN_COLUMNS = frozenset({"input_token_count", "output_token_count"})
 class DeepEvalFormat(Format):
     name = "deepeval"
     title = "DeepEval goldens (JSON array, JSONL or CSV, as EvaluationDataset.save_as writes them)"
-    extensions = (".deepeval.json", ".deepeval.jsonl", ".deepeval.csv")
+    # The double suffixes come first: a folder conversion names its outputs `<name>.deepeval.json`.
+    extensions = (".deepeval.json", ".deepeval.jsonl", ".deepeval.csv", ".json", ".jsonl", ".csv")
     streaming_read = False   # the default variant, a JSON array, is read whole (JSONL and CSV stream)
     streaming_write = True
     field_map = FIELD_MAP
 
     def matches_path(self, path: str) -> bool:
-        return path.lower().endswith((".json", ".jsonl", ".csv"))
+        return path.lower().endswith(self.extensions)
 
     def detect(self, head: str) -> bool:
         text = head.lstrip(_WHITESPACE)
