@@ -1,0 +1,367 @@
+"""evalconv against a hand-written script and pandas, in one run, on the same machine (issue 8).
+
+    python bench/run.py                 # N = 100k and 1M (about 10-15 minutes on 2 cores)
+    python bench/run.py --quick         # N = 20k, for trying things
+    python bench/run.py --sizes 100000 --evalconv "python -c 'from evalconv.cli import main; main()'"
+
+Every route runs as its own process, so its wall time includes interpreter start-up and its
+peak memory is that process's max RSS (from wait4). Results go to bench/out/results.json and
+bench/out/results.md; the table is printed as well. Generated data is cached in bench/out/data.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+import generate  # noqa: E402
+
+CANONICAL = ("csv", "json", "jsonl")
+DIR_FILES = 100  # files in the directory-conversion benchmark
+REPEAT_UNDER_S = 10.0  # repeat a route only while its runs are shorter than this
+
+
+@dataclass
+class Result:
+    size: int
+    route: str
+    tool: str
+    seconds: float | None               # best wall time
+    peak_rss_mb: float | None
+    ok: bool = True
+    note: str = ""
+    cpu_seconds: float | None = None    # user + system time of the best run
+    rows_per_s: float | None = None
+    vs_script: float | None = None      # this tool's wall time / the script's, same route
+    cpu_vs_script: float | None = None  # the same with CPU time (robust to a busy machine)
+    pandas_vs: float | None = None      # pandas wall time / this tool's (how many times faster)
+    load: float | None = None           # 1-minute load average before the best run
+    runs: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Measured:
+    seconds: float
+    cpu_seconds: float
+    peak_rss_mb: float
+    returncode: int
+    stderr: str
+    load: float
+    timed_out: bool = False
+
+
+def run_process(cmd: list[str], timeout: float) -> Measured:
+    """Run `cmd`, wait for it with wait4 and return its wall and CPU time and its own max RSS."""
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        tail = err.read()[-2000:].decode("utf-8", "replace")
+    return Measured(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode,
+                    tail, load, timed_out=seconds >= timeout)
+
+
+def measure(size: int, route: str, tool: str, cmd: list[str], repeat: int, timeout: float,
+            check_lines: Path | None = None) -> Result:
+    """Up to `repeat` runs (fewer when a run is long); the best wall time, the highest peak RSS."""
+    best: Measured | None = None
+    times, rss = [], 0.0
+    for _ in range(repeat):
+        m = run_process(cmd, timeout)
+        if m.returncode != 0:
+            last = m.stderr.strip().splitlines()[-1:] or ["(no output)"]
+            why = f"killed after {timeout:.0f} s" if m.timed_out else f"exit {m.returncode}: {last[0][:160]}"
+            print(f"  ! {route:<22} {tool:<9} {why}", flush=True)
+            return Result(size, route, tool, None, m.peak_rss_mb, ok=False, note=why)
+        times.append(round(m.seconds, 3))
+        rss = max(rss, m.peak_rss_mb)
+        best = m if best is None or m.seconds < best.seconds else best
+        if m.seconds > REPEAT_UNDER_S:
+            break
+    assert best is not None
+    result = Result(size, route, tool, best.seconds, rss, cpu_seconds=best.cpu_seconds,
+                    rows_per_s=size / best.seconds, load=best.load, runs=times)
+    if check_lines is not None:
+        with open(check_lines, "rb") as f:
+            lines = sum(1 for _ in f)
+        if lines != size:
+            result.ok, result.note = False, f"wrote {lines} lines, expected {size}"
+    print(f"  {route:<22} {tool:<9} {best.seconds:7.2f} s {best.cpu_seconds:7.2f} cpu-s "
+          f"{result.rows_per_s:>9,.0f} rows/s {rss:7.0f} MB  load {best.load:.1f} {result.note}", flush=True)
+    return result
+
+
+def skipped(size: int, route: str, tool: str, why: str) -> Result:
+    print(f"  {route:<22} {tool:<9} skipped: {why}", flush=True)
+    return Result(size, route, tool, None, None, ok=True, note=f"skipped: {why}")
+
+
+def dataset(size: int, seed: int) -> Path:
+    path = BENCH / "out" / "data" / f"rows-{size}-seed{seed}.jsonl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        print(f"generating {size:,} rows -> {path.relative_to(ROOT)}", flush=True)
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8", newline="") as out:
+            generate.generate(size, out, seed)
+        tmp.replace(path)
+    return path
+
+
+def formats(evalconv: list[str]) -> list[dict]:
+    done = subprocess.run([*evalconv, "formats", "--format", "json"], capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        sys.exit(f"`evalconv formats` failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout)
+
+
+def has_jobs_option(evalconv: list[str]) -> bool:
+    done = subprocess.run([*evalconv, "convert", "--help"], capture_output=True, text=True, cwd=ROOT)
+    return done.returncode == 0 and any(tok.startswith(("-j", "--jobs")) for tok in done.stdout.split())
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.evalconv = shlex.split(args.evalconv)
+        self.repeat_small = args.repeat
+        self.seed = args.seed
+        self.pandas = not args.no_pandas
+        self.max_mb = args.max_gb * 1024
+        self.max_seconds = args.max_route_seconds
+        self.vendors = args.vendors
+        self.results: list[Result] = []
+        (BENCH / "out").mkdir(exist_ok=True)
+        self.work = Path(tempfile.mkdtemp(prefix="evalconv-bench-", dir=BENCH / "out"))
+        self.formats = formats(self.evalconv)
+
+    def repeat(self, size: int) -> int:
+        return self.repeat_small if size <= 100_000 else 1
+
+    def out(self, name: str) -> Path:
+        return self.work / name
+
+    def timed(self, size: int, route: str, tool: str, cmd: list[str], check: Path | None = None) -> Result:
+        """Measure, unless a smaller run of the same route says this one would take too long or
+        too much memory (whole-document routes grow with the set)."""
+        why = self._too_big(size, route, tool)
+        result = skipped(size, route, tool, why) if why else measure(
+            size, route, tool, cmd, self.repeat(size), timeout=2 * self.max_seconds, check_lines=check)
+        self.results.append(result)
+        return result
+
+    def _too_big(self, size: int, route: str, tool: str) -> str | None:
+        before = [r for r in self.results if (r.route, r.tool) == (route, tool) and r.size < size
+                  and (r.peak_rss_mb or r.note.startswith("skipped"))]
+        if not before:
+            return None
+        last = max(before, key=lambda r: r.size)
+        if last.note.startswith("skipped"):
+            return last.note[len("skipped: "):]
+        scale = size / last.size
+        if last.peak_rss_mb and last.peak_rss_mb * scale > self.max_mb:
+            return f"projected peak {last.peak_rss_mb * scale / 1024:.1f} GB > --max-gb {self.max_mb / 1024:g}"
+        if last.seconds is None:
+            return f"failed at {last.size:,} rows"
+        if last.seconds * scale > self.max_seconds:
+            return f"projected {last.seconds * scale:.0f} s > --max-route-seconds {self.max_seconds:g}"
+        return None
+
+    def ec(self, size: int, route: str, args: list[str], check: Path | None = None) -> Result:
+        return self.timed(size, route, "evalconv", [*self.evalconv, *args], check)
+
+    def script(self, size: int, route: str, mode: str, src: Path, dst: Path) -> Result:
+        cmd = [sys.executable, str(BENCH / "baseline_script.py"), mode, str(src), str(dst)]
+        return self.timed(size, route, "script", cmd)
+
+    def pandas_route(self, size: int, route: str, mode: str, src: Path, dst: Path) -> None:
+        if self.pandas:
+            cmd = [sys.executable, str(BENCH / "baseline_pandas.py"), mode, str(src), str(dst)]
+            self.timed(size, route, "pandas", cmd)
+
+    def size(self, size: int) -> None:
+        src = dataset(size, self.seed)
+        print(f"\n== {size:,} rows ({src.stat().st_size / 1e6:,.0f} MB of JSONL)", flush=True)
+        csv_out, jsonl_back, json_out = self.out("set.csv"), self.out("back.jsonl"), self.out("set.json")
+
+        self.ec(size, "JSONL -> CSV", [str(src), "--from", "jsonl", "--to", "csv", "-o", str(csv_out)])
+        self.script(size, "JSONL -> CSV", "jsonl2csv", src, self.out("script.csv"))
+        self.pandas_route(size, "JSONL -> CSV", "jsonl2csv", src, self.out("pandas.csv"))
+
+        self.ec(size, "CSV -> JSONL", [str(csv_out), "--from", "csv", "--to", "jsonl", "-o", str(jsonl_back)],
+                check=jsonl_back)
+        self.script(size, "CSV -> JSONL", "csv2jsonl", csv_out, self.out("script.jsonl"))
+        self.pandas_route(size, "CSV -> JSONL", "csv2jsonl", csv_out, self.out("pandas.jsonl"))
+        self._clean("script.csv", "pandas.csv", "script.jsonl", "pandas.jsonl", "back.jsonl")
+
+        self.ec(size, "validate JSONL", ["validate", "--from", "jsonl", str(src)])
+        self.ec(size, "validate CSV", ["validate", "--from", "csv", str(csv_out)])
+        self.ec(size, "JSONL -> JSON", [str(src), "--from", "jsonl", "--to", "json", "-o", str(json_out)])
+        self.ec(size, "JSON -> JSONL", [str(json_out), "--from", "json", "--to", "jsonl", "-o", str(jsonl_back)],
+                check=jsonl_back)
+        self._clean("set.json", "back.jsonl")
+        for fmt in self._vendor_formats():
+            self.vendor(size, src, fmt)
+        if size == min(self.sizes):
+            self.directory(size, src)
+        self._clean("set.csv")
+
+    def _vendor_formats(self) -> list[dict]:
+        found = [f for f in self.formats if f["name"] not in CANONICAL and f["write"]]
+        if self.vendors is not None:
+            found = [f for f in found if f["name"] in self.vendors]
+        return found
+
+    def vendor(self, size: int, src: Path, fmt: dict) -> None:
+        name, ext = fmt["name"], fmt["extensions"][0] if fmt["extensions"] else ".out"
+        dst = self.out(f"set{ext}" if ext.startswith(".") else f"set.{ext}")
+        written = self.ec(size, f"JSONL -> {name}", [str(src), "--from", "jsonl", "--to", name, "-o", str(dst)])
+        if fmt["read"] and written.ok and dst.exists():
+            back = self.out("vendor-back.jsonl")
+            read = self.ec(size, f"{name} -> JSONL", [str(dst), "--from", name, "--to", "jsonl", "-o", str(back)])
+            if not fmt.get("streaming"):
+                read.note = (read.note + " (not a streaming format: read whole)").strip()
+        shutil.rmtree(dst, ignore_errors=True) if dst.is_dir() else dst.unlink(missing_ok=True)
+        self._clean("vendor-back.jsonl")
+
+    def directory(self, size: int, src: Path) -> None:
+        route = f"dir of {DIR_FILES} JSONL -> CSV"
+        if not has_jobs_option(self.evalconv):
+            self.results.append(skipped(size, route, "evalconv", "`evalconv DIR --to FORMAT -o OUTDIR -j N` "
+                                                                "is not there yet"))
+            return
+        folder = self.out("dir-in")
+        folder.mkdir()
+        per_file = -(-size // DIR_FILES)
+        with open(src, encoding="utf-8") as f:
+            for i in range(DIR_FILES):
+                with open(folder / f"part-{i:03d}.jsonl", "w", encoding="utf-8") as part:
+                    for _ in range(per_file):
+                        line = f.readline()
+                        if not line:
+                            break
+                        part.write(line)
+        for jobs in (1, 2):
+            outdir = self.out(f"dir-out-{jobs}")
+            self.timed(size, f"{route} -j {jobs}", "evalconv",
+                       [*self.evalconv, str(folder), "--to", "csv", "-o", str(outdir), "-j", str(jobs)])
+            shutil.rmtree(outdir, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def _clean(self, *names: str) -> None:
+        for name in names:
+            self.out(name).unlink(missing_ok=True)
+
+    def run(self, sizes: list[int]) -> None:
+        self.sizes = sizes
+        try:
+            for size in sizes:
+                self.size(size)
+        finally:
+            shutil.rmtree(self.work, ignore_errors=True)
+        compute_ratios(self.results)
+
+
+def compute_ratios(results: list[Result]) -> None:
+    def find(size: int, route: str, tool: str) -> Result | None:
+        return next((r for r in results if (r.size, r.route, r.tool) == (size, route, tool)
+                     and r.ok and r.seconds), None)
+
+    for r in results:
+        if not (r.ok and r.seconds) or r.tool == "script":
+            continue
+        # Routes with no script of their own compare with the script's JSONL -> CSV flatten.
+        script = find(r.size, r.route, "script") or find(r.size, "JSONL -> CSV", "script")
+        if script:
+            r.vs_script = r.seconds / script.seconds
+            r.cpu_vs_script = r.cpu_seconds / script.cpu_seconds if script.cpu_seconds else None
+        pandas = find(r.size, r.route, "pandas")
+        if pandas and r.tool != "pandas":
+            r.pandas_vs = pandas.seconds / r.seconds
+
+
+def machine() -> dict:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "converters", "canonical", "vendors"],
+                           capture_output=True, text=True, cwd=ROOT)
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo", encoding="utf-8")
+                if line.startswith("model name")), platform.processor()) if os.path.exists("/proc/cpuinfo") else ""
+    return {"cpus": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
+            "platform": platform.platform(), "commit": commit.stdout.strip(),
+            "core_modified": bool(dirty.stdout.strip()), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def fmt(value: float | None, pattern: str, missing: str = "") -> str:
+    return missing if value is None else format(value, pattern)
+
+
+def table(results: list[Result]) -> str:
+    head = ("| rows | route | tool | wall s | rows/s | CPU s | x script (wall) | x script (CPU) "
+            "| pandas / this | peak RSS MB | note |\n|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+    lines = []
+    for r in results:
+        lines.append(f"| {r.size:,} | {r.route} | {r.tool} | {fmt(r.seconds, '.2f', '-')} "
+                     f"| {fmt(r.rows_per_s, ',.0f', '-')} | {fmt(r.cpu_seconds, '.2f', '-')} "
+                     f"| {fmt(r.vs_script, '.2f')} | {fmt(r.cpu_vs_script, '.2f')} "
+                     f"| {fmt(r.pandas_vs, '.1f')} | {fmt(r.peak_rss_mb, ',.0f', '-')} | {r.note} |")
+    return head + "\n".join(lines) + "\n"
+
+
+def write_results(results: list[Result], args: argparse.Namespace) -> Path:
+    out = BENCH / "out"
+    out.mkdir(exist_ok=True)
+    info = {"machine": machine(), "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+            "evalconv": args.evalconv, "seed": args.seed, "results": [asdict(r) for r in results]}
+    (out / "results.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    m = info["machine"]
+    md = (f"Measured {m['date']} on {m['cpus']} x {m['cpu']}, Python {m['python']}, commit {m['commit']}"
+          f"{' (core files modified)' if m['core_modified'] else ''}.\n\n" + table(results))
+    (out / "results.md").write_text(md, encoding="utf-8")
+    return out / "results.md"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="evalconv vs a hand-written script vs pandas")
+    parser.add_argument("--sizes", default="100000,1000000", help="comma-separated row counts")
+    parser.add_argument("--quick", action="store_true", help="one small size (20k rows)")
+    parser.add_argument("--seed", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per route up to 100k rows (best is kept)")
+    parser.add_argument("--evalconv", default="evalconv", help="the evalconv command (default: the installed CLI)")
+    parser.add_argument("--vendors", type=lambda s: s.split(","), help="only these vendor formats")
+    parser.add_argument("--no-pandas", action="store_true")
+    parser.add_argument("--max-gb", type=float, default=6.0,
+                        help="skip a run whose peak memory, projected from a smaller size, is above this")
+    parser.add_argument("--max-route-seconds", type=float, default=240.0,
+                        help="skip a run projected to take longer; kill one that takes twice this")
+    args = parser.parse_args(argv)
+    sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    started = time.perf_counter()
+    bench = Bench(args)
+    bench.run(sizes)
+    path = write_results(bench.results, args)
+    print("\n" + table(bench.results))
+    print(f"written to {path.relative_to(ROOT)} and results.json in {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
