@@ -6,6 +6,7 @@ import json
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, row
 from evalconv.canonical import jsonvalue
@@ -14,7 +15,7 @@ from evalconv.canonical.row import Row
 from evalconv.vendors.braintrust import MAX_DEPTH
 from interop import require_module
 from roundtrip_helpers import read_text, write_text
-from strategies import row_sets
+from strategies import json_values, row_sets, string_lists
 
 pytestmark = pytest.mark.interop
 FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "braintrust"
@@ -103,8 +104,18 @@ def fetched(logged: dict) -> dict:
             "span_id": "s", "root_span_id": "s", "is_root": True}
 
 
-@settings(max_examples=200)
-@given(rows=row_sets())
+@st.composite
+def rows_with_reserved_keys(draw):
+    """Rows whose metadata also has the keys the writer treats specially."""
+    rows = draw(row_sets(max_size=3))
+    for row_ in rows:
+        row_.metadata.update(draw(st.dictionaries(st.sampled_from(["tags", "evalconv", "model"]),
+                                                  st.one_of(json_values, string_lists), max_size=3)))
+    return rows
+
+
+@settings(max_examples=300)
+@given(rows=st.one_of(row_sets(), rows_with_reserved_keys()))
 def test_insert_keeps_every_value_and_fetch_reads_back_exactly(rows):
     text, loss = write_text("braintrust", rows)
     dumps = []

@@ -281,3 +281,10 @@ def test_docs_table_is_the_field_map():
     doc = (ROOT / "docs" / "vendors" / "langsmith.md").read_text("utf-8")
     table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
     assert table == render_field_table(ls.FIELD_MAP)
+
+
+def test_the_langsmith_cli_export_array_reads():
+    text = json.dumps([{"inputs": {"q": "a"}, "outputs": {"a": "b"}}, {"inputs": {"q": "c"}, "outputs": None}])
+    checked, _ = read_text("langsmith", text)
+    assert [c.row.id for c in checked] == ["langsmith-1", "langsmith-2"]
+    assert checked[0].row.expected == {"a": "b"} and not checked[1].row.has_expected

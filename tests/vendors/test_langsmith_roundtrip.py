@@ -6,14 +6,16 @@ import warnings
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from conftest import row
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.diff import diff_paths, unexplained
+from evalconv.canonical.row import Row
+from evalconv.vendors.langsmith import FIELD_MAP
 from interop import require_module
 from roundtrip_helpers import read_text, write_text
-from strategies import row_sets
-
-from evalconv.vendors.langsmith import FIELD_MAP
+from strategies import json_values, row_sets, string_lists
 
 CARRIED = {f.path for f in FIELD_MAP if f.fate == "carried"}
 
@@ -37,6 +39,25 @@ def test_file_roundtrip_is_exact(rows):
     for (path, reason), ids in loss.carried.entries.items():
         assert path in CARRIED, path
         assert reason in {f.reason for f in FIELD_MAP if f.path == path and f.fate == "carried"}
+
+RESERVED = ["dataset_split", "evalconv", "case_family", "oracle_type", "tags", "case_family"]  # metadata keys the langsmith writer treats specially
+
+
+@st.composite
+def rows_with_reserved_keys(draw):
+    rows = draw(row_sets(max_size=3))
+    for row_ in rows:
+        extra = draw(st.dictionaries(st.sampled_from(RESERVED), st.one_of(json_values, string_lists), max_size=3))
+        row_.metadata.update(extra)
+    return rows
+
+
+@settings(max_examples=200)
+@given(rows=rows_with_reserved_keys())
+def test_file_roundtrip_is_exact_with_reserved_metadata_keys(rows):
+    text, loss = write_text("langsmith", rows)
+    checked, _ = read_text("langsmith", text)
+    assert_exact(rows, checked, loss)
 
 
 @settings(max_examples=300)
@@ -80,3 +101,29 @@ def test_roundtrip_through_langsmith_models_is_exact(rows):
     assert_exact(rows, checked, loss)
     ignored = {path for path, _ in report.ignored.entries}
     assert ignored <= {"$.dataset_id", "$.created_at", "$.modified_at", "$.split"}
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("split", [None, "smoke", ["base", "tools"], [], {"not": "a split"}])
+def test_splits_survive_langsmith_storing_them_as_metadata_dataset_split(split):
+    schemas = require_module("langsmith.schemas")
+    value = row("cs-split", caseFamily="f")
+    if split is not None:
+        value["metadata"]["dataset_split"] = split
+    rows = [Row.from_json(value)]
+    text, loss = write_text("langsmith", rows)
+    dump = served(jsonvalue.loads(text), schemas)
+    assert isinstance(dump["metadata"]["dataset_split"], list)
+    checked, _ = read_text("langsmith", jsonvalue.dumps(dump) + "\n")
+    assert_exact(rows, checked, loss)
+
+
+@pytest.mark.interop
+@settings(max_examples=200)
+@given(rows=rows_with_reserved_keys())
+def test_roundtrip_through_langsmith_models_with_reserved_metadata_keys(rows):
+    schemas = require_module("langsmith.schemas")
+    text, loss = write_text("langsmith", rows)
+    dumps = [served(jsonvalue.loads(line), schemas) for line in text.split("\n")[:-1]]
+    checked, _ = read_text("langsmith", "".join(jsonvalue.dumps(d) + "\n" for d in dumps))
+    assert_exact(rows, checked, loss)
