@@ -25,38 +25,57 @@ DEEPEVAL_KEYS = frozenset({"expected_output", "actual_output", "additional_metad
 
 # ---------------------------------------------------------------- reading record files
 
-def iter_records(lines: Lines, other: Callable[[str, Iterator[str]], Iterator[SourceRow]] | None = None
-                 ) -> Iterator[SourceRow]:
+class BadRecord(Exception):
+    """A record that cannot become a row: the message, the vendor path, and the id if known."""
+
+    def __init__(self, message: str, path: str, partial: dict[str, Any] | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.partial = partial
+
+
+Build = Callable[[dict[str, Any], int], dict[str, Any]]
+Other = Callable[[str, Iterator[str]], Iterator[SourceRow]]
+
+
+def read_records(lines: Lines, build: Build, other: Other | None = None) -> Iterator[SourceRow]:
     """Each record of a JSON array, a JSONL file, concatenated objects or a `{"rows": [...]}`
-    document, as `SourceRow(dict, line)`; a record that is not an object gets a parse problem.
-    Text that is not JSON goes to `other(first_line, rest)` when given (LangSmith's CSV)."""
-    source = lines.source
+    document, turned into a row by `build(record, index)` (which raises BadRecord). Text that is
+    not JSON goes to `other(first_line, rest)` when given (LangSmith's CSV), else is unreadable."""
     it = iter(lines)
-    first = ""
-    for text in it:
-        if text.strip():
-            first = text
-            break
+    first = next((text for text in it if text.strip()), "")
     start = first.lstrip("\ufeff" + _WHITESPACE)
     if not start:
         return
-    first_line = lines.number
-    if start[0] == "[":
-        yield from iter_array(first + "".join(it), source)
-        return
-    if start[0] != "{" and other is not None:
+    if start[0] not in "[{":
+        if other is None:
+            raise ReadError("expected JSON records: an array of objects or one object per line",
+                            source=lines.source, line=lines.number)
         yield from other(first, it)
         return
-    if start[0] != "{":
-        raise ReadError("expected JSON records: an array of objects or one object per line",
-                        source=source, line=first_line)
+    for index, src in enumerate(_json_records(first, it, lines), 1):
+        if src.value is None:
+            yield src
+            continue
+        try:
+            yield SourceRow(build(src.value, index), src.line, src.record)
+        except BadRecord as err:
+            yield SourceRow(err.partial, src.line, src.record, parse_problem(err.message, err.path))
+
+
+def _json_records(first: str, rest: Iterator[str], lines: Lines) -> Iterator[SourceRow]:
+    first_line = lines.number
+    if first.lstrip("\ufeff" + _WHITESPACE).startswith("["):
+        yield from iter_array(first + "".join(rest), lines.source)
+        return
     try:
         value = jsonvalue.loads(first)
     except jsonvalue.JSONValueError:
-        yield from _whole_document(first + "".join(it), source, first_line)
+        yield from _whole_document(first + "".join(rest), lines.source, first_line)
         return
     yield _object_row(value, first_line)
-    for text in it:
+    for text in rest:
         if not text.strip():
             continue
         try:
@@ -165,10 +184,11 @@ def add_envelope(metadata: dict[str, Any], envelope: dict[str, Any]) -> dict[str
     return out
 
 
-def restore_shadowed(metadata: dict[str, Any], envelope: dict[str, Any]) -> None:
+def restore_shadowed(metadata: dict[str, Any], envelope: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Put back the user keys the writer moved into the envelope (only those it can move)."""
     shadowed = envelope.get("shadowed")
     if isinstance(shadowed, dict):
-        metadata.update(shadowed)
+        metadata.update((k, v) for k, v in shadowed.items() if k in keys)
 
 
 # ---------------------------------------------------------------- imported rows
@@ -239,10 +259,6 @@ def check_value(value: Any, row_id: str, path: str, vendor: str, max_depth: int 
             todo.extend((v, paths.join(at, k), depth + 1) for k, v in pairs)
 
 
-def field_lookup(field_map: tuple[FieldLoss, ...]) -> dict[str, FieldLoss]:
-    return {f.path: f for f in field_map}
-
-
 def render_field_table(field_map: tuple[FieldLoss, ...]) -> str:
     """The docs table, generated from the field map so that the two cannot drift."""
     def cell(text: str) -> str:
@@ -251,12 +267,3 @@ def render_field_table(field_map: tuple[FieldLoss, ...]) -> str:
     lines += [f"| `{cell(f.path)}` | {f.fate} | {cell(f.where)} | {cell(f.reason)} |" for f in field_map]
     return "\n".join(lines)
 
-
-class BadRecord(Exception):
-    """A record that cannot become a row: the message, the vendor path, and the id if known."""
-
-    def __init__(self, message: str, path: str, partial: dict[str, Any] | None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.path = path
-        self.partial = partial

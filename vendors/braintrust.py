@@ -14,7 +14,7 @@ from evalconv.canonical.errors import UsageError
 from evalconv.canonical.format import FieldLoss, Format
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
-from evalconv.canonical.source import Lines, SourceRow, parse_problem
+from evalconv.canonical.source import Lines, SourceRow
 
 from . import _records as rec
 
@@ -71,14 +71,15 @@ FIELD_MAP: tuple[FieldLoss, ...] = (
 _CARRIED = {f.path: f.reason for f in FIELD_MAP if f.fate == "carried"}
 
 
-def facet_tags(case: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
+def facet_tags(case: Any, metadata: dict[str, Any]) -> list[str]:
     """The native tags of a row: its facets, then its metadata.tags strings, each once."""
-    tags = [TAG_FACETS["oracleType"] + case["oracleType"]] if "oracleType" in case else []
-    if isinstance(case.get("caseFamily"), str):
-        tags.insert(0, TAG_FACETS["caseFamily"] + case["caseFamily"])
-    concerns = case.get("linkedConcerns")
-    if isinstance(concerns, list):
-        tags += [TAG_FACETS["linkedConcerns"] + c for c in concerns if isinstance(c, str)]
+    case = case if isinstance(case, dict) else {}
+    tags = []
+    for field, prefix in TAG_FACETS.items():
+        values = case.get(field)
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, str):
+                tags.append(prefix + value)
     own = metadata.get("tags")
     if isinstance(own, list):
         tags += [t for t in own if isinstance(t, str)]
@@ -124,14 +125,7 @@ class Braintrust(Format):
         return BraintrustWriter(out, report)
 
     def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
-        for index, src in enumerate(rec.iter_records(lines), 1):
-            if src.value is None or src.problems:
-                yield src
-                continue
-            try:
-                yield SourceRow(row_value(src.value, index, report), src.line, src.record)
-            except rec.BadRecord as err:
-                yield SourceRow(err.partial, src.line, src.record, parse_problem(err.message, err.path))
+        return rec.read_records(lines, lambda record, index: row_value(record, index, report))
 
 
 class BraintrustWriter:
@@ -167,7 +161,7 @@ def row_value(record: dict[str, Any], index: int, report: Any) -> dict[str, Any]
     if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
         raise rec.BadRecord("tags must be a list of strings", "$.tags", partial)
     case = metadata.get("case")
-    if isinstance(case, dict) and "caseId" in case and "oracleType" in case:
+    if isinstance(case, dict) and isinstance(case.get("caseId"), str) and isinstance(case.get("oracleType"), str):
         value = _own_row(record, metadata, tags, partial, report)
     else:
         value = _foreign_row(record, metadata, tags, index, report)
@@ -197,8 +191,8 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str],
     if expected is not None or (present and envelope.get("expectedNull")):
         value["expected"] = expected
     meta = {k: v for k, v in metadata.items() if k != rec.ENVELOPE}
-    rec.restore_shadowed(meta, envelope)
-    known = set(facet_tags(meta["case"], meta))
+    rec.restore_shadowed(meta, envelope, (rec.ENVELOPE,))
+    known = set(facet_tags(meta.get("case"), meta))
     extra = [t for t in tags if t not in known]
     if extra:
         own = meta.get("tags")

@@ -14,7 +14,7 @@ from evalconv.canonical.errors import UsageError
 from evalconv.canonical.format import FieldLoss, Format
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
-from evalconv.canonical.source import Lines, SourceRow, parse_problem
+from evalconv.canonical.source import Lines, SourceRow
 
 from . import _records as rec
 from .langsmith_csv import is_langsmith_csv, read_csv
@@ -148,20 +148,8 @@ class LangSmith(Format):
         return LangSmithWriter(out, report)
 
     def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
-        from_csv = []
-
-        def csv_rows(first: str, rest: Iterator[str]) -> Iterator[SourceRow]:
-            from_csv.append(True)
-            return read_csv(first, rest, lines, report)
-
-        for index, src in enumerate(rec.iter_records(lines, other=csv_rows), 1):
-            if from_csv or src.value is None or src.problems:
-                yield src
-                continue
-            try:
-                yield SourceRow(row_value(src.value, index, report), src.line, src.record)
-            except rec.BadRecord as err:
-                yield SourceRow(err.partial, src.line, src.record, parse_problem(err.message, err.path))
+        return rec.read_records(lines, lambda record, index: row_value(record, index, report),
+                                other=lambda first, rest: read_csv(first, rest, lines, report))
 
 
 class LangSmithWriter:
@@ -228,15 +216,15 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
              report: Any) -> dict[str, Any]:
     row_id = envelope["id"]
     partial = {"id": row_id}
-    wrapped = envelope.get("wrapped") or []
+    wrapped = _strings(envelope.get("wrapped"))
     value: dict[str, Any] = {"id": row_id, "input": _unwrap(record.get("inputs"), INPUT_KEY in wrapped,
                                                              INPUT_KEY, "$.inputs", partial)}
     outputs = _outputs(record, row_id, report)
     if outputs is not None:
         value["expected"] = _unwrap(outputs, EXPECTED_KEY in wrapped, EXPECTED_KEY, "$.outputs", partial)
-    projected = envelope.get("projected") or []
+    projected = _strings(envelope.get("projected"))
     meta = {k: v for k, v in metadata.items() if k not in (rec.ENVELOPE, SPLIT_KEY) and k not in projected}
-    rec.restore_shadowed(meta, envelope)
+    rec.restore_shadowed(meta, envelope, (SPLIT_KEY, rec.ENVELOPE))
     found = record.get("split")
     if found is None:
         found = metadata.get(SPLIT_KEY)
@@ -253,6 +241,10 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
             report.ignore("$.split", row_id, "LangSmith's default split 'base'; the row had no split")
     value["metadata"] = meta
     return value
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _unwrap(value: Any, wrapped: bool, key: str, path: str, partial: dict[str, Any]) -> Any:

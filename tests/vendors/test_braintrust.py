@@ -205,3 +205,27 @@ def test_docs_table_is_the_field_map():
     doc = (ROOT / "docs" / "vendors" / "braintrust.md").read_text("utf-8")
     table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
     assert table == render_field_table(bt.FIELD_MAP)
+
+
+# ---------------------------------------------------------------- hostile input never escapes as a traceback
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from strategies import json_values  # noqa: E402
+
+_CASES = st.fixed_dictionaries({"caseId": json_values, "oracleType": json_values}, optional={
+    "caseFamily": json_values, "linkedConcerns": json_values})
+_RECORDS = st.fixed_dictionaries({}, optional={
+    "id": json_values, "input": json_values, "expected": json_values, "output": json_values,
+    "tags": st.one_of(json_values, st.lists(st.text(max_size=3))), "_xact_id": json_values,
+    "metadata": st.one_of(json_values, st.fixed_dictionaries({}, optional={
+        "case": st.one_of(_CASES, json_values), "tags": json_values,
+        "evalconv": st.one_of(st.fixed_dictionaries({}, optional={
+            "shadowed": json_values, "expectedNull": json_values}), json_values)}))})
+
+
+@settings(max_examples=300)
+@given(records=st.lists(_RECORDS, max_size=4))
+def test_any_record_reads_to_a_row_or_a_finding(records):
+    checked, _ = read_text("braintrust", "".join(jsonvalue.dumps(r) + "\n" for r in records))
+    assert len(checked) == len(records)

@@ -288,3 +288,26 @@ def test_the_langsmith_cli_export_array_reads():
     checked, _ = read_text("langsmith", text)
     assert [c.row.id for c in checked] == ["langsmith-1", "langsmith-2"]
     assert checked[0].row.expected == {"a": "b"} and not checked[1].row.has_expected
+
+
+# ---------------------------------------------------------------- hostile input never escapes as a traceback
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from strategies import json_values  # noqa: E402
+
+_ENVELOPES = st.fixed_dictionaries({"id": st.one_of(st.just("r"), json_values)}, optional={
+    "wrapped": json_values, "projected": json_values, "split": json_values, "shadowed": json_values})
+_RECORDS = st.fixed_dictionaries({}, optional={
+    "id": json_values, "inputs": json_values, "outputs": json_values, "reference_outputs": json_values,
+    "split": json_values, "dataset_id": json_values,
+    "metadata": st.one_of(json_values, st.fixed_dictionaries({}, optional={
+        "evalconv": st.one_of(_ENVELOPES, json_values), "case": json_values, "dataset_split": json_values,
+        "case_family": json_values}))})
+
+
+@settings(max_examples=300)
+@given(records=st.lists(_RECORDS, max_size=4))
+def test_any_record_reads_to_a_row_or_a_finding(records):
+    checked, _ = read_text("langsmith", "".join(jsonvalue.dumps(r) + "\n" for r in records))
+    assert len(checked) == len(records)
