@@ -79,7 +79,10 @@ class PromptfooFormat(Format):
             return bool(keys) and set(keys) <= _TEST_KEYS and bool({"vars", "assert"} & set(keys))
         first_line = text.split("\n", 1)[0]
         if "," in first_line or first_line.startswith("__"):
-            header = next(csv.reader([first_line]), [])
+            try:
+                header = next(csv.reader([first_line]), [])
+            except csv.Error:  # a stray "\r" in the first line: not a CSV header
+                return False
             return any(h.strip().startswith(("__expected", "__description", "__metadata:")) for h in header)
         item_keys = set(_YAML_ITEM.findall(text)) | {k for k in _YAML_KEY.findall(text)}
         return bool(item_keys & {"vars", "assert"}) or len(item_keys & _CONFIG_KEYS) >= 2

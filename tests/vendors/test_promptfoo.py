@@ -325,3 +325,22 @@ def test_docs_table_is_the_field_map():
     table = "\n".join(f"| `{f.path}` | {f.fate} | {cell(f.where)} | {cell(f.reason)} |" for f in FIELD_MAP)
     assert table in page
     assert all(f.fate in ("native", "carried") for f in FIELD_MAP)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("- vars: {input: !!binary aGVsbG8=}\n", "binary value is not a JSON value"),
+    ("- vars: {input: .nan}\n", "not a JSON number"),
+    ("- &a [*a]\n", "refers to the node that contains it"),
+    ("- vars: {input: \x07}\n", "U+0007"),
+    ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(6))
+     + "tests: [*g]\n", "alias bomb"),
+])
+def test_yaml_that_is_not_json_is_refused_with_its_line(text, message):
+    with pytest.raises(ReadError, match=message):
+        read_text(text)
+
+
+def test_yaml_dates_stay_text_and_keys_become_strings_as_in_javascript():
+    rows, _ = read_text("- vars: {input: 2026-10-14, 1: a, true: b, null: c}\n")
+    assert rows[0].value["input"] == {"input": "2026-10-14", "1": "a", "true": "b", "null": "c"}
