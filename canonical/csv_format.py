@@ -117,6 +117,12 @@ def _csv_error(message: str) -> str:
     return f"{what}; is a quoted cell missing its closing quote?"
 
 
+def _shown(name: str) -> str:
+    """A column name in quotes for a one-line message; line breaks and other control
+    characters (a header cell can hold them when quoted) are escaped."""
+    return f"'{name}'" if name.isprintable() else repr(name)
+
+
 class _Layout:
     """Where each field lives in this file's header."""
 
@@ -124,11 +130,11 @@ class _Layout:
         seen: set[str] = set()
         for name in header:
             if name in seen:
-                raise ReadError(f"column '{name}' appears twice in the header", source=source, line=1)
+                raise ReadError(f"column {_shown(name)} appears twice in the header", source=source, line=1)
             seen.add(name)
             if name not in HEADER and not name.startswith("metadata.") and name != "case.extensions":
-                raise ReadError(f"unknown column '{name}' (other metadata goes in a 'metadata.<key>' "
-                                f"column or in '{METADATA_JSON}')", source=source, line=1, field=name)
+                raise ReadError(f"unknown column {_shown(name)} (other metadata goes in a 'metadata.<key>' "
+                                f"column or in '{METADATA_JSON}')", source=source, line=1, field=_shown(name)[1:-1])
         missing = [c for c in (f"case.{f}" for f in REQUIRED_CASE_FIELDS) if c not in seen]
         missing[:0] = [c for c in ("id", "input") if c not in seen and f"{c}:json" not in seen]
         if missing:
@@ -187,7 +193,7 @@ class _Layout:
                 raise _CellError(f"'{METADATA_JSON}' must not hold 'case': the case profile goes in "
                                  f"case.* columns", "$.metadata.case")
             if key in metadata:
-                raise _CellError(f"metadata key '{key}' is set in both 'metadata.{key}' and "
+                raise _CellError(f"metadata key {_shown(key)} is set in both {_shown('metadata.' + key)} and "
                                  f"'{METADATA_JSON}'", paths.join("$.metadata", key))
             metadata[key] = value
         row["metadata"] = metadata
