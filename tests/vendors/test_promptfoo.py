@@ -331,7 +331,7 @@ def test_docs_table_is_the_field_map():
     ("- vars: {input: !!binary aGVsbG8=}\n", "binary value is not a JSON value"),
     ("- vars: {input: .nan}\n", "not a JSON number"),
     ("- &a [*a]\n", "refers to the node that contains it"),
-    ("- vars: {input: \x07}\n", "U+0007"),
+    ("- vars: {input: \x07}\n", r"U\+0007"),
     ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(6))
      + "tests: [*g]\n", "alias bomb"),
