@@ -137,11 +137,16 @@ def _refuse_surrogates(text: str) -> None:
 
 
 def dumps(value: Any, *, indent: bool = False) -> str:
-    """Compact (or 2-space indented) JSON text, keys in their given order, non-ASCII kept."""
+    """Compact (or 2-space indented) JSON text, keys in their given order, non-ASCII kept.
+    NaN and infinities are refused (orjson would write them as null)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0).decode("utf-8")
+        out = orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
     except TypeError:
         pass  # orjson refuses integers beyond 64 bits and deep nesting
+    else:
+        if b"null" in out:
+            _refuse_non_finite(value)
+        return out.decode("utf-8")
     try:
         if indent:
             return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=2)
@@ -150,6 +155,18 @@ def dumps(value: Any, *, indent: bool = False) -> str:
         raise JSONValueError(str(err)) from None
     except RecursionError:
         raise JSONValueError("nesting is too deep") from None
+
+
+def _refuse_non_finite(value: Any) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise JSONValueError(f"{item} is not valid JSON (use a string or null)")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def same(a: Any, b: Any) -> bool:

@@ -78,7 +78,7 @@ class Validator:
         case = _case(value)
         family = case.get("caseFamily")
         oracle = case.get("oracleType")
-        if isinstance(family, str) and oracle in ADMISSIBILITY:
+        if isinstance(family, str) and isinstance(oracle, str) and oracle in ADMISSIBILITY:
             evaluator = case.get("evaluator")
             first_seen = self._families.setdefault(family, (number, oracle, evaluator))
             first_row, first_oracle, first_eval = first_seen
@@ -110,7 +110,7 @@ def row_findings(value: dict[str, Any]) -> list[Finding]:
         out.append(Finding("id-mismatch", f"caseId '{case_id}' differs from the row's id '{row_id}'",
                            "$.metadata.case.caseId"))
     oracle, evaluator = case.get("oracleType"), case.get("evaluator")
-    known_oracle = oracle in ADMISSIBILITY
+    known_oracle = isinstance(oracle, str) and oracle in ADMISSIBILITY
     if known_oracle and isinstance(evaluator, str) and evaluator in ADMISSIBILITY[oracle]:
         status, why = verdict(oracle, evaluator)
         if status == "barred":

@@ -9,7 +9,7 @@ from typing import IO, Any, Iterable, Iterator
 
 from .atomic import AtomicOutput
 from .canonical import jsonvalue, paths
-from .canonical.errors import EvalconvError, ReadError, UsageError
+from .canonical.errors import EvalconvError, ReadError, UsageError, WriteError
 from .canonical.findings import Finding
 from .canonical.format import Format
 from .canonical.row import Row
@@ -196,6 +196,13 @@ def read(path: str, *, from_: str | None = None, encoding: str | None = None) ->
         return ReadResult(fmt.name, valid, log, report)
 
 
+def _write_row(writer: Any, row: Row) -> None:
+    try:
+        writer.write(row)
+    except jsonvalue.JSONValueError as err:  # rows built in code can hold NaN; read rows cannot
+        raise WriteError(f"row '{row.id}' cannot be written: {err}") from None
+
+
 def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> LossReport:
     """Write valid rows atomically (`path=None`: standard output); returns the loss report."""
     fmt = _writer_format(to)
@@ -203,7 +210,7 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
     with AtomicOutput(path) as out:
         writer = fmt.open_writer(out.stream, report, {"path": path, **options})
         for row in rows:
-            writer.write(row)
+            _write_row(writer, row)
             report.rows += 1
         writer.close()
         out.commit()
@@ -322,7 +329,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
                     continue
                 valid_rows += 1
                 if rejects is not None or log.error_count == 0:
-                    writer.write(checked.row)
+                    _write_row(writer, checked.row)
                     loss.rows += 1
             writer.close()
             write_it = rejects is not None or log.error_count == 0

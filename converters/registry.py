@@ -54,6 +54,10 @@ class Registry:
         """The extension narrows the candidates, the content decides among them."""
         order = self._detection_order()
         by_name = [f for f in order if path and f.matches_path(path)]
+        if by_name:  # `.langsmith.jsonl` beats `.jsonl`: keep the formats with the longest suffix
+            longest = {f.name: _suffix_length(f, path) for f in by_name}
+            best = max(longest.values())
+            by_name = [f for f in by_name if longest[f.name] == best]
         if len(by_name) == 1:
             return by_name[0]
         for fmt in by_name or order:
@@ -63,6 +67,11 @@ class Registry:
             return by_name[-1]
         raise UsageError("cannot tell the format from the name or the content; "
                          f"name it with --from ({', '.join(self.names())})")
+
+
+def _suffix_length(fmt: Format, path: str) -> int:
+    lowered = path.lower()
+    return max((len(e) for e in fmt.extensions if lowered.endswith(e)), default=0)
 
 
 REGISTRY = Registry()

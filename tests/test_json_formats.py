@@ -69,3 +69,10 @@ def test_deep_nesting_is_a_clear_error_not_a_crash():
     deep = "[" * 100_000 + "]" * 100_000
     checked, _ = read_text("jsonl", '{"id": "a", "input": ' + deep + "}\n")
     assert checked[0].findings[0].code == "parse" and "too deep" in checked[0].findings[0].message
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_writers_refuse_non_finite_numbers_instead_of_writing_null(bad):
+    value = row(expected=([1, {"x": bad}],))
+    with pytest.raises(jsonvalue.JSONValueError):
+        jsonvalue.dumps(value)

@@ -200,3 +200,11 @@ def test_parse_problem_from_reader_is_an_error_and_skips_schema():
 def test_non_object_row_is_a_schema_error():
     [result] = check(["not", "a", "row"])
     assert codes(result) == ["schema"] and "expected an object" in result.findings[0].message
+
+
+@pytest.mark.parametrize("bad", [[], {}, ["rubric"], 3, None])
+def test_non_string_oracle_type_is_a_schema_error_not_a_crash(bad):
+    value = row(caseFamily="f")
+    value["metadata"]["case"]["oracleType"] = bad
+    [result] = check(value)
+    assert {f.code for f in result.findings} == {"schema"}
