@@ -150,3 +150,24 @@ def test_interrupted_folder_conversion_keeps_finished_files_whole_and_a_rerun_co
         assert (outdir / f"{name}.csv").read_bytes() == expected[name]
         assert digest(source / f"{name}.jsonl") == inputs[name]
     assert {p.name for p in outdir.iterdir() if not TEMP_NAME.match(p.name)} == {f"{n}.csv" for n in names}
+
+
+@pytest.mark.parametrize("how", ["same-path", "hard-link", "symlink", "folder-into-itself"])
+def test_the_input_is_never_overwritten(tmp_path, how):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    source = folder / "set.jsonl"
+    source.write_bytes(GOLDEN.read_bytes())
+    before = digest(source)
+    target = {"same-path": source, "hard-link": tmp_path / "link.jsonl",
+              "symlink": tmp_path / "sym.jsonl", "folder-into-itself": folder}[how]
+    if how == "hard-link":
+        os.link(source, target)
+    elif how == "symlink":
+        os.symlink(source, target)
+    run_on = folder if how == "folder-into-itself" else source
+    done = subprocess.run(evalconv_command() + [str(run_on), "--to", "jsonl", "-o", str(target)],
+                          capture_output=True, text=True, timeout=WAIT_SECONDS)
+    assert done.returncode in (1, 2) and "Traceback" not in done.stderr
+    assert "never overwrites its input" in done.stderr
+    assert digest(source) == before and sorted(os.listdir(folder)) == ["set.jsonl"]

@@ -217,3 +217,29 @@ def test_every_corpus_file_has_a_case():
     named = {c["file"] for c in CASES if "file" in c}
     on_disk = {p.name for p in CORPUS.iterdir() if p.name != "cases.json"}
     assert on_disk == named
+
+
+def test_a_folder_of_broken_files_converts_the_good_ones_and_names_each_bad_one(tmp_path):
+    """One bad file never stops the others, and never leaves an output of its own."""
+    plain = [c for c in CASES if "file" in c and not c.get("requires") and not c.get("xfail")
+             and c["args"] == ["--to", c["args"][1]] and not c["file"].endswith(".txt")]
+    source = tmp_path / "in"
+    source.mkdir()
+    def renamed(name: str) -> str:  # bom.csv and bom.json must not both become bom.jsonl
+        path = Path(name)
+        return f"{path.stem}-{path.suffix[1:]}{path.suffix}"
+
+    for case in plain:
+        shutil.copy(CORPUS / case["file"], source / renamed(case["file"]))
+    outdir = tmp_path / "out"
+    code, _, stderr = _in_process([str(source), "--to", "jsonl", "-o", str(outdir)])
+    assert code == 1 and "Traceback" not in stderr
+    written = {p.name for p in outdir.rglob("*")}
+    for case in plain:
+        out_name = Path(renamed(case["file"])).stem + ".jsonl"
+        if case["exit"] == 0:
+            assert out_name in written, case["id"]
+        else:
+            assert out_name not in written, case["id"]
+            assert renamed(case["file"]) in stderr, f"{case['id']} is not named"
+    assert not [n for n in written if n.endswith(".evalconv-tmp")]
