@@ -53,8 +53,14 @@ def _peek(stream: IO[bytes]) -> bytes:
 def detect(path: str, head: bytes, from_: str | None = None, encoding: str | None = None) -> Format:
     if from_:
         return REGISTRY.get(from_)
-    text = head.decode(encoding or "utf-8", errors="replace")
-    return REGISTRY.detect(None if path == STDIO else path, text)
+    try:
+        text = head.decode(encoding or "utf-8", errors="replace")
+    except LookupError:
+        raise ReadError(f"unknown encoding '{encoding}'", source=_label(path)) from None
+    try:
+        return REGISTRY.detect(None if path == STDIO else path, text)
+    except UsageError as err:
+        raise UsageError(err.message, source=_label(path)) from None
 
 
 @contextmanager

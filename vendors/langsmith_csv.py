@@ -22,7 +22,10 @@ INPUT_PREFIX, OUTPUT_PREFIX = "input_", "output_"
 
 def is_langsmith_csv(head: str) -> bool:
     first = head.lstrip("\ufeff").split("\n", 1)[0]
-    header = next(csv.reader([first]), [])
+    try:
+        header = next(csv.reader([first]), [])
+    except csv.Error:  # a stray CR, say: not a header this reader can take
+        return False
     return (any(c.startswith(INPUT_PREFIX) for c in header)
             and all(c.startswith((INPUT_PREFIX, OUTPUT_PREFIX)) for c in header))
 
