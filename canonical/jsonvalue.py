@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from .paths import to_path
+
 
 class JSONValueError(ValueError):
     """Not strict JSON; `str(err)` is a short message with the position when known.
@@ -126,6 +128,44 @@ def _walk(value: Any, *, check_strings: bool) -> None:
             stack.extend((v, depth + 1) for v in item)
         elif check_strings and isinstance(item, str):
             _refuse_surrogates(item)
+
+
+def value_problem(value: Any) -> tuple[str, str] | None:
+    """(`$.path`, message) for the first part of `value` that no writer can put out as strict
+    JSON text, or None. For values that did not come through `loads` (YAML, vendor SDKs): nesting
+    past MAX_DEPTH, lone surrogates, NaN and infinities, non-string keys, non-JSON types (bytes,
+    dates, sets)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, (dict, list)) and len(where) >= MAX_DEPTH:
+            return to_path(where[:3]), f"nesting is too deep (more than {MAX_DEPTH} levels)"
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return to_path(where), f"a key is {type(key).__name__}, not text"
+                if (problem := _text_problem(key)) is not None:
+                    return to_path(where), problem
+                stack.append((child, (*where, key)))
+        elif isinstance(item, list):
+            stack.extend((child, (*where, i)) for i, child in enumerate(item))
+        elif isinstance(item, str):
+            if (problem := _text_problem(item)) is not None:
+                return to_path(where), problem
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return to_path(where), f"{item} is not valid JSON (use a string or null)"
+        elif item is not None and not isinstance(item, (bool, int)):
+            return to_path(where), f"a {type(item).__name__} value is not JSON (quote it to keep it as text)"
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    try:
+        _refuse_surrogates(text)
+    except JSONValueError as err:
+        return str(err)
+    return None
 
 
 def _refuse_surrogates(text: str) -> None:

@@ -8,6 +8,7 @@ derandomized "ci" profile from conftest.py, so a red build reproduces.
 from __future__ import annotations
 
 import copy
+import datetime
 import functools
 import json
 import os
@@ -158,10 +159,6 @@ ODD_VALUES = st.one_of(json_values, st.sampled_from(
 printable_keys = keys.filter(str.isprintable)
 
 
-def _hashable(value) -> bool:  # pinned by test_an_oracle_type_that_is_a_list_is_a_finding_not_a_crash
-    return not isinstance(value, (list, dict))
-
-
 def _printable_if_text(value) -> bool:
     return not isinstance(value, str) or value.isprintable()
 
@@ -184,7 +181,6 @@ def edited_rows(draw) -> list:
             del node[key]
         else:
             odd = ODD_VALUES.filter(_printable_if_text) if key in ("id", "caseId") else ODD_VALUES
-            odd = odd.filter(_hashable) if key == "oracleType" else odd
             node[key] = copy.deepcopy(draw(odd))
     return rows
 
@@ -221,14 +217,45 @@ def test_an_id_with_a_newline_is_reported_on_one_line(workdir):
     assert_fit_for_a_person(finding.render())
 
 
-@pytest.mark.xfail(strict=True, reason="canonical/validator.py row_findings() and Validator._set_findings() "
-                                       "test `oracle in ADMISSIBILITY` on a list: TypeError; check isinstance(str)")
 def test_an_oracle_type_that_is_a_list_is_a_finding_not_a_crash(workdir):
     row = copy.deepcopy(GOLDEN_ROWS[0])
     row["metadata"]["case"]["oracleType"] = ["reference-answer"]
     path = _write(workdir, "list-oracle.jsonl", (json.dumps(row) + "\n").encode())
     result = evalconv.validate_file(str(path))
     assert result.log.errors and {f.code for f in result.log.errors} == {"schema"}
+
+
+UNWRITABLE = {  # what YAML and vendor SDKs can hand a reader, which no writer can put out
+    "lone surrogate": ("\ud800", "$.metadata.x", "lone surrogate"),
+    "bytes (YAML !!binary)": (b"hello", "$.metadata.x", "bytes value is not JSON"),
+    "date (unquoted YAML date)": (datetime.date(2024, 5, 1), "$.metadata.x", "date value is not JSON"),
+    "NaN": (float("nan"), "$.metadata.x", "not valid JSON"),
+    "300 levels": (functools.reduce(lambda v, _: [v], range(300), 0), "$.metadata.x", "nesting is too deep"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(UNWRITABLE))
+def test_value_problem_names_what_no_writer_can_put_out(kind):
+    value, path, words = UNWRITABLE[kind]
+    row = copy.deepcopy(GOLDEN_ROWS[0])
+    row["metadata"]["x"] = value
+    where, message = jsonvalue.value_problem(row)
+    assert where.startswith(path) and words in message
+    assert jsonvalue.value_problem(GOLDEN_ROWS[0]) is None
+
+
+@pytest.mark.xfail(strict=True, reason="canonical/validator.py Validator.check() does not call "
+                                       "jsonvalue.value_problem(): rows from YAML/vendor readers with these "
+                                       "values validate as ok and then crash or are refused by the writers")
+@pytest.mark.parametrize("kind", sorted(UNWRITABLE))
+def test_the_validator_refuses_what_no_writer_can_put_out(kind):
+    from evalconv.canonical.source import SourceRow
+    from evalconv.canonical.validator import Validator
+
+    row = copy.deepcopy(GOLDEN_ROWS[0])
+    row["metadata"]["x"] = UNWRITABLE[kind][0]
+    checked = Validator(source="mem").check(SourceRow(row, 1))
+    assert checked.row is None and any(UNWRITABLE[kind][2] in f.message for f in checked.errors)
 
 
 def test_a_csv_column_name_with_a_newline_is_reported_on_one_line(workdir):
