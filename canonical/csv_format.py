@@ -151,7 +151,7 @@ class _Layout:
             return SourceRow(_partial_id(cells, self.index), line, record, parse_problem(
                 f"record has {len(cells)} cells but the header has {self.width}"))
         try:
-            return SourceRow(self._value(cells), line, record)
+            return SourceRow(self._value(cells), line, record, plain_json=True)
         except _CellError as err:
             return SourceRow(_partial_id(cells, self.index), line, record, parse_problem(err.message, err.path))
 

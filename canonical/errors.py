@@ -2,6 +2,16 @@
 from __future__ import annotations
 
 
+_LINE_BREAKERS = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", 0x85: "\\x85",
+                  0x2028: "\\u2028", 0x2029: "\\u2029",
+                  **{c: f"\\x{c:02x}" for c in range(0x20) if c not in (9, 10, 13)}, 0x7F: "\\x7f"}
+
+
+def one_line(text: str) -> str:
+    """Escape what would break a message over several lines (ids and keys can hold anything)."""
+    return text.translate(_LINE_BREAKERS)
+
+
 class EvalconvError(Exception):
     """Base of every error evalconv raises on purpose."""
 
@@ -21,7 +31,7 @@ class EvalconvError(Exception):
         if self.line is not None:
             where = f"{where}:{self.line}" if where else f"line {self.line}"
         parts = [p for p in (where, self.field) if p]
-        return ": ".join(parts + [self.message])
+        return one_line(": ".join(parts + [self.message]))
 
 
 class ReadError(EvalconvError):

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .errors import one_line
+
 Severity = Literal["error", "warning"]
 
 ERROR_CODES = ("parse", "schema", "id-mismatch", "duplicate-id", "inadmissible-evaluator",
@@ -45,4 +47,4 @@ class Finding:
         if self.id:
             who += f" ({self.id})"
         head = " ".join(p for p in (where + ":" if where else "", who, self.path) if p)
-        return f"{head}: {self.severity}[{self.code}]: {self.message}"
+        return one_line(f"{head}: {self.severity}[{self.code}]: {self.message}")

@@ -41,7 +41,7 @@ class CanonicalJSONL(Format):
                 yield SourceRow(None, lines.number,
                                 problems=parse_problem(f"each line must be a JSON object (a row), got {_kind(value)}"))
                 continue
-            yield SourceRow(value, lines.number)
+            yield SourceRow(value, lines.number, plain_json=True)
 
     def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "JSONLWriter":
         return JSONLWriter(out)
@@ -99,7 +99,7 @@ def iter_array(text: str, source: str) -> Iterator[SourceRow]:
             hint = " (the file ends inside this row: truncated?)" if ends else ""
             raise ReadError(f"invalid JSON in the array: {err}{hint}", source=source, line=line) from None
         if isinstance(value, dict):
-            yield SourceRow(value, line)
+            yield SourceRow(value, line, plain_json=True)
         else:
             yield SourceRow(None, line, problems=parse_problem(f"each element must be a JSON object (a row), got {_kind(value)}"))
         pos = _skip(text, end)

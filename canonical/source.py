@@ -18,13 +18,15 @@ class SourceRow:
     """One row as read, before validation.
 
     `problems` holds parse findings that kept the reader from building the value; such a row
-    is invalid whatever `value` holds.
+    is invalid whatever `value` holds. `plain_json` says the value came from strict JSON text
+    or CSV text, so the validator need not look for what JSON cannot hold (dates, bytes, NaN).
     """
 
     value: Any
     line: int | None = None
     record: int | None = None
     problems: list[Finding] | None = None
+    plain_json: bool = False
 
 
 def parse_problem(message: str, path: str = "$") -> list[Finding]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from . import paths, schema
+from .jsonvalue import value_problem
 from .admissibility import ADMISSIBILITY, admitted, verdict
 from .findings import Finding
 from .row import Row
@@ -50,6 +51,8 @@ class Validator:
         number = self.count
         value = src.value
         findings: list[Finding] = list(src.problems or ())
+        if not findings and not src.plain_json and (problem := value_problem(value)) is not None:
+            findings.append(Finding("schema", problem[1], problem[0]))
         if not findings:
             if not schema.is_valid(value):
                 findings.extend(Finding("schema", msg, path) for path, msg in schema.explain(value))

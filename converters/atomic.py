@@ -5,11 +5,15 @@ is spooled the same way, so an aborted conversion prints nothing.
 """
 from __future__ import annotations
 
+import fcntl
+import glob
 import os
 import shutil
 import sys
 import tempfile
 from typing import TextIO
+
+SUFFIX = ".evalconv-tmp"
 
 
 class AtomicOutput:
@@ -23,7 +27,11 @@ class AtomicOutput:
     def open(self) -> TextIO:
         folder = os.path.dirname(os.path.abspath(self.path)) if self.path else None
         name = os.path.basename(self.path) if self.path else "stdout"
-        fd, self._tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".evalconv-tmp", dir=folder)
+        if folder is not None:
+            sweep_stale(folder, name)
+        fd, self._tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=SUFFIX, dir=folder)
+        # The lock tells a later run that this temp file is live; a killed run's lock is gone.
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self.stream = os.fdopen(fd, "w", encoding="utf-8", newline="")
         return self.stream
 
@@ -59,3 +67,23 @@ class AtomicOutput:
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._tmp_name is not None:
             self.abort()
+
+
+def sweep_stale(folder: str, name: str) -> None:
+    """Remove temp files a killed run left for this target; files still locked are live."""
+    for stale in glob.glob(os.path.join(glob.escape(folder), f".{glob.escape(name)}.*{SUFFIX}")):
+        try:
+            fd = os.open(stale, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # a live writer holds it
+        else:
+            try:
+                os.unlink(stale)
+            except OSError:
+                pass
+        finally:
+            os.close(fd)

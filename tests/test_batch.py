@@ -124,3 +124,19 @@ def test_progress_bar_on_a_terminal_and_quiet_elsewhere(tmp_path):
     assert b"converting" in shown and b"30 rows" in shown
     quiet = _run_cli([src, "--to", "json", "-o", tmp_path / "b"], stderr=subprocess.PIPE)
     assert quiet.returncode == 0 and b"converting" not in quiet.stderr
+
+
+def test_a_live_writers_temp_file_is_never_swept(tmp_path):
+    from evalconv.atomic import AtomicOutput
+    target = tmp_path / "out.jsonl"
+    live = AtomicOutput(str(target))
+    live.open()
+    live.stream.write("in progress")
+    other = AtomicOutput(str(target))  # a second run on the same target sweeps only dead files
+    other.open()
+    other.stream.write("x\n")
+    other.commit()
+    live.stream.flush()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".evalconv-tmp")]
+    live.abort()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]

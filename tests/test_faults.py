@@ -102,9 +102,6 @@ def test_sigkill_mid_write_leaves_the_old_target_or_none(big_set, tmp_path, to, 
                              for n in leftovers), leftovers
 
 
-@pytest.mark.xfail(strict=True, reason="stale .*.evalconv-tmp files of a killed run are not cleaned: "
-                                       "converters/atomic.py AtomicOutput.open() should sweep unlocked "
-                                       "temp files of its own target (see docs/errors.md)")
 def test_a_rerun_cleans_the_temp_file_a_killed_run_left(big_set, tmp_path):
     target = tmp_path / "out.jsonl"
     kill_when(start([big_set, "--to", "jsonl", "-o", target]), growing_temp(tmp_path))
