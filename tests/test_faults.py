@@ -89,7 +89,7 @@ def test_sigkill_mid_write_leaves_the_old_target_or_none(big_set, tmp_path, to, 
     if old is not None:
         target.write_bytes(old)
     before = digest(big_set)
-    process = start([big_set, "--to", to, "-o", target])
+    process = start([big_set, "--from", "jsonl", "--to", to, "-o", target])
     kill_when(process, growing_temp(tmp_path))
 
     if old is None:

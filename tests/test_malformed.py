@@ -243,3 +243,18 @@ def test_a_folder_of_broken_files_converts_the_good_ones_and_names_each_bad_one(
             assert out_name not in written, case["id"]
             assert renamed(case["file"]) in stderr, f"{case['id']} is not named"
     assert not [n for n in written if n.endswith(".evalconv-tmp")]
+
+
+@pytest.mark.xfail(strict=True, reason="converters/registry.py: Registry.get() lets an ImportError from a "
+                                       "broken format module or plugin escape, and detect() imports every "
+                                       "format, so one broken vendor/plugin makes every conversion a traceback")
+def test_a_format_that_fails_to_import_does_not_break_the_others():
+    from evalconv.registry import Registry
+
+    registry = Registry()
+    registry.register("broken", "evalconv.vendors.no_such_module:FORMAT")
+    registry.register("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT", fallback=True)
+    assert registry.detect("set.jsonl", '{"id": "a"}').name == "jsonl"
+    assert registry.detect(None, '{"id": "a"}').name == "jsonl"
+    with pytest.raises(evalconv.UsageError, match="broken"):
+        registry.get("broken")
