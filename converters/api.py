@@ -2,185 +2,22 @@
 from __future__ import annotations
 
 import os
-import sys
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import IO, Any, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 from .atomic import AtomicOutput
-from .canonical import jsonvalue, paths
-from .canonical.errors import EvalconvError, ReadError, UsageError, WriteError
-from .canonical.findings import Finding
+from .canonical import jsonvalue
+from .canonical.errors import UsageError, WriteError
 from .canonical.format import Format
 from .canonical.row import Row
-from .canonical.source import Lines, SourceRow
 from .canonical.validator import Checked, Validator
 from .registry import REGISTRY
-from .reports import LossReport, ReadReport
+from .reports import FindingLog, LossReport, ReadReport
+from .sources import STDIO, detect, label, reading
+from .validation import FileValidation, ValidationReport, validate, validate_file
 
-STDIO = "-"
-HEAD_BYTES = 8192
-# Findings kept in memory per run; the rest are counted (a million warnings help nobody).
-FINDINGS_KEPT = 10_000
-
-
-def _label(path: str) -> str:
-    return "<stdin>" if path == STDIO else path
-
-
-@contextmanager
-def _open_bytes(path: str) -> Iterator[IO[bytes]]:
-    if path == STDIO:
-        yield sys.stdin.buffer
-        return
-    try:
-        stream = open(path, "rb")
-    except FileNotFoundError:
-        raise ReadError("no such file", source=path) from None
-    except IsADirectoryError:
-        raise ReadError("is a directory (convert folders with -o OUTDIR)", source=path) from None
-    except OSError as err:
-        raise ReadError(f"cannot open: {err.strerror}", source=path) from None
-    with stream:
-        yield stream
-
-
-def _peek(stream: IO[bytes]) -> bytes:
-    peek = getattr(stream, "peek", None)
-    return peek(HEAD_BYTES)[:HEAD_BYTES] if peek else b""
-
-
-def detect(path: str, head: bytes, from_: str | None = None, encoding: str | None = None) -> Format:
-    if from_:
-        return REGISTRY.get(from_)
-    try:
-        text = head.decode(encoding or "utf-8", errors="replace")
-    except LookupError:
-        raise ReadError(f"unknown encoding '{encoding}'", source=_label(path)) from None
-    try:
-        return REGISTRY.detect(None if path == STDIO else path, text)
-    except UsageError as err:
-        raise UsageError(err.message, source=_label(path)) from None
-
-
-@contextmanager
-def reading(path: str, *, from_: str | None = None, encoding: str | None = None
-            ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
-    """Open `path` and yield its format, its rows (lazily) and the read report."""
-    with _open_bytes(path) as stream:
-        fmt = detect(path, _peek(stream), from_, encoding)
-        if not fmt.can_read:
-            raise UsageError(f"format '{fmt.name}' cannot be read")
-        report = ReadReport(fmt.name, _label(path))
-        lines = Lines(stream, source=_label(path), encoding=encoding,
-                      path=None if path == STDIO else path)
-        yield fmt, _counted(fmt.read(lines, report), report), report
-
-
-def _counted(rows: Iterator[SourceRow], report: ReadReport) -> Iterator[SourceRow]:
-    try:
-        for row in rows:
-            report.rows += 1
-            yield row
-    except RecursionError:
-        raise ReadError("nesting is too deep to read", source=report.source) from None
-
-
-@dataclass
-class FindingLog:
-    """Every error and warning of a run, up to FINDINGS_KEPT of each, and their full counts."""
-
-    errors: list[Finding] = field(default_factory=list)
-    warnings: list[Finding] = field(default_factory=list)
-    error_count: int = 0
-    warning_count: int = 0
-
-    def add(self, findings: Iterable[Finding]) -> None:
-        for f in findings:
-            if f.severity == "error":
-                self.error_count += 1
-                if len(self.errors) < FINDINGS_KEPT:
-                    self.errors.append(f)
-            else:
-                self.warning_count += 1
-                if len(self.warnings) < FINDINGS_KEPT:
-                    self.warnings.append(f)
-
-
-@dataclass
-class FileValidation:
-    path: str
-    format: str | None
-    rows: int = 0
-    log: FindingLog = field(default_factory=FindingLog)
-    unreadable: str | None = None  # the one-line reason the file could not be read
-
-    @property
-    def valid(self) -> bool:
-        return self.unreadable is None and self.log.error_count == 0
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path, "format": self.format, "rows": self.rows,
-                               "valid": self.valid,
-                               "errors": [f.to_json() for f in self.log.errors],
-                               "warnings": [f.to_json() for f in self.log.warnings]}
-        if self.unreadable is not None:
-            out["unreadable"] = self.unreadable
-        return out
-
-
-@dataclass
-class ValidationReport:
-    files: list[FileValidation]
-
-    @property
-    def valid(self) -> bool:
-        return all(f.valid for f in self.files)
-
-    @property
-    def exit_code(self) -> int:
-        if any(f.unreadable is not None for f in self.files):
-            return 2
-        return 0 if self.valid else 1
-
-    def to_json(self) -> dict[str, Any]:
-        return {"valid": self.valid, "files": [f.to_json() for f in self.files]}
-
-
-def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None,
-                  require: Iterable[str] = ()) -> FileValidation:
-    """Validate one file; `require` lists paths every row must fill (`metadata.reason`)."""
-    result = FileValidation(_label(path), from_)
-    required = tuple(_required_paths(require))
-    try:
-        with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report):
-            result.format = fmt.name
-            validator = Validator(source=_label(path), require=required)
-            for checked in validator.check_all(rows):
-                result.log.add(checked.findings)
-            result.rows = validator.count
-    except EvalconvError as err:
-        result.unreadable = err.render()
-    return result
-
-
-def _required_paths(require: Iterable[str]) -> Iterator[str]:
-    for user_path in require:
-        try:
-            yield paths.normalize(user_path)
-        except ValueError:
-            raise UsageError(f"--require takes a field path such as metadata.reason, not '{user_path}'") from None
-
-
-def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
-             require: Iterable[str] = ()) -> ValidationReport:
-    """Validate files; folders are walked for files with a known extension."""
-    from .walk import collect
-
-    require = list(require)
-    files = [path for target in paths_
-             for path in ([f.path for f in collect([target])] if os.path.isdir(target) else [target])]
-    return ValidationReport([validate_file(p, from_=from_, encoding=encoding, require=require) for p in files])
+__all__ = ["ConversionResult", "FileValidation", "ReadResult", "ValidationReport", "convert", "detect",
+           "read", "reading", "validate", "validate_file", "write"]
 
 
 @dataclass
@@ -195,7 +32,7 @@ def read(path: str, *, from_: str | None = None, encoding: str | None = None) ->
     """Read a whole file into valid rows; invalid rows are left out and listed in `log.errors`."""
     with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report):
         log, valid = FindingLog(), []
-        for checked in Validator(source=_label(path)).check_all(rows):
+        for checked in Validator(source=label(path)).check_all(rows):
             log.add(checked.findings)
             if checked.row is not None:
                 valid.append(checked.row)
@@ -325,7 +162,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
         with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \
                 AtomicOutput(output) as out:
             writer = fmt_out.open_writer(out.stream, loss, {"path": output, **options})
-            validator = Validator(source=_label(source))
+            validator = Validator(source=label(source))
             valid_rows = 0
             for checked in validator.check_all(rows):
                 log.add(checked.findings)
@@ -344,5 +181,5 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
         committed = True
     finally:
         ledger_file = rejects.finish(keep=committed) if rejects is not None else None
-    return ConversionResult(_label(source), output, fmt_in.name, fmt_out.name, validator.count,
+    return ConversionResult(label(source), output, fmt_in.name, fmt_out.name, validator.count,
                             valid_rows, log, loss, read_report, write_it, ledger_file)

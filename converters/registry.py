@@ -18,6 +18,7 @@ class Registry:
     def __init__(self) -> None:
         self._targets: dict[str, str | Format] = {}
         self._fallback: set[str] = set()
+        self.broken: dict[str, str] = {}  # format name -> why it could not be loaded
 
     def register(self, name: str, target: str | Format, *, fallback: bool = False) -> None:
         """`target` is a Format or a dotted path `module:ATTR` imported on first use.
@@ -39,16 +40,30 @@ class Registry:
             raise UsageError(f"unknown format '{name}' (known: {', '.join(self._targets)})")
         if isinstance(target, str):
             module, _, attr = target.partition(":")
-            target = getattr(importlib.import_module(module), attr or "FORMAT")
+            try:
+                target = getattr(importlib.import_module(module), attr or "FORMAT")
+            except Exception as err:  # a broken plugin must not take the working formats down
+                self.broken[name] = f"{type(err).__name__}: {err}"
+                raise UsageError(f"format '{name}' cannot be loaded ({self.broken[name]})") from None
             self._targets[name] = target
         return target
 
+    def _loadable(self, names: list[str]) -> list[Format]:
+        out = []
+        for name in names:
+            try:
+                out.append(self.get(name))
+            except UsageError:
+                continue  # recorded in self.broken; `evalconv formats` shows it
+        return out
+
     def all(self) -> list[Format]:
-        return [self.get(name) for name in self._targets]
+        """Every format that loads; the ones that do not are in `broken`."""
+        return self._loadable(list(self._targets))
 
     def _detection_order(self) -> list[Format]:
         specific = [n for n in self._targets if n not in self._fallback]
-        return [self.get(n) for n in specific + [n for n in self._targets if n in self._fallback]]
+        return self._loadable(specific + [n for n in self._targets if n in self._fallback])
 
     def detect(self, path: str | None, head: str) -> Format:
         """The extension narrows the candidates, the content decides among them."""

@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
+
+from .canonical.findings import Finding
+
+# Findings kept in memory per run; the rest are counted (a million warnings help nobody).
+FINDINGS_KEPT = 10_000
 
 
 @dataclass
@@ -103,3 +108,24 @@ class ReadReport:
         if self.notes:
             out["notes"] = list(self.notes)
         return out
+
+
+@dataclass
+class FindingLog:
+    """Every error and warning of a run, up to FINDINGS_KEPT of each, and their full counts."""
+
+    errors: list[Finding] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
+    error_count: int = 0
+    warning_count: int = 0
+
+    def add(self, findings: Iterable[Finding]) -> None:
+        for f in findings:
+            if f.severity == "error":
+                self.error_count += 1
+                if len(self.errors) < FINDINGS_KEPT:
+                    self.errors.append(f)
+            else:
+                self.warning_count += 1
+                if len(self.warnings) < FINDINGS_KEPT:
+                    self.warnings.append(f)

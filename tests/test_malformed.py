@@ -245,9 +245,6 @@ def test_a_folder_of_broken_files_converts_the_good_ones_and_names_each_bad_one(
     assert not [n for n in written if n.endswith(".evalconv-tmp")]
 
 
-@pytest.mark.xfail(strict=True, reason="converters/registry.py: Registry.get() lets an ImportError from a "
-                                       "broken format module or plugin escape, and detect() imports every "
-                                       "format, so one broken vendor/plugin makes every conversion a traceback")
 def test_a_format_that_fails_to_import_does_not_break_the_others():
     from evalconv.registry import Registry
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import case, row
+from conftest import row
 from evalconv.canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
 from evalconv.canonical.schema import enum
 from evalconv.canonical.source import SourceRow

@@ -65,6 +65,8 @@ def formats_command(output_format: str) -> None:
         loses = "nothing (lossless)" if f["lossless"] else (
             ", ".join(sorted({x["path"] for x in f["loses"] if x["fate"] == "dropped"})) or "nothing dropped")
         click.echo(f"{f['name']:<11} {modes:<10} {' '.join(f['extensions']):<44} loses: {loses}")
+    for name, why in REGISTRY.broken.items():
+        click.echo(f"{name:<11} unavailable: {why}")
 
 
 @click.command("schema")

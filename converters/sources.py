@@ -1,0 +1,77 @@
+"""Opening an input: the file or standard input, its format (--from, extension, content), its rows."""
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import IO, Iterator
+
+from .canonical.errors import ReadError, UsageError
+from .canonical.format import Format
+from .canonical.source import Lines, SourceRow
+from .registry import REGISTRY
+from .reports import ReadReport
+
+STDIO = "-"
+HEAD_BYTES = 8192
+
+
+def label(path: str) -> str:
+    return "<stdin>" if path == STDIO else path
+
+
+@contextmanager
+def _open_bytes(path: str) -> Iterator[IO[bytes]]:
+    if path == STDIO:
+        yield sys.stdin.buffer
+        return
+    try:
+        stream = open(path, "rb")
+    except FileNotFoundError:
+        raise ReadError("no such file", source=path) from None
+    except IsADirectoryError:
+        raise ReadError("is a directory (convert folders with -o OUTDIR)", source=path) from None
+    except OSError as err:
+        raise ReadError(f"cannot open: {err.strerror}", source=path) from None
+    with stream:
+        yield stream
+
+
+def _peek(stream: IO[bytes]) -> bytes:
+    peek = getattr(stream, "peek", None)
+    return peek(HEAD_BYTES)[:HEAD_BYTES] if peek else b""
+
+
+def detect(path: str, head: bytes, from_: str | None = None, encoding: str | None = None) -> Format:
+    if from_:
+        return REGISTRY.get(from_)
+    try:
+        text = head.decode(encoding or "utf-8", errors="replace")
+    except LookupError:
+        raise ReadError(f"unknown encoding '{encoding}'", source=label(path)) from None
+    try:
+        return REGISTRY.detect(None if path == STDIO else path, text)
+    except UsageError as err:
+        raise UsageError(err.message, source=label(path)) from None
+
+
+@contextmanager
+def reading(path: str, *, from_: str | None = None, encoding: str | None = None
+            ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
+    """Open `path` and yield its format, its rows (lazily) and the read report."""
+    with _open_bytes(path) as stream:
+        fmt = detect(path, _peek(stream), from_, encoding)
+        if not fmt.can_read:
+            raise UsageError(f"format '{fmt.name}' cannot be read")
+        report = ReadReport(fmt.name, label(path))
+        lines = Lines(stream, source=label(path), encoding=encoding,
+                      path=None if path == STDIO else path)
+        yield fmt, _counted(fmt.read(lines, report), report), report
+
+
+def _counted(rows: Iterator[SourceRow], report: ReadReport) -> Iterator[SourceRow]:
+    try:
+        for row in rows:
+            report.rows += 1
+            yield row
+    except RecursionError:
+        raise ReadError("nesting is too deep to read", source=report.source) from None

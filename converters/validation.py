@@ -1,0 +1,88 @@
+"""Validating files: every row through the validator, findings gathered per file."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from .canonical import paths
+from .canonical.errors import EvalconvError, UsageError
+from .canonical.validator import Validator
+from .reports import FindingLog
+from .sources import label, reading
+
+
+@dataclass
+class FileValidation:
+    path: str
+    format: str | None
+    rows: int = 0
+    log: FindingLog = field(default_factory=FindingLog)
+    unreadable: str | None = None  # the one-line reason the file could not be read
+
+    @property
+    def valid(self) -> bool:
+        return self.unreadable is None and self.log.error_count == 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "format": self.format, "rows": self.rows,
+                               "valid": self.valid,
+                               "errors": [f.to_json() for f in self.log.errors],
+                               "warnings": [f.to_json() for f in self.log.warnings]}
+        if self.unreadable is not None:
+            out["unreadable"] = self.unreadable
+        return out
+
+
+@dataclass
+class ValidationReport:
+    files: list[FileValidation]
+
+    @property
+    def valid(self) -> bool:
+        return all(f.valid for f in self.files)
+
+    @property
+    def exit_code(self) -> int:
+        if any(f.unreadable is not None for f in self.files):
+            return 2
+        return 0 if self.valid else 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"valid": self.valid, "files": [f.to_json() for f in self.files]}
+
+
+def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None,
+                  require: Iterable[str] = ()) -> FileValidation:
+    """Validate one file; `require` lists paths every row must fill (`metadata.reason`)."""
+    result = FileValidation(label(path), from_)
+    required = tuple(_required_paths(require))
+    try:
+        with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report):
+            result.format = fmt.name
+            validator = Validator(source=label(path), require=required)
+            for checked in validator.check_all(rows):
+                result.log.add(checked.findings)
+            result.rows = validator.count
+    except EvalconvError as err:
+        result.unreadable = err.render()
+    return result
+
+
+def _required_paths(require: Iterable[str]) -> Iterator[str]:
+    for user_path in require:
+        try:
+            yield paths.normalize(user_path)
+        except ValueError:
+            raise UsageError(f"--require takes a field path such as metadata.reason, not '{user_path}'") from None
+
+
+def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
+             require: Iterable[str] = ()) -> ValidationReport:
+    """Validate files; folders are walked for files with a known extension."""
+    from .walk import collect
+
+    require = list(require)
+    files = [path for target in paths_
+             for path in ([f.path for f in collect([target])] if os.path.isdir(target) else [target])]
+    return ValidationReport([validate_file(p, from_=from_, encoding=encoding, require=require) for p in files])
