@@ -12,7 +12,6 @@ import re
 from typing import Any, Iterator, TextIO
 
 import yaml
-
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.format import FieldLoss, Format
 from evalconv.canonical.paths import key_segment
@@ -21,8 +20,10 @@ from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
 
 from . import promptfoo_files as files
-from .promptfoo_csv import HEADER, place_csv
-from .promptfoo_write import attach_metadata, place
+from .promptfoo_config import check_config_option, write_config
+from .promptfoo_csv import HEADER, csv_assertion, place_csv
+from .promptfoo_oracle import oracle_table
+from .promptfoo_write import STARTERS, Placement, attach_metadata, place
 
 _CARRY_WHY = "promptfoo keeps it in the test's free-form metadata and does not act on it"
 _FIELDS: dict[str, FieldLoss] = {
@@ -34,10 +35,12 @@ _FIELDS: dict[str, FieldLoss] = {
                        "key, a file:// list item, template text it would render or substitute, a trailing "
                        "newline it cuts, or CSV's text-only vars)"),
     "expected:native": FieldLoss("$.expected", "native",
-                                 "assert[i].value: equals (factuality for llm-judge), javascript "
-                                 "`[...].includes(output)` for an acceptable set, tool-call-f1 for tool names", ""),
+                                 "assert[i].value: equals, or factuality for llm-judge; javascript "
+                                 "`[...].includes(output)` for an acceptable set; tool-call-f1 for tool names "
+                                 "(table: oracle type to assertion)", ""),
     "expected": FieldLoss("$.expected", "carried", "metadata.evalconv (JSON text)",
-                          "no promptfoo assertion holds this value exactly, or a person grades the case"),
+                          "no promptfoo assertion holds this value exactly (it may still grade it: an "
+                          "llm-rubric, tool arguments), or a person grades the case"),
     "case.evaluationCriteria:native": FieldLoss("$.metadata.case.evaluationCriteria", "native",
                                                 "one llm-rubric assertion per criterion (llm-judge rows)", ""),
     "case.unacceptableBehavior:native": FieldLoss("$.metadata.case.unacceptableBehavior", "native",
@@ -48,6 +51,11 @@ _FIELDS: dict[str, FieldLoss] = {
     "meta": FieldLoss("$.metadata.<key>", "carried", "metadata.<key> (CSV: metadata.evalconv)", _CARRY_WHY),
 }
 FIELD_MAP = tuple(_FIELDS.values())
+
+
+def oracle_to_assertion_table() -> str:
+    """The docs' table: what each oracle type and evaluator becomes, rendered from the code."""
+    return oracle_table(lambda row: csv_assertion(row)[0])
 
 _TEST_KEYS = {"description", "vars", "assert", "threshold", "metadata", "options", "provider",
               "providers", "prompts", "providerOutput", "assertScoringFunction"}
@@ -91,13 +99,19 @@ class PromptfooFormat(Format):
         return files.read_rows(lines, variant(lines.path), report)
 
     def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "PromptfooWriter":
-        return PromptfooWriter(out, report, variant(options.get("path")))
+        path, config = options.get("path"), options.get("config")
+        check_config_option(config, path)
+        return PromptfooWriter(out, report, variant(path), path, config)
 
 
 class PromptfooWriter:
-    def __init__(self, out: TextIO, report: Any, kind: str) -> None:
+    def __init__(self, out: TextIO, report: Any, kind: str, path: str | None = None,
+                 config: str | None = None) -> None:
         self._out, self._report, self._kind = out, report, kind
+        self._path, self._config = path, config
         self._count = 0
+        self._var_names: dict[str, None] = {}
+        self._notes = _Notes()
         if kind == "csv":
             self._csv = csv.writer(out, lineterminator="\r\n")  # "\r\n" makes a lone "\r" quoted
             self._csv.writerow(HEADER)
@@ -110,7 +124,9 @@ class PromptfooWriter:
             placed = place(row)
             attach_metadata(placed, row, verbatim=True)
             self._out.write(self._render(placed.test))
+            self._var_names.update(dict.fromkeys(placed.test["vars"]))
         self._count += 1
+        self._notes.add(row, placed)
         for key in placed.carried:
             entry = _FIELDS["meta" if key.startswith("meta:") else key]
             path = f"$.metadata{key_segment(key[5:])}" if key.startswith("meta:") else entry.path
@@ -129,6 +145,50 @@ class PromptfooWriter:
             self._out.write("\n]\n" if self._count else "[]\n")
         elif self._kind == "yaml" and not self._count:
             self._out.write("[]\n")
+        self._report.notes.extend(self._notes.render(self._kind))
+        if self._config and self._path:
+            write_config(self._config, self._path, self._var_names or {"input": None})
+            self._report.notes.append(f"promptfoo config written to {self._config}: replace the `echo` "
+                                      "provider with the target before a real run")
+
+
+class _Notes:
+    """What the loss report says once for the whole file: rows that cannot pass, evaluators
+    evalconv chose, starter rows. Counts and the first few ids, so memory stays flat."""
+
+    SHOWN = 5
+
+    def __init__(self) -> None:
+        self._groups: dict[str, list[Any]] = {}
+
+    def _note(self, key: str, row_id: str) -> None:
+        count_ids = self._groups.setdefault(key, [0, []])
+        count_ids[0] += 1
+        if len(count_ids[1]) < self.SHOWN:
+            count_ids[1].append(row_id)
+
+    def add(self, row: Row, placed: Placement) -> None:
+        chosen = placed.plan
+        if chosen is not None and chosen.blocked:
+            self._note(f"written with an assertion that always fails ({chosen.blocked}), so promptfoo "
+                       "never counts them as passed; the row reads back exactly", row.id)
+        elif chosen is not None and chosen.chosen:
+            self._note(f"name no evaluator; graded as {chosen.evaluator}, the admissible automated "
+                       f"evaluator for {row.case['oracleType']}", row.id)
+        if row.case.get("provenance") in STARTERS:
+            self._note("are starter rows: their description says they are examples, not validated answers", row.id)
+
+    def render(self, kind: str) -> list[str]:
+        out = []
+        for text, (count, ids) in self._groups.items():
+            more = f" and {count - len(ids)} more" if count > len(ids) else ""
+            out.append(f"{count} row(s) ({', '.join(ids)}{more}) {text}")
+        if kind == "csv":
+            out.append("promptfoo CSV cells are text, flat and trimmed (no nesting, types, leading or trailing "
+                       "whitespace in __expected, weights, or more than one assertion column here): evalconv "
+                       "keeps each whole row in __metadata:evalconv (JSON text, which promptfoo keeps "
+                       "verbatim), so nothing is dropped; what promptfoo does not act on is listed as carried")
+        return out
 
 
 class _Dumper(yaml.SafeDumper):

@@ -13,9 +13,10 @@ from typing import Any
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
 
+from .promptfoo_oracle import Plan, cannot_pass, plan
 from .promptfoo_read import ENVELOPE, expected_from_assertion, input_from_vars
-from .promptfoo_write import Placement, oracle_assertion, same
-from .promptfoo_text import var_text
+from .promptfoo_text import escape, unescape, var_text
+from .promptfoo_write import Placement, description_for, own_assertions, same
 
 HEADER = ("input", "__expected1", "__description", f"__metadata:{ENVELOPE}")
 
@@ -191,12 +192,58 @@ def _config_cell(key: str, value: str, configs: dict[int, dict[str, Any]]) -> No
     configs.setdefault(index, {})[name] = number
 
 
-def assertion_cell(assertion: dict[str, Any]) -> str | None:
-    """The `__expected` cell text for an assertion evalconv writes, or None if CSV cannot say it."""
-    value = assertion["value"]
-    if not isinstance(value, str):
-        value = ",".join(value) if assertion["type"] == "tool-call-f1" else None
-    return None if value is None else f"{assertion['type']}:{value}"
+def assertion_cell(assertion: Any) -> str | None:
+    """The `__expected` cell for an assertion, or None when promptfoo's CSV parser would not
+    give back this very assertion (its type and value)."""
+    if not isinstance(assertion, dict) or set(assertion) != {"type", "value"}:
+        return None
+    kind, value = assertion["type"], assertion["value"]
+    if kind == "tool-call-f1" and isinstance(value, list) and all(isinstance(n, str) for n in value):
+        text = ",".join(value)
+    elif isinstance(value, str):
+        text = value
+    else:
+        return None
+    cell = f"{kind}:{text}"
+    if js_trim(cell) != cell or "\x00" in cell:
+        return None
+    parsed = assertion_from_string(cell)
+    back = parsed.get("value")
+    if kind == "tool-call-f1":
+        back = [js_trim(n) for n in back.split(",")] if isinstance(back, str) else None
+    return cell if parsed.get("type") == kind and same(back, value) else None
+
+
+def _joined_rubric(asserts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A model-graded row's assertions as one llm-rubric (the CSV has one assertion column)."""
+    parts = []
+    for a in asserts:
+        text = unescape(a["value"]) if isinstance(a.get("value"), str) else None
+        if text is None or a["type"] not in ("factuality", "llm-rubric", "not-llm-rubric"):
+            return None
+        parts.append({"factuality": "Agrees with this reference answer: ", "llm-rubric": "",
+                      "not-llm-rubric": "Must not: "}[a["type"]] + text)
+    body = "The output passes only if all of these hold:\n" + "\n".join("- " + p for p in parts)
+    return {"type": "llm-rubric", "value": escape(body)}
+
+
+def csv_assertion(row: Row) -> tuple[str, Plan | None]:
+    """The one `__expected1` cell: the row's own imported assertion, or the plan's assertion(s),
+    or an assertion that always fails when the CSV cannot hold the checks."""
+    own = own_assertions(row)
+    if own is not None and len(own) == 1 and (cell := assertion_cell(own[0])):
+        return cell, None
+    chosen = plan(row)
+    single = chosen.asserts[0] if len(chosen.asserts) == 1 else _joined_rubric(chosen.asserts)
+    cell = assertion_cell(single) if single else None
+    if cell is None:
+        chosen = Plan([cannot_pass("promptfoo CSV cannot hold the checks of this case")], chosen.evaluator,
+                      chosen.chosen, blocked="promptfoo CSV cannot hold the checks of this case")
+        cell = assertion_cell(chosen.asserts[0])
+    elif len(chosen.asserts) > 1:
+        chosen.native_case = []
+    assert cell is not None
+    return cell, chosen
 
 
 def place_csv(row: Row) -> tuple[list[str], Placement]:
@@ -208,15 +255,11 @@ def place_csv(row: Row) -> tuple[list[str], Placement]:
     if not exact or not same(input_from_vars({"input": input_cell}), row.input):
         placed.envelope["input"] = row.input
         placed.carried.append("input")
-    expected_cell = ""
+    expected_cell, placed.plan = csv_assertion(row)
     if row.has_expected:
-        oracle = oracle_assertion(row)
-        cell = assertion_cell(oracle) if oracle else None
-        found, value = False, None
-        if cell is not None and js_trim(cell) == cell and "\x00" not in cell:
-            found, value, _, _ = expected_from_assertion(assertion_from_string(cell))
+        found, value, _, _ = expected_from_assertion(assertion_from_string(expected_cell))
         if found and same(value, row.expected):
-            expected_cell, placed.envelope["expectedFrom"] = cell, 0
+            placed.envelope["expectedFrom"] = 0
         else:
             placed.envelope["expected"] = row.expected
             placed.carried.append("expected")
@@ -224,5 +267,5 @@ def place_csv(row: Row) -> tuple[list[str], Placement]:
     placed.carried.append("id")
     placed.carried.extend(f"case.{name}" for name in row.case)
     placed.carried.extend(f"meta:{key}" for key in row.metadata if key != "case")
-    description = ("case " if row.id.startswith("file://") else "") + row.id.replace("\x00", "\\u0000")
+    description = description_for(row, {}).replace("\x00", "\\u0000")
     return [input_cell, expected_cell, description, jsonvalue.dumps(placed.envelope)], placed

@@ -9,7 +9,6 @@ import sys
 from typing import Any, Iterable, Iterator
 
 import yaml
-
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.json_format import iter_array
@@ -17,6 +16,7 @@ from evalconv.canonical.source import Lines, SourceRow, parse_problem
 
 from .promptfoo_csv import CSVTestError, test_from_cells
 from .promptfoo_read import TestError, evalconv_row, imported_row, is_evalconv_test
+from .promptfoo_yaml import load_yaml as _load_yaml
 
 Located = tuple[Any, "int | None", str]  # (test, line, source label)
 
@@ -85,97 +85,6 @@ def _yaml_tests(lines: Lines, report: Any) -> Iterator[Located]:
         yield from _expand(data, _item_lines(node), lines.path, lines.source, report)
     else:
         raise ReadError("a promptfoo YAML file is a list of tests or a config with `tests:`", source=lines.source, line=1)
-
-
-def _load_yaml(text: str, source: str) -> tuple[Any, Any]:
-    loader = None
-    try:
-        loader = _JSONLoader(text)  # already checks for characters YAML does not allow
-        node = loader.get_single_node()
-        if node is not None:
-            _check_expansion(node, source)
-        return node, (loader.construct_document(node) if node is not None else None)
-    except yaml.reader.ReaderError as err:
-        line = text.count("\n", 0, err.position) + 1
-        char = err.character if isinstance(err.character, int) else ord(err.character[:1] or "\0")
-        raise ReadError(f"invalid YAML: character U+{char:04X} is not allowed in YAML",
-                        source=source, line=line) from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err).split("\n", 1)[0]
-        raise ReadError(f"invalid YAML: {problem}", source=source,
-                        line=mark.line + 1 if mark else None) from None
-    except RecursionError:
-        raise ReadError("invalid YAML: nesting is too deep", source=source) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
-
-
-MAX_EXPANSION = 1_000_000  # values after aliases are expanded, beyond 10 per written value
-
-
-def _check_expansion(root: Any, source: str) -> None:
-    """Refuse YAML whose aliases expand to far more values than it writes (a billion laughs)."""
-    sizes: dict[int, int] = {}
-    active: set[int] = set()
-
-    def size(node: Any) -> int:
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in active:
-            raise ReadError("invalid YAML: an alias refers to the node that contains it", source=source,
-                            line=node.start_mark.line + 1)
-        active.add(key)
-        children = node.value if isinstance(node, yaml.SequenceNode) else \
-            [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else []
-        sizes[key] = 1 + sum(size(child) for child in children)
-        active.discard(key)
-        return sizes[key]
-
-    total = size(root)
-    if total > MAX_EXPANSION and total > 10 * len(sizes):
-        raise ReadError(f"invalid YAML: its aliases expand to {total:,} values from {len(sizes):,} "
-                        "written ones (an alias bomb?)", source=source)
-
-
-class _JSONLoader(yaml.SafeLoader):
-    """Safe YAML that builds JSON values only: dates stay the text they were written as (js-yaml
-    would make Date objects of them), keys become strings as in JavaScript, and binary, sets,
-    ordered maps, NaN and infinities are errors with their line."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
-        self.flatten_mapping(node)  # `<<` merge keys
-        return {_js_key(self.construct_object(k, deep=deep), k): self.construct_object(v, deep=deep)
-                for k, v in node.value}
-
-    def construct_yaml_float(self, node: Any) -> float:
-        value = super().construct_yaml_float(node)
-        if value != value or value in (float("inf"), float("-inf")):
-            raise yaml.constructor.ConstructorError(None, None, f"{node.value} is not a JSON number",
-                                                    node.start_mark)
-        return value
-
-    def refuse(self, node: Any) -> None:
-        raise yaml.constructor.ConstructorError(None, None, f"a {node.tag.rsplit(':', 1)[-1]} value "
-                                                "is not a JSON value", node.start_mark)
-
-
-_JSONLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
-_JSONLoader.add_constructor("tag:yaml.org,2002:float", _JSONLoader.construct_yaml_float)
-for _tag in ("binary", "set", "omap", "pairs"):
-    _JSONLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _JSONLoader.refuse)
-
-
-def _js_key(key: Any, node: Any) -> str:
-    if isinstance(key, str):
-        return key
-    if isinstance(key, bool) or key is None:
-        return {True: "true", False: "false", None: "null"}[key]
-    if isinstance(key, (int, float)):
-        return str(key)
-    raise yaml.constructor.ConstructorError(None, None, "a mapping key must be text", node.start_mark)
 
 
 def _item_lines(node: Any, key: str | None = None) -> list[int | None]:

@@ -22,6 +22,9 @@ ORACLE_TYPES = ("equals", "factuality", "model-graded-factuality", "javascript",
 CRITERIA_TYPES = ("llm-rubric", "g-eval", "model-graded-closedqa")
 MEMBERSHIP_SUFFIX = ".includes(output)"
 _ESCAPED_ENVELOPE = re.compile(r"~+" + ENVELOPE + r"\Z")
+_MARKER = '({{pass: false, score: 0, reason: "evalconv: {reason}"}})'
+_MARKER_PATTERN = re.compile(r'\A\(\{pass: false, score: 0, reason: "evalconv: ([^"\\{}]*)"\}\)\Z')
+_NEEDS_PERSON = re.compile(r"this case needs (rubric-human|human-expert|pairwise-preference) grading")
 
 
 class TestError(ValueError):
@@ -30,6 +33,20 @@ class TestError(ValueError):
     def __init__(self, message: str, path: str = "$") -> None:
         super().__init__(message)
         self.path = path
+
+
+def cannot_pass(reason: str) -> dict[str, Any]:
+    """A javascript assertion that always fails, saying why (plain text: no quotes, no braces),
+    for a test promptfoo must never count as passed."""
+    return {"type": "javascript", "value": _MARKER.format(reason=reason)}
+
+
+def cannot_pass_reason(assertion: Any) -> str | None:
+    """The reason of a `cannot_pass` assertion, or None for any other assertion."""
+    if isinstance(assertion, dict) and assertion.get("type") == "javascript" and isinstance(assertion.get("value"), str):
+        match = _MARKER_PATTERN.match(assertion["value"])
+        return match.group(1) if match else None
+    return None
 
 
 # --- the pieces the writer also uses to check its own output ---------------------------------
@@ -156,9 +173,13 @@ def imported_row(test: dict[str, Any], number: int, taken_ids: set[str], report:
         case["oracleType"], case["evaluator"] = "rubric", "llm-judge"
     else:
         case["oracleType"] = "expected-behavior-only"
+        if any(_NEEDS_PERSON.search(cannot_pass_reason(a) or "") for a in asserts):
+            case["evaluator"] = "human-expert"  # the only evaluator this oracle admits
     note("$.metadata.case.oracleType", _oracle_reason(case["oracleType"], bool(asserts)))
     if "evaluator" in case:
-        note("$.metadata.case.evaluator", "the kind of assertion that grades it")
+        note("$.metadata.case.evaluator", "the kind of assertion that grades it (an evalconv assertion "
+             "that always fails: a person grades it)" if not oracle and not criteria else
+             "the kind of assertion that grades it")
     case["expectedBehavior"] = summarize(asserts)
     note("$.metadata.case.expectedBehavior", "a summary of the test's assertions")
     case["provenance"] = "imported"

@@ -12,15 +12,21 @@ from typing import Any
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
 
-from .promptfoo_read import (ENVELOPE, MEMBERSHIP_SUFFIX, NAMESPACE, escape_user_key,
-                             expected_from_assertion, input_from_vars)
-from .promptfoo_text import (FILE_PREFIX, escape, has_ref_key, loads_at_load_time, needs_escape,
-                             unescape, var_text)
+from .promptfoo_oracle import Plan, plan
+from .promptfoo_read import (
+    ENVELOPE,
+    NAMESPACE,
+    escape_user_key,
+    expected_from_assertion,
+    input_from_vars,
+)
+from .promptfoo_text import FILE_PREFIX, has_ref_key, loads_at_load_time, var_text
 
 # Test fields restored from metadata.case.extensions.promptfoo (a test evalconv imported).
 PASSTHROUGH = ("description", "threshold", "options", "provider", "providers", "prompts",
                "providerOutput", "assertScoringFunction")
-HUMAN_EVALUATORS = ("rubric-human", "human-expert", "pairwise-preference")
+STARTERS = ("starter-example", "overlay-starter-needs-expert-validation")
+STARTER_NOTE = "[starter example, not a validated answer] "
 
 
 @dataclass
@@ -30,6 +36,7 @@ class Placement:
     test: dict[str, Any]
     envelope: dict[str, Any] = field(default_factory=dict)
     carried: list[str] = field(default_factory=list)  # field-map keys
+    plan: Plan | None = None  # None: the row's own imported assertions
 
 
 def same(a: Any, b: Any) -> bool:
@@ -54,54 +61,28 @@ def vars_for(value: Any) -> tuple[dict[str, Any] | None, bool]:
     return out, exact
 
 
-def oracle_assertion(row: Row) -> dict[str, Any] | None:
-    """The assertion promptfoo grades the reference with, or None (a person grades, or no fit)."""
-    if not row.has_expected:
-        return None
-    oracle, evaluator, expected = row.case["oracleType"], row.case.get("evaluator"), row.expected
-    if evaluator in HUMAN_EVALUATORS:
-        return None
-    if oracle == "reference-answer" and isinstance(expected, str):
-        return {"type": "factuality" if evaluator == "llm-judge" else "equals", "value": escape(expected)}
-    if oracle == "reference-answer" and isinstance(expected, dict) and not loads_at_load_time(expected):
-        return {"type": "equals", "value": expected}
-    if oracle == "acceptable-set" and isinstance(expected, list) and expected \
-            and all(isinstance(x, str) for x in expected):
-        return {"type": "javascript", "value": escape(jsonvalue.dumps(expected) + MEMBERSHIP_SUFFIX)}
-    if oracle == "expected-tool-calls" and isinstance(expected, list) and expected \
-            and all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in expected):
-        names = [c["name"] for c in expected]
-        if not any(needs_escape(n) for n in names):
-            return {"type": "tool-call-f1", "value": names}
-    return None
-
-
-def judged_assertions(row: Row) -> tuple[list[dict[str, Any]], list[str]]:
-    """llm-rubric per criterion, not-llm-rubric per unacceptable behaviour, for llm-judge rows.
-    Returns the assertions and the case fields they express exactly."""
-    if row.case.get("evaluator") != "llm-judge":
-        return [], []
-    out, native = [], []
-    for name, kind in (("evaluationCriteria", "llm-rubric"), ("unacceptableBehavior", "not-llm-rubric")):
-        texts = row.case.get(name) or []
-        made = [{"type": kind, "value": escape(t)} for t in texts]
-        if texts and all(unescape(a["value"]) == t for a, t in zip(made, texts)):
-            out.extend(made)
-            native.append(name)
-    return out, native
-
-
 def _extension(row: Row) -> dict[str, Any]:
     ext = (row.case.get("extensions") or {}).get(NAMESPACE)
     return ext if isinstance(ext, dict) else {}
 
 
 def description_for(row: Row, ext: dict[str, Any]) -> str:
+    """The id and scenario (or an imported test's own description); starter rows say they are
+    examples. The reader never reads it back: the id and scenario are in metadata.case."""
     if isinstance(ext.get("description"), str):
-        return ext["description"]
-    scenario = row.case.get("scenario")
-    text = f"{row.id}: {scenario}" if isinstance(scenario, str) and scenario.strip() else row.id
+        text = ext["description"]
+    else:
+        scenario = row.case.get("scenario")
+        text = f"{row.id}: {scenario}" if isinstance(scenario, str) and scenario.strip() else row.id
+    if row.case.get("provenance") in STARTERS:
+        return STARTER_NOTE + text
     return "case " + text if text.startswith(FILE_PREFIX) else text
+
+
+def own_assertions(row: Row) -> list[Any] | None:
+    """An imported test's own assertions (a non-empty list), written back as they came."""
+    asserts = _extension(row).get("assert")
+    return list(asserts) if isinstance(asserts, list) and asserts else None
 
 
 def place(row: Row) -> Placement:
@@ -121,14 +102,14 @@ def place(row: Row) -> Placement:
         options = test.get("options")
         test["options"] = {**(options if isinstance(options, dict) else {}), "disableVarExpansion": True}
 
-    judged, native_case = judged_assertions(row)
-    if isinstance(ext.get("assert"), list):
-        asserts, native_case = list(ext["assert"]), []
-    else:
-        oracle = oracle_assertion(row)
-        asserts = ([oracle] if oracle else []) + judged
-    if asserts:
-        test["assert"] = asserts
+    asserts = own_assertions(row)
+    native_case: list[str] = []
+    if asserts is None:
+        placed.plan = plan(row)
+        asserts, native_case = placed.plan.asserts, placed.plan.native_case
+        if placed.plan.blocked:
+            test.pop("threshold", None)  # a threshold of 0 would pass a failing test
+    test["assert"] = asserts
     if row.has_expected:
         index = _expected_index(asserts, row.expected)
         if index is None:

@@ -4,11 +4,9 @@ from __future__ import annotations
 import io
 import json
 
+import evalconv
 import pytest
 import yaml
-from hypothesis import given, settings
-
-import evalconv
 from evalconv.canonical.diff import diff_paths, unexplained
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.row import Row
@@ -18,6 +16,7 @@ from evalconv.reports import LossReport, ReadReport
 from evalconv.vendors.promptfoo import FIELD_MAP, FORMAT
 from evalconv.vendors.promptfoo_csv import assertion_from_string, split_values
 from evalconv.vendors.promptfoo_text import escape, unescape
+from hypothesis import given, settings
 from strategies import row_sets
 
 VARIANTS = ("yaml", "json", "jsonl", "csv")
@@ -119,13 +118,16 @@ def test_tool_calls_without_arguments_are_native_with_arguments_carried(tmp_path
     names = make_row(expected=([{"name": "lookup_order"}],), oracle="expected-tool-calls")
     args = make_row("b", expected=([{"name": "lookup_order", "arguments": {"id": 1}}],), oracle="expected-tool-calls")
     tests, report = written_tests([names, args], tmp_path)
-    assert tests[0]["assert"] == tests[1]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}]
+    assert tests[0]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}]
+    assert tests[1]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}, {
+        "type": "trajectory:tool-args-match", "value": {"name": "lookup_order", "args": {"id": 1}, "mode": "exact"}}]
     assert {e["path"]: e["ids"] for e in report.to_json()["carried"]}["$.expected"] == ["b"]
 
 
-def test_people_grade_so_no_assertion_is_made_for_them(tmp_path):
+def test_people_grade_so_the_test_cannot_pass(tmp_path):
     (test,), report = written_tests([make_row(evaluator="human-expert", reviewerExpertise="x")], tmp_path)
-    assert "assert" not in test
+    assert test["assert"] == [{"type": "javascript", "value": '({pass: false, score: 0, reason: "evalconv: this '
+                               'case needs human-expert grading: promptfoo cannot grade it"})'}]
     assert "$.expected" in {e["path"] for e in report.to_json()["carried"]}
 
 
@@ -318,7 +320,7 @@ def test_loss_report_is_per_row():
     assert carried["$.id"] == ["a", "b"] and carried["$.input"] == ["a"]
 
 
-def test_docs_table_is_the_field_map():
+def test_docs_field_map_table_is_the_field_map():
     from conftest import ROOT
     page = (ROOT / "docs" / "vendors" / "promptfoo.md").read_text("utf-8")
     cell = lambda text: text.replace("|", "\\|")  # noqa: E731

@@ -8,13 +8,13 @@ import os
 import subprocess
 from pathlib import Path
 
+import evalconv
 import pytest
 import yaml
-
-import evalconv
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import Lines
 from evalconv.vendors import promptfoo_files
+from evalconv.vendors.promptfoo_read import cannot_pass_reason
 from interop import require_promptfoo
 
 pytestmark = pytest.mark.interop
@@ -82,7 +82,9 @@ def test_promptfoo_loads_what_evalconv_writes(tmp_path, kind):
         assert loaded["vars"] == test["vars"], row.id
         assert loaded.get("assert", []) == test.get("assert", []), row.id
         assert loaded.get("metadata", {}) == test.get("metadata", {}), row.id
-        if row.has_expected and isinstance(row.input, str) and test.get("assert"):
+        if any(cannot_pass_reason(a) for a in test.get("assert", [])):
+            assert not result["success"], row.id  # e.g. CSV trims "  padded  ": no cell can check it
+        elif row.has_expected and isinstance(row.input, str):
             assert result["response"]["output"] == row.input, row.id
             assert result["success"], (row.id, result.get("error"))
     assert evalconv.read(str(out)).rows == ROWS
@@ -94,3 +96,61 @@ def test_fixture_wrappers_still_validate(tmp_path, wrapper):
     for name in (wrapper, wrapper.removesuffix(".wrapper.yaml")):
         (tmp_path / name).write_bytes((FIXTURES / name).read_bytes())
     assert _run(binary, ["validate", "-c", wrapper], tmp_path).returncode == 0
+
+
+# --- the exported assertions mean what the oracle means (the config evalconv writes, as written) ---
+
+def _case(row_id: str, input_: str, expected, oracle: str = "reference-answer", **case) -> Row:
+    profile = {"caseId": row_id, "oracleType": oracle, "expectedBehavior": "x", "provenance": "expert-authored", **case}
+    value = {"id": row_id, "input": input_, "metadata": {"case": profile}}
+    if expected is not None:
+        value["expected"] = expected
+    return Row.from_json(value)
+
+
+# (row, must promptfoo pass it?) The echo provider answers with the input itself.
+MEANING = [
+    (_case("exact-right", "Paris", "Paris"), True),
+    (_case("exact-wrong", "Paris is the capital", "Paris"), False),
+    (_case("exact-case", "paris", "Paris"), False),
+    (_case("template-right", "Total {{ 7*7 }}", "Total {{ 7*7 }}"), True),
+    (_case("template-wrong", "Total 49", "Total {{ 7*7 }}"), False),
+    (_case("file-right", "file://answer.txt", "file://answer.txt"), True),
+    (_case("set-member", "b", ["a", "b", "{{ c }}"], "acceptable-set"), True),
+    (_case("set-template-member", "{{ c }}", ["a", "{{ c }}"], "acceptable-set"), True),
+    (_case("set-contains-only", "it is b, surely", ["a", "b"], "acceptable-set"), False),
+    (_case("json-right", '{"total": 2.0, "items": [1, "x"]}', {"items": [1, "x"], "total": 2}), True),
+    (_case("json-wrong", '{"total": 3}', {"total": 2}), False),
+    (_case("tools-none", "no tool call", [{"name": "lookup_order"}], "expected-tool-calls"), False),
+    (_case("human-right", "Paris", "Paris", evaluator="human-expert", reviewerExpertise="geo"), False),
+    (_case("rubric-human", "Paris", None, "rubric", evaluator="rubric-human", evaluationCriteria=["Paris"]), False),
+    (_case("behavior-only", "Paris", None, "expected-behavior-only"), False),
+    (_case("final-state", "Paris", {"state": "Paris"}, "expected-final-state"), False),
+]
+
+
+@pytest.mark.parametrize("kind", ["yaml", "csv"])
+def test_exported_assertions_mean_what_the_oracle_means(tmp_path, kind):
+    binary = require_promptfoo()
+    rows = [r for r, _ in MEANING]
+    # A CSV cell is text: an object reference cannot be written there, so that test cannot pass.
+    must = {row.id: must_pass and not (kind == "csv" and row.id == "json-right") for row, must_pass in MEANING}
+    report = evalconv.write(rows, str(tmp_path / f"cases.{kind}"), "promptfoo", config=str(tmp_path / "promptfooconfig.yaml"))
+    checked = _run(binary, ["validate", "-c", "promptfooconfig.yaml"], tmp_path)
+    assert checked.returncode == 0 and "Configuration is valid" in checked.stdout + checked.stderr, checked.stderr[-2000:]
+    _run(binary, ["eval", "-c", "promptfooconfig.yaml", "--no-cache", "--no-share", "--no-table",
+                  "--no-progress-bar", "-o", "out.json"], tmp_path)
+    results = sorted(json.loads((tmp_path / "out.json").read_text("utf-8"))["results"]["results"],
+                     key=lambda r: r["testIdx"])
+    assert len(results) == len(MEANING)
+    outcome = {row.id: result["success"] for (row, _), result in zip(MEANING, results)}
+    assert outcome == must
+    for (row, _), result in zip(MEANING, results):
+        assert result["response"]["output"] == row.input, row.id  # the prompt is {{input}}, rendered literally
+        if row.id in ("human-right", "rubric-human", "behavior-only"):
+            assert "evalconv: this case needs" in result["gradingResult"]["reason"], row.id
+        if kind == "csv":  # promptfoo's CSV loader keeps the envelope cell verbatim
+            envelope = json.loads(result["testCase"]["metadata"]["evalconv"])
+            assert envelope["metadata"] == row.metadata, row.id
+    assert any("always fails" in note for note in report.notes)
+    assert evalconv.read(str(tmp_path / f"cases.{kind}")).rows == rows

@@ -1,0 +1,153 @@
+"""Which promptfoo assertions grade a canonical row: the oracle type and the evaluator decide.
+
+Only admissible pairings produce a check. A row that no automated evaluator may grade (a person
+grades it, or promptfoo has no assertion that checks its oracle) gets one assertion that always
+fails, `CANNOT_PASS`, because promptfoo counts a test without assertions as passed.
+The docs' oracle-to-assertion table is rendered from `plan` by `oracle_table`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, admitted
+from evalconv.canonical.row import Row
+
+from .promptfoo_read import MEMBERSHIP_SUFFIX, cannot_pass, cannot_pass_reason
+from .promptfoo_text import escape, loads_at_load_time, needs_escape, unescape
+
+PEOPLE = ("rubric-human", "human-expert", "pairwise-preference")
+
+
+@dataclass
+class Plan:
+    """The assertions for one row, and how they were chosen."""
+
+    asserts: list[dict[str, Any]]
+    evaluator: str
+    chosen: bool  # evalconv picked the evaluator (the row names none)
+    native_case: list[str] = field(default_factory=list)  # case fields the assertions express exactly
+    blocked: str | None = None  # why the test cannot pass
+
+
+def effective_evaluator(row: Row) -> tuple[str, bool]:
+    """The row's evaluator; when it names none, the admissible automated one that needs no
+    model, else the model judge, else a person."""
+    named = row.case.get("evaluator")
+    if isinstance(named, str):
+        return named, False
+    allowed = admitted(row.case["oracleType"])
+    for evaluator in (*AUTOMATED_NO_MODEL, "llm-judge"):
+        if evaluator in allowed:
+            return evaluator, True
+    return allowed[0], True
+
+
+def plan(row: Row) -> Plan:
+    evaluator, chosen = effective_evaluator(row)
+    oracle = row.case["oracleType"]
+    if evaluator in PEOPLE:
+        reason = f"this case needs {evaluator} grading: promptfoo cannot grade it"
+        return Plan([cannot_pass(reason)], evaluator, chosen, blocked=reason)
+    native: list[str] = []
+    if evaluator == "llm-judge":
+        asserts, native = _judged(row, oracle)
+    else:
+        asserts = _programmatic(row, oracle)
+    if asserts:
+        return Plan(asserts, evaluator, chosen, native)
+    reason = f"promptfoo has no assertion that checks this {oracle} case as {evaluator}"
+    return Plan([cannot_pass(reason)], evaluator, chosen, blocked=reason)
+
+
+def _programmatic(row: Row, oracle: str) -> list[dict[str, Any]]:
+    expected = row.expected if row.has_expected else None
+    if oracle == "reference-answer" and expected is not None:
+        value = escape(expected) if isinstance(expected, str) else \
+            [escape(x) if isinstance(x, str) else x for x in expected] if isinstance(expected, list) else expected
+        return [] if loads_at_load_time(value) else [{"type": "equals", "value": value}]
+    if oracle == "acceptable-set" and isinstance(expected, list) and expected \
+            and all(isinstance(x, str) for x in expected):
+        return [{"type": "javascript", "value": escape(jsonvalue.dumps(expected) + MEMBERSHIP_SUFFIX)}]
+    if oracle == "expected-tool-calls" and isinstance(expected, list) and expected \
+            and all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in expected):
+        names = [c["name"] for c in expected]
+        if any(needs_escape(n) for n in names):  # list items are rendered as templates
+            return []
+        checks: list[dict[str, Any]] = [{"type": "tool-call-f1", "value": names}]
+        for call in expected:
+            if "arguments" in call:  # needs promptfoo tracing; without a trace it fails, never passes
+                checks.append({"type": "trajectory:tool-args-match",
+                               "value": {"name": call["name"], "args": call["arguments"], "mode": "exact"}})
+        return [] if loads_at_load_time(checks) else checks
+    return []
+
+
+def _judged(row: Row, oracle: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The reference (or set) in the judge prompt, one llm-rubric per criterion, one
+    not-llm-rubric per unacceptable behaviour."""
+    out: list[dict[str, Any]] = []
+    expected = row.expected if row.has_expected else None
+    if oracle == "reference-answer" and row.has_expected:
+        out.append({"type": "factuality",
+                    "value": escape(expected if isinstance(expected, str) else jsonvalue.dumps(expected))})
+    elif oracle == "acceptable-set" and isinstance(expected, list):
+        members = "\n".join("- " + (x if isinstance(x, str) else jsonvalue.dumps(x)) for x in expected)
+        out.append({"type": "llm-rubric",
+                    "value": escape("The output is equivalent to one of these acceptable answers:\n" + members)})
+    native = []
+    for name, kind in (("evaluationCriteria", "llm-rubric"), ("unacceptableBehavior", "not-llm-rubric")):
+        texts = row.case.get(name) or []
+        made = [{"type": kind, "value": escape(t)} for t in texts]
+        out.extend(made)
+        if texts and all(unescape(a["value"]) == t for a, t in zip(made, texts)):
+            native.append(name)
+    if oracle == "rubric" and not any(a["type"] == "llm-rubric" for a in out):
+        out.insert(0, {"type": "llm-rubric", "value": escape(row.case["expectedBehavior"])})
+    return out, native
+
+
+# --- the docs table -----------------------------------------------------------------------------
+
+_SAMPLES: dict[str, Any] = {
+    "reference-answer": "Paris", "acceptable-set": ["Paris", "paris"],
+    "expected-tool-calls": [{"name": "lookup_order", "arguments": {"id": 7}}],
+    "expected-final-state": {"order": "refunded"},
+}
+
+
+def _sample(oracle: str, evaluator: str | None) -> Row:
+    case = {"caseId": "x", "oracleType": oracle, "expectedBehavior": "Answers well.", "provenance": "expert-authored",
+            "evaluationCriteria": ["Names Paris"], "unacceptableBehavior": ["Names Lyon"]}
+    if evaluator:
+        case["evaluator"] = evaluator
+    value = {"id": "x", "input": "q", "metadata": {"case": case}}
+    if oracle in _SAMPLES:
+        value["expected"] = _SAMPLES[oracle]
+    return Row.from_json(value)
+
+
+def oracle_table(csv_cell: Callable[[Row], str]) -> str:
+    """Every admissible (oracle type, evaluator) pairing, and no evaluator, with what `plan`
+    writes for a sample row (reference, criteria `[Names Paris]`, unacceptable `[Names Lyon]`),
+    and the one `__expected1` cell `csv_cell` writes for it."""
+    lines = ["| oracle type | evaluator | promptfoo assertions (YAML, JSON, JSONL) | CSV `__expected1` |",
+             "|---|---|---|---|"]
+    for oracle, verdicts in ADMISSIBILITY.items():
+        for evaluator in (None, *(e for e, (v, _) in verdicts.items() if v != "barred")):
+            result = plan(_sample(oracle, evaluator))
+            label = evaluator or f"(none: {result.evaluator})"
+            checks = "; ".join(_describe(a) for a in result.asserts)
+            cell = csv_cell(_sample(oracle, evaluator)).replace("\n", "\\n").replace("|", "\\|")
+            lines.append(f"| {oracle} | {label} | {checks} | `{cell}` |")
+    return "\n".join(lines)
+
+
+def _describe(assertion: dict[str, Any]) -> str:
+    reason = cannot_pass_reason(assertion)
+    if reason is not None:
+        return f"`javascript` that always fails (\"{reason}\")"
+    value = assertion["value"]
+    text = value if isinstance(value, str) else jsonvalue.dumps(value)
+    return f"`{assertion['type']}` {text}".replace("\n", " ").replace("|", "\\|")
