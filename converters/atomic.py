@@ -5,13 +5,18 @@ is spooled the same way, so an aborted conversion prints nothing.
 """
 from __future__ import annotations
 
-import fcntl
 import glob
 import os
 import shutil
 import sys
 import tempfile
+import time
 from typing import TextIO
+
+try:
+    import fcntl
+except ImportError:  # no flock (Windows): temp files are not swept
+    fcntl = None  # type: ignore[assignment]
 
 SUFFIX = ".evalconv-tmp"
 
@@ -30,8 +35,8 @@ class AtomicOutput:
         if folder is not None:
             sweep_stale(folder, name)
         fd, self._tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=SUFFIX, dir=folder)
-        # The lock tells a later run that this temp file is live; a killed run's lock is gone.
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if fcntl is not None:  # the lock tells a later run this temp file is live
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self.stream = os.fdopen(fd, "w", encoding="utf-8", newline="")
         return self.stream
 
@@ -46,8 +51,8 @@ class AtomicOutput:
             os.unlink(self._tmp_name)
         else:
             os.fsync(self.stream.fileno())
+            os.replace(self._tmp_name, self.path)  # rename while the lock is held, then let go
             self.stream.close()
-            os.replace(self._tmp_name, self.path)
         self._tmp_name = None
 
     def abort(self) -> None:
@@ -69,10 +74,19 @@ class AtomicOutput:
             self.abort()
 
 
+# A temp file this new and still empty may be one another run created and has not locked yet.
+_NEWBORN_SECONDS = 5
+
+
 def sweep_stale(folder: str, name: str) -> None:
     """Remove temp files a killed run left for this target; files still locked are live."""
+    if fcntl is None:
+        return
     for stale in glob.glob(os.path.join(glob.escape(folder), f".{glob.escape(name)}.*{SUFFIX}")):
         try:
+            info = os.stat(stale)
+            if info.st_size == 0 and time.time() - info.st_mtime < _NEWBORN_SECONDS:
+                continue
             fd = os.open(stale, os.O_RDONLY)
         except OSError:
             continue

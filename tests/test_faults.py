@@ -170,9 +170,6 @@ def test_the_input_is_never_overwritten(tmp_path, how):
     assert digest(source) == before and sorted(os.listdir(folder)) == ["set.jsonl"]
 
 
-@pytest.mark.xfail(strict=True, reason="converters/atomic.py AtomicOutput.commit() closes the stream (dropping "
-                                       "the flock) before os.replace, so a run sweeping stale temp files in "
-                                       "that window deletes a finished output: rename first, then close")
 def test_a_sweep_between_close_and_rename_cannot_lose_a_finished_output(tmp_path, monkeypatch):
     from evalconv import atomic
 
