@@ -1,6 +1,7 @@
 """Opening an input: the file or standard input, its format (--from, extension, content), its rows."""
 from __future__ import annotations
 
+import io
 import sys
 from contextlib import contextmanager
 from typing import IO, Iterator
@@ -22,7 +23,8 @@ def label(path: str) -> str:
 @contextmanager
 def _open_bytes(path: str) -> Iterator[IO[bytes]]:
     if path == STDIO:
-        yield sys.stdin.buffer
+        stream = sys.stdin.buffer
+        yield stream if hasattr(stream, "peek") else io.BufferedReader(stream)  # peek: detection
         return
     try:
         stream = open(path, "rb")

@@ -157,3 +157,9 @@ def test_version_and_help():
     assert run("--version").exit_code == 0
     help_text = run("--help").stdout
     assert "validate" in help_text and "formats" in help_text and "schema" in help_text
+
+
+def test_standard_input_is_detected_by_content():
+    result = CliRunner().invoke(cli, ["-", "--to", "json"], input=GOLDEN.read_bytes())
+    assert result.exit_code == 0 and json.loads(result.stdout)[0]["id"] == "cs-refund-valid-receipt"
+    assert "<stdin> (jsonl)" in result.stderr
