@@ -4,9 +4,11 @@ from __future__ import annotations
 import io
 import json
 
-import evalconv
 import pytest
 import yaml
+from hypothesis import given, settings
+
+import evalconv
 from evalconv.canonical.diff import diff_paths, unexplained
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.row import Row
@@ -16,7 +18,7 @@ from evalconv.reports import LossReport, ReadReport
 from evalconv.vendors.promptfoo import FIELD_MAP, FORMAT
 from evalconv.vendors.promptfoo_csv import assertion_from_string, split_values
 from evalconv.vendors.promptfoo_text import escape, unescape
-from hypothesis import given, settings
+
 from strategies import row_sets
 
 VARIANTS = ("yaml", "json", "jsonl", "csv")

@@ -8,13 +8,15 @@ import os
 import subprocess
 from pathlib import Path
 
-import evalconv
 import pytest
 import yaml
+
+import evalconv
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import Lines
 from evalconv.vendors import promptfoo_files
 from evalconv.vendors.promptfoo_read import cannot_pass_reason
+
 from interop import require_promptfoo
 
 pytestmark = pytest.mark.interop

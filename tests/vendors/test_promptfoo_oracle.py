@@ -7,9 +7,10 @@ import io
 import json
 from pathlib import Path
 
-import evalconv
 import pytest
 import yaml
+
+import evalconv
 from evalconv.canonical.diff import diff_paths, unexplained
 from evalconv.canonical.errors import ReadError, UsageError
 from evalconv.canonical.row import Row
