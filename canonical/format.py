@@ -26,6 +26,9 @@ class FieldLoss:
 
 
 class RowWriter(Protocol):
+    """`write` each row, then `close`. A writer may also define `committed()`, called once the
+    output is in place (never when the conversion writes nothing), for files that point at it."""
+
     def write(self, row: Row) -> None: ...
     def close(self) -> None: ...
 

@@ -46,6 +46,12 @@ def _write_row(writer: Any, row: Row) -> None:
         raise WriteError(f"row '{row.id}' cannot be written: {err}") from None
 
 
+def _committed(writer: Any) -> None:
+    hook = getattr(writer, "committed", None)
+    if hook is not None:
+        hook()
+
+
 def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> LossReport:
     """Write valid rows atomically (`path=None`: standard output); returns the loss report."""
     fmt = _writer_format(to)
@@ -57,6 +63,7 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
             report.rows += 1
         writer.close()
         out.commit()
+        _committed(writer)
     return report
 
 
@@ -178,6 +185,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
             write_it = rejects is not None or log.error_count == 0
             if write_it:
                 out.commit()
+                _committed(writer)
         committed = True
     finally:
         ledger_file = rejects.finish(keep=committed) if rejects is not None else None

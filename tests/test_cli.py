@@ -163,3 +163,19 @@ def test_standard_input_is_detected_by_content():
     result = CliRunner().invoke(cli, ["-", "--to", "json"], input=GOLDEN.read_bytes())
     assert result.exit_code == 0 and json.loads(result.stdout)[0]["id"] == "cs-refund-valid-receipt"
     assert "<stdin> (jsonl)" in result.stderr
+
+
+def test_promptfoo_config_is_written_only_when_the_tests_are(tmp_path, write_jsonl):
+    if "promptfoo" not in evalconv.REGISTRY.names():
+        pytest.skip("promptfoo is not registered")
+    config = tmp_path / "promptfooconfig.yaml"
+    bad = run(write_jsonl([row("a"), bad_row()]), "--to", "promptfoo", "-o", tmp_path / "t.yaml", "--config", config)
+    assert bad.exit_code == 1 and not config.exists() and not (tmp_path / "t.yaml").exists()
+    good = run(GOLDEN, "--to", "promptfoo", "-o", tmp_path / "t.yaml", "--config", config)
+    assert good.exit_code == 0 and config.exists() and "t.yaml" in config.read_text()
+
+
+def test_config_is_refused_for_other_formats_and_folders(tmp_path):
+    assert "goes with --to promptfoo" in run(GOLDEN, "--to", "csv", "--config", tmp_path / "c.yaml").stderr
+    folder = run(GOLDEN.parent, "--to", "promptfoo", "-o", tmp_path / "o", "--config", tmp_path / "c.yaml")
+    assert folder.exit_code == 2 and "not a folder" in folder.stderr

@@ -146,6 +146,9 @@ class PromptfooWriter:
         elif self._kind == "yaml" and not self._count:
             self._out.write("[]\n")
         self._report.notes.extend(self._notes.render(self._kind))
+
+    def committed(self) -> None:
+        """The tests file is in place: only now write a config that points at it."""
         if self._config and self._path:
             write_config(self._config, self._path, self._var_names or {"input": None})
             self._report.notes.append(f"promptfoo config written to {self._config}: replace the `echo` "

@@ -50,6 +50,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
             raise UsageError("--config writes a promptfoo config; it goes with --to promptfoo")
         options["config"] = config_path
     if os.path.isdir(source):
+        if config_path:
+            raise UsageError("--config goes with one tests file, not a folder", source=source)
         if not output:
             raise UsageError("converting a folder needs -o OUTDIR", source=source)
         run_folder(source, output, to=to, from_=from_, include=include, exclude=exclude, jobs=jobs,
