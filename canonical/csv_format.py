@@ -34,16 +34,23 @@ _ENUM_FIELDS = frozenset(
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _QUOTED_START = "=+-@\t\r'"
 _GUARDED_FIRST = frozenset(_QUOTED_START)
+_EXCEL_LOOK = re.compile("\x1f[=+\\-@\t\r']")
+_QUOTE_LOOK = re.compile("\x1f'")
 _LINE_END = re.compile(r"\r\n?|\n")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")
 
 
 def join_list(items: list[str]) -> str:
+    joined = "|".join(items)
+    if "\\" not in joined and joined.count("|") == len(items) - 1:
+        return joined  # nothing to escape: the common case
     return "|".join(item.replace("\\", "\\\\").replace("|", "\\|") for item in items)
 
 
 def split_list(cell: str) -> list[str]:
     """`a|b` -> ["a", "b"]; `\\|` is a pipe and `\\\\` a backslash; items are stripped."""
+    if "\\" not in cell:
+        return [item.strip() for item in cell.split("|")]
     items, buf, i = [], [], 0
     while i < len(cell):
         ch = cell[i]
@@ -59,17 +66,6 @@ def split_list(cell: str) -> list[str]:
         i += 1
     items.append("".join(buf).strip())
     return items
-
-
-def _plain_text(text: str) -> bool:
-    """Can this string be a plain cell? Not when empty (that is absent) or holding a NUL
-    (a raw NUL byte marks a binary file, so the JSON twin escapes it)."""
-    return bool(text) and "\x00" not in text
-
-
-def _plain_list(items: list[str]) -> bool:
-    """Can this list be a plain `a|b` cell and come back identical?"""
-    return bool(items) and all(_plain_text(item) and item == item.strip() for item in items)
 
 
 class CanonicalCSV(Format):
@@ -257,30 +253,48 @@ class CSVWriter:
     def __init__(self, out: TextIO, *, excel_safe: bool = False) -> None:
         self._csv = csv.writer(out, lineterminator="\r\n")
         self._excel_safe = excel_safe
+        self._needs_look = _EXCEL_LOOK if excel_safe else _QUOTE_LOOK
         self._csv.writerow(HEADER)
 
     def write(self, row: Row) -> None:
         cells = encode(row)
-        if self._excel_safe:
-            cells = [c if c[:1] not in _GUARDED_FIRST else _guard(c) for c in cells]
-        else:
-            cells = [c if c[:1] != "'" else _quote_if_needed(c) for c in cells]
+        # One C-speed search says whether any cell needs a leading apostrophe at all.
+        if self._needs_look.search("\x1f" + "\x1f".join(cells)):
+            if self._excel_safe:
+                cells = [c if c[:1] not in _GUARDED_FIRST else _guard(c) for c in cells]
+            else:
+                cells = [c if c[:1] != "'" else _quote_if_needed(c) for c in cells]
         self._csv.writerow(cells)
 
     def close(self) -> None:
         pass
 
 
+_CASE_SLOTS = {name: i for i, name in enumerate(PLAIN_CASE_FIELDS)}
+_LIST_FIELDS = frozenset(f for f in PLAIN_CASE_FIELDS if CASE_FIELD_KINDS[f] == "list")
+# In a list joined with "|" (no item holding "|" or "\\"): an empty item, or an item with
+# surrounding whitespace, which a plain cell cannot give back (items are stripped on read).
+_LOOSE_ITEM = re.compile(r"^$|^\s|\s$|\s\||\|\s|^\||\|$|\|\|")
+
+
+def _list_cell(items: list[str]) -> str | None:
+    """The plain `a|b` cell for a list, or None when only `case:json` can hold it exactly."""
+    if not items:
+        return None
+    joined = "|".join(items)
+    if "\x00" in joined:
+        return None
+    if "\\" in joined or joined.count("|") != len(items) - 1:  # items hold | or \\: escape
+        return join_list(items) if all(item and item == item.strip() for item in items) else None
+    return None if _LOOSE_ITEM.search(joined) else joined
+
+
 def _typed_cells(value: Any) -> tuple[str, str]:
     if value is ABSENT:
         return "", ""
-    if isinstance(value, str) and _plain_text(value):
+    if isinstance(value, str) and value and "\x00" not in value:
         return value, ""
     return "", jsonvalue.dumps(value)
-
-
-_CASE_SLOTS = {name: i for i, name in enumerate(PLAIN_CASE_FIELDS)}
-_LIST_FIELDS = frozenset(f for f in PLAIN_CASE_FIELDS if CASE_FIELD_KINDS[f] == "list")
 
 
 def encode(row: Row) -> list[str]:
@@ -292,11 +306,12 @@ def encode(row: Row) -> list[str]:
         if slot is None:
             overflow[name] = value  # extensions
         elif name in _LIST_FIELDS:
-            if _plain_list(value):
-                case_cells[slot] = join_list(value)
-            else:
+            cell = _list_cell(value)
+            if cell is None:
                 overflow[name] = value
-        elif _plain_text(value):
+            else:
+                case_cells[slot] = cell
+        elif value and "\x00" not in value:
             case_cells[slot] = value
         else:
             overflow[name] = value

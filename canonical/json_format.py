@@ -29,11 +29,12 @@ class CanonicalJSONL(Format):
 
     def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
         for text in lines.utf8():
-            if not text.strip():
+            if text.isspace():
                 continue
             try:
                 value = jsonvalue.loads(text)
-            except jsonvalue.JSONValueError as err:
+            except (jsonvalue.JSONValueError, UnicodeDecodeError) as err:
+                lines.decode(text)  # invalid UTF-8 makes the file unreadable, naming the line
                 message = str(err).replace(" line 1 column", " column")
                 yield SourceRow(None, lines.number, problems=parse_problem(f"line is not valid JSON: {message}"))
                 continue

@@ -12,7 +12,6 @@ from importlib import resources
 from typing import Any, Callable, Iterator
 
 import fastjsonschema
-import jsonschema
 
 from . import paths
 from .admissibility import OMITTED_FIELDS
@@ -59,13 +58,29 @@ CASE_FIELD_KINDS: dict[str, str] = {
 }
 
 
+def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
+    """The same schema with each local `$ref` replaced by what it points at (draft-07 ignores a
+    `$ref`'s siblings), so the compiled checker makes no function call per reference."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/definitions/"):
+            return _inline_refs(definitions[ref.rsplit("/", 1)[1]], definitions)
+        return {k: _inline_refs(v, definitions) for k, v in node.items() if k not in ("definitions", "$id")}
+    if isinstance(node, list):
+        return [_inline_refs(v, definitions) for v in node]
+    return node
+
+
 @lru_cache(maxsize=None)
 def fast_check() -> Callable[[Any], Any]:
-    return fastjsonschema.compile(row_schema())
+    full = row_schema()
+    return fastjsonschema.compile(_inline_refs(full, full["definitions"]))
 
 
 @lru_cache(maxsize=None)
-def _reference() -> jsonschema.protocols.Validator:
+def _reference() -> Any:
+    import jsonschema  # only rows that fail need explaining; most runs never import it
+
     return jsonschema.Draft7Validator(row_schema())
 
 
@@ -99,7 +114,7 @@ def explain(value: Any) -> Iterator[tuple[str, str]]:
         yield from _messages(err, where)
 
 
-def _messages(err: jsonschema.ValidationError, where: list[str | int]) -> Iterator[tuple[str, str]]:
+def _messages(err: Any, where: list[str | int]) -> Iterator[tuple[str, str]]:
     at = paths.to_path(where)
     kind = err.validator
     if kind == "required":

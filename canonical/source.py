@@ -57,12 +57,22 @@ class Lines:
 
     def __iter__(self) -> Iterator[str]:
         for raw, text in self._checked():
-            yield text if text is not None else raw.decode("utf-8")
+            yield text if text is not None else self.decode(raw)
 
     def utf8(self) -> Iterator[bytes]:
-        """The same lines as UTF-8 bytes (checked, not decoded twice): for byte-level parsers."""
+        """The same lines as UTF-8 bytes, for byte-level parsers. In UTF-8 files they are the raw
+        bytes, not yet checked: a parser that fails on one calls `decode` to learn why."""
         for raw, text in self._checked():
             yield raw if text is None else text.encode("utf-8")
+
+    def decode(self, raw: bytes) -> str:
+        """A raw line of a UTF-8 file as text, or the ReadError that names the bad byte."""
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ReadError(f"invalid {self.encoding} at byte {err.start + 1} of the line "
+                            f"(try --encoding, e.g. --encoding cp1252)",
+                            source=self.source, line=self.number) from None
 
     def _checked(self) -> Iterator[tuple[bytes, str | None]]:
         """(raw line, decoded text or None when the raw bytes are valid UTF-8 already)."""
@@ -84,13 +94,16 @@ class Lines:
             if b"\x00" in raw:
                 raise ReadError("NUL byte in the file (is it a binary file or UTF-16 text? try --encoding)",
                                 source=self.source, line=self.number)
+            if utf8:  # decoded (and so checked) by whoever takes the line
+                yield raw, None
+                continue
             try:
                 text = raw.decode(self.encoding)
             except UnicodeDecodeError as err:
                 raise ReadError(f"invalid {self.encoding} at byte {err.start + 1} of the line "
                                 f"(try --encoding, e.g. --encoding cp1252)",
                                 source=self.source, line=self.number) from None
-            yield (raw, None) if utf8 else (b"", text)
+            yield b"", text
 
     def text(self) -> str:
         """The whole document, for formats that must be read in one piece."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from . import paths, schema
+from .idtable import IdTable
 from .jsonvalue import value_problem
 from .admissibility import ADMISSIBILITY, admitted, verdict
 from .findings import Finding
@@ -43,23 +44,27 @@ class Validator:
     source: str | None = None
     require: tuple[str, ...] = ()  # paths every row must fill, e.g. "$.metadata.reason"
     count: int = 0
-    _ids: dict[str, int] = field(default_factory=dict)
+    _ids: IdTable = field(default_factory=IdTable)
     _families: dict[str, tuple[int, str, Any]] = field(default_factory=dict)
 
     def check(self, src: SourceRow) -> Checked:
         self.count += 1
         number = self.count
         value = src.value
-        findings: list[Finding] = list(src.problems or ())
+        findings: list[Finding] = list(src.problems) if src.problems else []
         if not findings and not src.plain_json and (problem := value_problem(value)) is not None:
             findings.append(Finding("schema", problem[1], problem[0]))
         if not findings:
             if not schema.is_valid(value):
                 findings.extend(Finding("schema", msg, path) for path, msg in schema.explain(value))
             if isinstance(value, dict):
-                findings.extend(row_findings(value))
-                findings.extend(self._set_findings(value, number))
-                findings.extend(required_findings(value, self.require))
+                case = _case(value)
+                findings += row_findings(value, case)
+                findings += self._set_findings(value, number, case)
+                if self.require:
+                    findings += required_findings(value, self.require)
+        if not findings:  # the common case: a valid row with nothing to say
+            return Checked(src, number, findings, Row.from_json(value))
         row_id = value.get("id") if isinstance(value, dict) else None
         row_id = row_id if isinstance(row_id, str) else None
         located = [f.locate(row=number, id=row_id, line=src.line, record=src.record, source=self.source)
@@ -71,15 +76,16 @@ class Validator:
         for src in rows:
             yield self.check(src)
 
-    def _set_findings(self, value: dict[str, Any], number: int) -> list[Finding]:
+    def _set_findings(self, value: dict[str, Any], number: int, case: dict[str, Any]) -> list[Finding]:
         out: list[Finding] = []
         row_id = value.get("id")
         if isinstance(row_id, str):
-            first = self._ids.setdefault(row_id, number)
+            first = self._ids.first_use(row_id, number)
             if first != number:
                 out.append(Finding("duplicate-id", f"id '{row_id}' is already used by row {first}", "$.id"))
-        case = _case(value)
         family = case.get("caseFamily")
+        if family is None:
+            return out
         oracle = case.get("oracleType")
         if isinstance(family, str) and isinstance(oracle, str) and oracle in ADMISSIBILITY:
             evaluator = case.get("evaluator")
@@ -102,9 +108,9 @@ def _case(value: dict[str, Any]) -> dict[str, Any]:
     return case if isinstance(case, dict) else {}
 
 
-def row_findings(value: dict[str, Any]) -> list[Finding]:
+def row_findings(value: dict[str, Any], case: dict[str, Any] | None = None) -> list[Finding]:
     """The rules on one row that the schema cannot express."""
-    case = _case(value)
+    case = _case(value) if case is None else case
     if not case:
         return []
     out: list[Finding] = []

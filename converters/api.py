@@ -172,7 +172,8 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
             validator = Validator(source=label(source))
             valid_rows = 0
             for checked in validator.check_all(rows):
-                log.add(checked.findings)
+                if checked.findings:
+                    log.add(checked.findings)
                 if checked.row is None:
                     if rejects is not None:
                         rejects.add(checked)

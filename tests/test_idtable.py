@@ -1,0 +1,30 @@
+"""The id table behind duplicate-id: exact answers across growth, flat memory."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalconv.canonical.idtable import IdTable
+
+
+def test_first_use_survives_many_growths():
+    table = IdTable(capacity=4)
+    for i in range(1, 20_001):
+        assert table.first_use(f"cs-{i}", i) == i
+    assert len(table) == 20_000
+    assert [table.first_use(f"cs-{i}", 99_999) for i in (1, 777, 20_000)] == [1, 777, 20_000]
+    assert table.first_use("cs-20001", 20_001) == 20_001
+
+
+@settings(max_examples=200)
+@given(st.lists(st.text(min_size=1, max_size=6), max_size=60))
+def test_agrees_with_a_dict(ids):
+    table, reference = IdTable(capacity=4), {}
+    for row, row_id in enumerate(ids, 1):
+        assert table.first_use(row_id, row) == reference.setdefault(row_id, row)
+
+
+def test_lone_surrogates_and_empty_strings_are_ids_too():
+    table = IdTable()
+    assert table.first_use("\ud800", 1) == 1 and table.first_use("\ud800", 2) == 1
+    assert table.first_use("", 3) == 3
