@@ -255,3 +255,19 @@ def test_a_format_that_fails_to_import_does_not_break_the_others():
     assert registry.detect(None, '{"id": "a"}').name == "jsonl"
     with pytest.raises(evalconv.UsageError, match="broken"):
         registry.get("broken")
+
+
+def test_every_csv_reader_keeps_the_64_mib_cell_bound_regression_large_cell_after_promptfoo_csv():
+    """A promptfoo CSV read lifted the csv module's process-wide limit to sys.maxsize, so a later
+    canonical CSV read in the same process accepted a cell over 64 MiB."""
+    import csv
+    import io
+
+    from evalconv.canonical.source import MAX_LINE_BYTES, Lines
+    from evalconv.registry import REGISTRY
+    from evalconv.reports import ReadReport
+
+    sheet = b"vars,__expected\nhi,equals:hi\n"
+    list(REGISTRY.get("promptfoo").read(Lines(io.BytesIO(sheet), source="t.csv", path="t.csv"),
+                                         ReadReport("promptfoo")))
+    assert csv.field_size_limit() == MAX_LINE_BYTES

@@ -5,14 +5,13 @@ from __future__ import annotations
 import csv
 import glob
 import os
-import sys
 from typing import Any, Iterable, Iterator
 
 import yaml
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.json_format import iter_array
-from evalconv.canonical.source import Lines, SourceRow, parse_problem
+from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
 
 from .promptfoo_csv import CSVTestError, test_from_cells
 from .promptfoo_read import TestError, evalconv_row, imported_row, is_evalconv_test
@@ -183,7 +182,7 @@ def _jsonl_tests(lines: Lines, report: Any) -> Iterator[Located]:
 # --- CSV -----------------------------------------------------------------------------------------
 
 def _csv_tests(lines: Lines, report: Any) -> Iterator[Located]:
-    csv.field_size_limit(sys.maxsize)
+    csv.field_size_limit(MAX_LINE_BYTES)  # process-wide: every reader keeps the same bound
     counted = _Counting(lines)
     try:
         yield from _csv_records(csv.reader(counted), counted, lines.source)
