@@ -38,8 +38,8 @@ class CanonicalJSONL(Format):
                 message = str(err).replace(" line 1 column", " column")
                 yield SourceRow(None, lines.number, problems=parse_problem(f"line is not valid JSON: {message}"))
                 continue
-            if not isinstance(value, dict):
-                yield SourceRow(None, lines.number,
+            if not isinstance(value, dict):  # kept, so the error ledger shows what was there
+                yield SourceRow(value, lines.number,
                                 problems=parse_problem(f"each line must be a JSON object (a row), got {_kind(value)}"))
                 continue
             yield SourceRow(value, lines.number, plain_json=True)
@@ -102,7 +102,7 @@ def iter_array(text: str, source: str) -> Iterator[SourceRow]:
         if isinstance(value, dict):
             yield SourceRow(value, line, plain_json=True)
         else:
-            yield SourceRow(None, line, problems=parse_problem(f"each element must be a JSON object (a row), got {_kind(value)}"))
+            yield SourceRow(value, line, problems=parse_problem(f"each element must be a JSON object (a row), got {_kind(value)}"))
         pos = _skip(text, end)
         if text.startswith(",", pos):
             pos = _skip(text, pos + 1)

@@ -44,8 +44,9 @@ class Lines:
     """
 
     def __init__(self, stream: IO[bytes], *, source: str, encoding: str | None = None,
-                 path: str | None = None) -> None:
+                 path: str | None = None, at_start: bool = True) -> None:
         self.source = source
+        self._at_start = at_start  # False for a slice from the middle of a file: no BOM there
         self.path = path  # the file's path on disk, for formats that refer to sibling files
         self.encoding = (encoding or "utf-8").lower()
         try:
@@ -81,7 +82,7 @@ class Lines:
                 yield b"", line
             return
         utf8 = self.encoding.replace("_", "-") in ("utf-8", "utf8", "utf-8-sig")
-        first = True
+        first = self._at_start
         while raw := self._stream.readline(MAX_LINE_BYTES + 1):
             self.number += 1
             if len(raw) > MAX_LINE_BYTES:

@@ -43,6 +43,7 @@ class Validator:
 
     source: str | None = None
     require: tuple[str, ...] = ()  # paths every row must fill, e.g. "$.metadata.reason"
+    set_rules: bool = True  # off in parallel workers: the parent applies them in row order
     count: int = 0
     _ids: IdTable = field(default_factory=IdTable)
     _families: dict[str, tuple[int, str, Any]] = field(default_factory=dict)
@@ -60,9 +61,10 @@ class Validator:
             if isinstance(value, dict):
                 case = _case(value)
                 findings += row_findings(value, case)
-                findings += self._set_findings(value, number, case)
                 if self.require:
                     findings += required_findings(value, self.require)
+                if self.set_rules:
+                    findings += self.set_findings(set_key(value, case), number)
         if not findings:  # the common case: a valid row with nothing to say
             return Checked(src, number, findings, Row.from_json(value))
         row_id = value.get("id") if isinstance(value, dict) else None
@@ -76,19 +78,15 @@ class Validator:
         for src in rows:
             yield self.check(src)
 
-    def _set_findings(self, value: dict[str, Any], number: int, case: dict[str, Any]) -> list[Finding]:
+    def set_findings(self, key: "SetKey", number: int) -> list[Finding]:
+        """Duplicate ids and case-family conflicts, for rows taken in order."""
         out: list[Finding] = []
-        row_id = value.get("id")
-        if isinstance(row_id, str):
+        row_id, family, oracle, evaluator = key
+        if row_id is not None:
             first = self._ids.first_use(row_id, number)
             if first != number:
                 out.append(Finding("duplicate-id", f"id '{row_id}' is already used by row {first}", "$.id"))
-        family = case.get("caseFamily")
-        if family is None:
-            return out
-        oracle = case.get("oracleType")
-        if isinstance(family, str) and isinstance(oracle, str) and oracle in ADMISSIBILITY:
-            evaluator = case.get("evaluator")
+        if family is not None:
             first_seen = self._families.setdefault(family, (number, oracle, evaluator))
             first_row, first_oracle, first_eval = first_seen
             if (first_oracle, first_eval) != (oracle, evaluator):
@@ -100,6 +98,18 @@ class Validator:
                     f"the oracle type and the evaluator",
                     "$.metadata.case.caseFamily"))
         return out
+
+
+SetKey = tuple  # (row id, case family, oracle type, evaluator): what the set rules look at
+
+
+def set_key(value: dict[str, Any], case: dict[str, Any]) -> SetKey:
+    row_id = value.get("id")
+    family, oracle = case.get("caseFamily"), case.get("oracleType")
+    if not (isinstance(family, str) and isinstance(oracle, str) and oracle in ADMISSIBILITY):
+        family = oracle = None
+    evaluator = case.get("evaluator") if family is not None else None
+    return (row_id if isinstance(row_id, str) else None, family, oracle, evaluator)
 
 
 def _case(value: dict[str, Any]) -> dict[str, Any]:

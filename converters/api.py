@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import parallel
 from .atomic import AtomicOutput
 from .canonical import jsonvalue
 from .canonical.errors import UsageError, WriteError
@@ -154,10 +155,11 @@ class _Ledger:
 
 def convert(source: str, output: str | None, *, to: str, from_: str | None = None,
             keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
-            report_ids: bool = True, **options: Any) -> ConversionResult:
+            report_ids: bool = True, jobs: int | None = None, **options: Any) -> ConversionResult:
     """Read, validate and write. Any invalid row: nothing is written (exit code 1), unless
     `keep_going`, when the valid rows are written and the rejected ones go to the ledger.
-    `report_ids=False` keeps only per-field row counts in the loss report (flat memory)."""
+    `report_ids=False` keeps only per-field row counts in the loss report (flat memory).
+    `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
     if output is not None and _same_file(source, output):
         raise UsageError("the output is the input; evalconv never overwrites its input", source=output)
     fmt_out = _writer_format(to)
@@ -168,10 +170,17 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     try:
         with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \
                 AtomicOutput(output) as out:
-            writer = fmt_out.open_writer(out.stream, loss, {"path": output, **options})
+            writer_options = {"path": output, **options}
+            writer = fmt_out.open_writer(out.stream, loss, writer_options)
             validator = Validator(source=label(source))
+            checked_rows, row_writer = validator.check_all(rows), writer
+            workers = parallel.default_jobs() if jobs is None else jobs
+            if parallel.eligible(source, fmt_in.name, fmt_out.name, encoding, workers):
+                checked_rows = parallel.checked_rows(source, label=label(source), to=fmt_out.name,
+                                                     options=writer_options, jobs=workers, validator=validator)
+                row_writer = parallel.EncodedWriter(out.stream)
             valid_rows = 0
-            for checked in validator.check_all(rows):
+            for checked in checked_rows:
                 if checked.findings:
                     log.add(checked.findings)
                 if checked.row is None:
@@ -180,7 +189,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
                     continue
                 valid_rows += 1
                 if rejects is not None or log.error_count == 0:
-                    _write_row(writer, checked.row)
+                    _write_row(row_writer, checked.row)
                     loss.rows += 1
             writer.close()
             write_it = rejects is not None or log.error_count == 0
@@ -190,5 +199,6 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
         committed = True
     finally:
         ledger_file = rejects.finish(keep=committed) if rejects is not None else None
+    read_report.rows = validator.count
     return ConversionResult(label(source), output, fmt_in.name, fmt_out.name, validator.count,
                             valid_rows, log, loss, read_report, write_it, ledger_file)

@@ -78,7 +78,7 @@ def convert_one(source: str, label: str, output: str, to: str, from_: str | None
     try:
         os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
         result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going,
-                             encoding=encoding, report_ids=False, **options)
+                             encoding=encoding, report_ids=False, jobs=1, **options)
     except EvalconvError as err:
         outcome.status, outcome.output = "unreadable", None
         outcome.messages.append(err.render())

@@ -8,6 +8,7 @@ from typing import Any, Iterable, Iterator
 from .canonical import paths
 from .canonical.errors import EvalconvError, UsageError
 from .canonical.validator import Validator
+from . import parallel
 from .reports import FindingLog
 from .sources import label, reading
 
@@ -53,16 +54,23 @@ class ValidationReport:
 
 
 def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None,
-                  require: Iterable[str] = ()) -> FileValidation:
-    """Validate one file; `require` lists paths every row must fill (`metadata.reason`)."""
+                  require: Iterable[str] = (), jobs: int | None = None) -> FileValidation:
+    """Validate one file; `require` lists paths every row must fill (`metadata.reason`).
+    `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
     result = FileValidation(label(path), from_)
     required = tuple(_required_paths(require))
     try:
         with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report):
             result.format = fmt.name
             validator = Validator(source=label(path), require=required)
-            for checked in validator.check_all(rows):
-                result.log.add(checked.findings)
+            checked_rows = validator.check_all(rows)
+            workers = parallel.default_jobs() if jobs is None else jobs
+            if parallel.eligible(path, fmt.name, None, encoding, workers):
+                checked_rows = parallel.checked_rows(path, label=label(path), to=None, options={},
+                                                     require=required, jobs=workers, validator=validator)
+            for checked in checked_rows:
+                if checked.findings:
+                    result.log.add(checked.findings)
             result.rows = validator.count
     except EvalconvError as err:
         result.unreadable = err.render()
@@ -78,11 +86,12 @@ def _required_paths(require: Iterable[str]) -> Iterator[str]:
 
 
 def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
-             require: Iterable[str] = ()) -> ValidationReport:
+             require: Iterable[str] = (), jobs: int | None = None) -> ValidationReport:
     """Validate files; folders are walked for files with a known extension."""
     from .walk import collect
 
     require = list(require)
     files = [path for target in paths_
              for path in ([f.path for f in collect([target])] if os.path.isdir(target) else [target])]
-    return ValidationReport([validate_file(p, from_=from_, encoding=encoding, require=require) for p in files])
+    return ValidationReport([validate_file(p, from_=from_, encoding=encoding, require=require, jobs=jobs)
+                             for p in files])

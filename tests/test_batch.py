@@ -68,7 +68,7 @@ def test_folder_needs_an_output_folder(tmp_path, write_jsonl):
 
 
 def test_folder_options_are_refused_for_a_file():
-    result = convert(GOLDEN, "--to", "json", "-j", "2")
+    result = convert(GOLDEN, "--to", "json", "--include", "*.jsonl")
     assert result.exit_code == 2 and "apply to a folder" in result.stderr
 
 

@@ -30,8 +30,9 @@ from .common import encoding_option, from_option, handles_errors, print_findings
 @encoding_option
 @click.option("--include", multiple=True, metavar="GLOB", help="Folder: convert only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Folder: leave matching files out.")
-@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Folder: worker processes.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
+              help="Worker processes: files at once for a folder (default 1); chunks of a large "
+                   "JSONL file (default up to 2; 1 is serial).")
 @click.option("--summary", "summary_path", metavar="PATH", help="Folder: write the summary table as JSON.")
 @handles_errors
 def convert_command(source: str, to: str, output: str | None, from_: str | None, report_path: str | None,
@@ -54,13 +55,13 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
             raise UsageError("--config goes with one tests file, not a folder", source=source)
         if not output:
             raise UsageError("converting a folder needs -o OUTDIR", source=source)
-        run_folder(source, output, to=to, from_=from_, include=include, exclude=exclude, jobs=jobs,
+        run_folder(source, output, to=to, from_=from_, include=include, exclude=exclude, jobs=jobs or 1,
                    keep_going=keep_going, encoding=encoding, options=options, summary_path=summary_path)
         return
-    if include or exclude or summary_path or jobs != 1:
-        raise UsageError("--include, --exclude, -j and --summary apply to a folder", source=source)
+    if include or exclude or summary_path:
+        raise UsageError("--include, --exclude and --summary apply to a folder", source=source)
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
-                         ledger=ledger, report_ids=bool(report_path), **options)
+                         ledger=ledger, report_ids=bool(report_path), jobs=jobs, **options)
     print_findings(result.log.errors, result.log.error_count, "errors")
     print_findings(result.log.warnings, result.log.warning_count, "warnings")
     if report_path and result.wrote_output:

@@ -19,14 +19,17 @@ from .common import echo_json, encoding_option, from_option, handles_errors, pri
 @click.option("--require", multiple=True, metavar="FIELD",
               help="Rows that leave FIELD empty fail (repeatable), e.g. --require metadata.reason.")
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
+              help="Worker processes for a large JSONL file (default up to 2; 1 is serial).")
 @handles_errors
 def validate_command(sources: tuple[str, ...], from_: str | None, output_format: str,
-                     encoding: str | None, require: tuple[str, ...], junit_path: str | None) -> None:
+                     encoding: str | None, require: tuple[str, ...], junit_path: str | None,
+                     jobs: int | None) -> None:
     """Check rows against the schema, the admissibility map and the set rules.
 
     Exit 0 with no errors (warnings allowed), 1 with any error, 2 when a file cannot be read.
     """
-    report = api.validate(sources, from_=from_, encoding=encoding, require=require)
+    report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs)
     if junit_path:
         write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":

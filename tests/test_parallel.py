@@ -1,0 +1,107 @@
+"""Two cores give exactly what one gives: the same findings, rows, lines, output bytes and ledger."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import evalconv
+from conftest import ROOT, row
+from evalconv import parallel
+
+GOLDEN = [json.loads(line) for line in (ROOT / "golden_roundtrips" / "support-agent.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+
+
+def messy_set(tmp_path, *, tail: bytes = b"") -> str:
+    lines = []
+    for i in range(300):
+        value = json.loads(json.dumps(GOLDEN[i % len(GOLDEN)]))
+        value["id"] = value["metadata"]["case"]["caseId"] = f"{value['id']}-{i}"
+        value["metadata"]["case"].pop("caseFamily", None)
+        lines.append(json.dumps(value))
+    lines[7] = json.dumps(row("dup"))
+    lines[250] = json.dumps(row("dup"))                       # duplicate across chunks
+    lines[20] = json.dumps(row("fam-a", caseFamily="f"))
+    lines[280] = json.dumps(row("fam-b", oracle="acceptable-set", expected=(["x"],), caseFamily="f"))
+    lines[100] = '{"id": "broken", '                           # a line that is not JSON
+    lines[101] = "[1, 2]"                                       # not an object
+    lines[150] = json.dumps({**row("schema-bad"), "extra": 1})
+    lines[151] = ""                                             # blank lines are skipped
+    text = "\ufeff" + "\n".join(lines[:200]) + "\r\n" + "\n".join(lines[200:]) + "\n"
+    path = tmp_path / "set.jsonl"
+    path.write_bytes(text.encode("utf-8") + tail)
+    return str(path)
+
+
+def test_validate_is_the_same_with_two_workers(tmp_path):
+    path = messy_set(tmp_path)
+    one, two = evalconv.validate([path], jobs=1), evalconv.validate([path], jobs=2)
+    assert one.to_json() == two.to_json()
+    codes = {f["code"] for f in one.to_json()["files"][0]["errors"]}
+    assert codes == {"duplicate-id", "case-family-conflict", "parse", "schema"}
+
+
+@pytest.mark.parametrize("to", ["csv", "jsonl"])
+def test_keep_going_conversion_is_byte_identical(tmp_path, to):
+    path = messy_set(tmp_path)
+    results = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"out{jobs}.{to}"
+        result = evalconv.convert(path, str(out), to=to, keep_going=True, jobs=jobs)
+        results[jobs] = (result, out.read_bytes(), (tmp_path / f"out{jobs}.{to}.rejected.jsonl").read_bytes())
+    (one, out1, ledger1), (two, out2, ledger2) = results[1], results[2]
+    assert out1 == out2 and ledger1 == ledger2
+    def comparable(result):
+        out = {k: v for k, v in result.to_json().items() if k not in ("output", "ledger")}
+        out["loss"] = {k: v for k, v in out["loss"].items() if k != "output"}
+        return out
+    assert comparable(one) == comparable(two)
+    duplicate = [json.loads(line) for line in ledger2.splitlines() if b'"duplicate-id"' in line]
+    assert duplicate[0]["value"]["id"] == "dup" and duplicate[0]["line"] == 251
+
+
+def test_default_mode_writes_nothing_with_either(tmp_path):
+    path = messy_set(tmp_path)
+    for jobs in (1, 2):
+        out = tmp_path / f"o{jobs}.csv"
+        result = evalconv.convert(path, str(out), to="csv", jobs=jobs)
+        assert result.exit_code == 1 and not out.exists()
+
+
+def test_a_bad_byte_late_in_the_file_names_the_same_line(tmp_path):
+    path = messy_set(tmp_path, tail=b'{"id": "\xff"}\n')
+    errors = []
+    for jobs in (1, 2):
+        with pytest.raises(evalconv.ReadError) as err:
+            evalconv.convert(path, str(tmp_path / f"x{jobs}.csv"), to="csv", jobs=jobs)
+        errors.append(err.value.render())
+    assert errors[0] == errors[1] and ":301:" in errors[0]
+    assert not list(tmp_path.glob("x*.csv"))
+
+
+def test_clean_golden_rows_convert_identically(tmp_path):
+    path = tmp_path / "clean.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in GOLDEN) * 1, encoding="utf-8")
+    outs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"c{jobs}.csv"
+        assert evalconv.convert(str(path), str(out), to="csv", jobs=jobs).exit_code == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_only_line_per_row_targets_and_plain_files_go_parallel(tmp_path):
+    path = messy_set(tmp_path)
+    assert parallel.eligible(path, "jsonl", "csv", None, 2)
+    assert parallel.eligible(path, "jsonl", None, None, 2)
+    assert not parallel.eligible(path, "jsonl", "json", None, 2)
+    assert not parallel.eligible(path, "csv", "jsonl", None, 2)
+    assert not parallel.eligible(path, "jsonl", "csv", "cp1252", 2)
+    assert not parallel.eligible(path, "jsonl", "csv", None, 1)
+    assert not parallel.eligible("-", "jsonl", "csv", None, 2)
