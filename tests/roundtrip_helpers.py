@@ -33,3 +33,16 @@ def roundtrip(fmt_name: str, rows, **options):
     text, _ = write_text(fmt_name, rows, **options)
     checked, _ = read_text(fmt_name, text)
     return text, checked
+
+
+def assert_exact(rows, checked, loss) -> None:
+    """Every row came back, and differs from what went out by exactly its reported drops."""
+    from evalconv.canonical.diff import diff_paths, unexplained
+
+    assert [c.findings for c in checked if c.row is None] == []
+    assert [c.row.id for c in checked] == [r.id for r in rows]
+    for before, back in zip(rows, checked):
+        differences = diff_paths(before.to_json(), back.row.to_json())
+        assert unexplained(differences, loss.dropped_paths(before.id)) == ([], []), before.id
+        if not loss.dropped_paths(before.id):
+            assert before == back.row  # carried fields come back identical

@@ -5,22 +5,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.diff import diff_paths, unexplained
 from evalconv.vendors.braintrust import FIELD_MAP
-from roundtrip_helpers import read_text, write_text
+from roundtrip_helpers import assert_exact, read_text, write_text
 from strategies import json_values, row_sets, string_lists
 
 CARRIED = {f.path for f in FIELD_MAP if f.fate == "carried"}
 BT_KEYS = {"id", "input", "expected", "metadata", "tags", "origin"}  # `bt` DATASET_RECORD_FIELDS
 
 
-def assert_exact(rows, checked, loss):
-    assert [c.findings for c in checked if c.row is None] == []
-    assert [c.row.id for c in checked] == [r.id for r in rows]
-    for row, back in zip(rows, checked):
-        differences = diff_paths(row.to_json(), back.row.to_json())
-        assert unexplained(differences, loss.dropped_paths(row.id)) == ([], [])
-        assert row == back.row
 
 
 def records(text: str) -> list[dict]:

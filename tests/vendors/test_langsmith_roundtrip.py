@@ -10,23 +10,15 @@ from hypothesis import strategies as st
 
 from conftest import row
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.diff import diff_paths, unexplained
 from evalconv.canonical.row import Row
 from evalconv.vendors.langsmith import FIELD_MAP
 from interop import require_module
-from roundtrip_helpers import read_text, write_text
+from roundtrip_helpers import assert_exact, read_text, write_text
 from strategies import json_values, row_sets, string_lists
 
 CARRIED = {f.path for f in FIELD_MAP if f.fate == "carried"}
 
 
-def assert_exact(rows, checked, loss):
-    assert [c.findings for c in checked if c.row is None] == []
-    assert [c.row.id for c in checked] == [r.id for r in rows]
-    for row, back in zip(rows, checked):
-        differences = diff_paths(row.to_json(), back.row.to_json())
-        assert unexplained(differences, loss.dropped_paths(row.id)) == ([], [])
-        assert row == back.row  # nothing is dropped: carried fields come back identical
 
 
 @settings(max_examples=300)
