@@ -16,7 +16,9 @@ MAX_DEPTH = jsonvalue.MAX_DEPTH + 8
 def load_yaml(text: str, source: str) -> tuple[Any, Any]:
     loader = None
     try:
-        loader = _JSONLoader(text)  # already checks for characters YAML does not allow
+        # libyaml is many times faster and lighter, but composes on the C stack: only for text
+        # whose nesting a C-level event scan has bounded; anything odd goes the careful way.
+        loader = _CJSONLoader(text) if _C_LOADER and _nesting_within_bounds(text) else _JSONLoader(text)
         node = loader.get_single_node()
         if node is not None:
             _check_expansion(node, source)
@@ -94,7 +96,7 @@ class _JSONLoader(yaml.SafeLoader):
                 for k, v in node.value}
 
     def construct_yaml_float(self, node: Any) -> float:
-        value = super().construct_yaml_float(node)
+        value = yaml.constructor.SafeConstructor.construct_yaml_float(self, node)
         if not math.isfinite(value):
             raise yaml.constructor.ConstructorError(None, None, f"{node.value} is not a JSON number",
                                                     node.start_mark)
@@ -109,6 +111,36 @@ _JSONLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: 
 _JSONLoader.add_constructor("tag:yaml.org,2002:float", _JSONLoader.construct_yaml_float)
 for _tag in ("binary", "set", "omap", "pairs"):
     _JSONLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _JSONLoader.refuse)
+
+
+_C_LOADER = hasattr(yaml, "CSafeLoader")
+
+
+def _nesting_within_bounds(text: str) -> bool:
+    """Does libyaml parse this text, nesting no deeper than MAX_DEPTH? (Events only: the parser
+    is iterative, it is composing nodes that recurses.)"""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return False
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return False  # the pure-Python loader says what is wrong, with its usual message
+    return True
+
+
+if _C_LOADER:
+    class _CJSONLoader(yaml.CSafeLoader):
+        """libyaml's parser with the same JSON-only construction as _JSONLoader."""
+
+        yaml_constructors = _JSONLoader.yaml_constructors
+        construct_mapping = _JSONLoader.construct_mapping
+        construct_yaml_float = _JSONLoader.construct_yaml_float
+        refuse = _JSONLoader.refuse
 
 
 def _js_key(key: Any, node: Any) -> str:

@@ -348,3 +348,22 @@ def test_yaml_that_is_not_json_is_refused_with_its_line(text, message):
 def test_yaml_dates_stay_text_and_keys_become_strings_as_in_javascript():
     rows, _ = read_text("- vars: {input: 2026-10-14, 1: a, true: b, null: c}\n")
     assert rows[0].value["input"] == {"input": "2026-10-14", "1": "a", "true": "b", "null": "c"}
+
+
+def test_libyaml_and_pure_python_loaders_read_the_same_values():
+    """libyaml is the fast path only where its C-stack composer is safe; both must agree."""
+    from evalconv.vendors import promptfoo_yaml
+
+    from conftest import ROOT
+    text = (ROOT / "golden_roundtrips" / "support-agent.promptfoo.yaml").read_text(encoding="utf-8")
+    if not promptfoo_yaml._C_LOADER:
+        pytest.skip("PyYAML was built without libyaml")
+    fast = promptfoo_yaml.load_yaml(text, "t.yaml")[1]
+    assert promptfoo_yaml._nesting_within_bounds(text)
+    slow = promptfoo_yaml._JSONLoader(text)
+    try:
+        assert fast == slow.get_single_data()
+    finally:
+        slow.dispose()
+    deep = "a: " + "[" * 300 + "]" * 300 + "\n"
+    assert not promptfoo_yaml._nesting_within_bounds(deep)
