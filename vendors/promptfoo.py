@@ -138,7 +138,7 @@ class PromptfooWriter:
         if self._kind == "json":
             body = jsonvalue.dumps(test, indent=True).replace("\n", "\n  ")
             return ("[\n  " if self._count == 0 else ",\n  ") + body
-        return yaml.dump([test], Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=1_000_000)
+        return yaml.dump([test], Dumper=_FAST_DUMPER, allow_unicode=True, sort_keys=False, width=1_000_000)
 
     def close(self) -> None:
         if self._kind == "json":
@@ -212,5 +212,14 @@ def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
 
 
 _Dumper.add_representer(str, _represent_str)
+
+if hasattr(yaml, "CSafeDumper"):  # libyaml's emitter: the same YAML, several times faster
+    class _CDumper(yaml.CSafeDumper):
+        ignore_aliases = _Dumper.ignore_aliases
+
+    _CDumper.add_representer(str, _represent_str)
+    _FAST_DUMPER: Any = _CDumper
+else:
+    _FAST_DUMPER = _Dumper
 
 FORMAT = PromptfooFormat()
