@@ -1,7 +1,7 @@
 """Canonical JSON (an array of rows, read whole) and JSONL (a row a line, streamed)."""
 from __future__ import annotations
 
-from typing import Any, Iterator, TextIO
+from typing import Any, Iterable, Iterator, TextIO
 
 from . import jsonvalue
 from .errors import ReadError
@@ -63,6 +63,7 @@ class CanonicalJSON(Format):
     name = "json"
     title = "Canonical JSON (an array of rows)"
     extensions = (".json",)
+    streaming_read = True  # a sliding window over the text, a row at a time
     streaming_write = True
     lossless = True
 
@@ -70,64 +71,123 @@ class CanonicalJSON(Format):
         return head.lstrip("\ufeff" + _WHITESPACE).startswith("[")
 
     def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
-        return iter_array(lines.text(), lines.source)
+        return iter_array(lines, lines.source)
 
     def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "JSONWriter":
         return JSONWriter(out)
 
 
-def iter_array(text: str, source: str) -> Iterator[SourceRow]:
+_REFILL_CHARS = 1 << 20        # read about this much more text when the window runs dry
+_MAX_ROW_CHARS = 64 << 20      # a row (or the junk after one) may not grow the window past this
+
+
+class _Window:
+    """A sliding window over the file's text: parsed text is dropped, so a JSON array of any
+    size is read in bounded memory, a row at a time."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._lines = iter(lines)
+        self.text = ""
+        self.eof = False
+
+    def refill(self) -> bool:
+        if self.eof:
+            return False
+        parts, size = [], 0
+        for line in self._lines:
+            parts.append(line)
+            size += len(line)
+            if size >= _REFILL_CHARS:
+                break
+        else:
+            self.eof = True
+        self.text += "".join(parts)
+        return bool(parts)
+
+    def skip(self, pos: int) -> int:
+        """The first position at or after `pos` that is not whitespace (refilling as needed)."""
+        while True:
+            n = len(self.text)
+            while pos < n and self.text[pos] in _WHITESPACE:
+                pos += 1
+            if pos < n or not self.refill():
+                return pos
+
+    def drop(self, pos: int) -> None:
+        """Forget the text before `pos`."""
+        self.text = self.text[pos:]
+
+    def decode(self, pos: int) -> tuple[Any, int]:
+        while True:
+            try:
+                return jsonvalue.raw_decode(self.text, pos)
+            except jsonvalue.JSONValueError:
+                if len(self.text) - pos > _MAX_ROW_CHARS or not self.refill():
+                    raise
+
+
+def iter_array(lines: Iterable[str], source: str) -> Iterator[SourceRow]:
     """Yield each element of a top-level JSON array with the line it starts on."""
-    pos, line = _skip(text, 0), 1
-    if pos == len(text):
+    window = _Window(lines)
+    pos, line = window.skip(0), 1
+    if pos >= len(window.text):
         raise ReadError("the file is empty; a JSON set is an array of rows: []", source=source)
-    if text[pos] != "[":
-        found = "an object" if text[pos] == "{" else "something else"
-        hint = " (a row per line is JSONL: name it .jsonl or use --from jsonl)" if text[pos] == "{" else ""
+    if window.text[pos] != "[":
+        first = window.text[pos]
+        found = "an object" if first == "{" else "something else"
+        hint = " (a row per line is JSONL: name it .jsonl or use --from jsonl)" if first == "{" else ""
         raise ReadError(f"expected a JSON array of rows, found {found}{hint}", source=source,
-                        line=1 + text.count("\n", 0, pos))
-    pos = _skip(text, pos + 1)
-    if text.startswith("]", pos):
-        return _after_array(text, pos + 1, source)
+                        line=1 + window.text.count("\n", 0, pos))
+    pos = window.skip(pos + 1)
+    if window.text.startswith("]", pos):
+        return _after_array(window, pos + 1, line + window.text.count("\n", 0, pos), source)
     last = 0
     while True:
-        line += text.count("\n", last, pos)
+        if last > _REFILL_CHARS:  # keep the window small: drop what has been read
+            window.drop(last)    # `line` is the line at `last`, so it stays right
+            pos, last = pos - last, 0
+        line += window.text.count("\n", last, pos)
         last = pos
         try:
-            value, end = jsonvalue.raw_decode(text, pos)
+            value, end = window.decode(pos)
         except jsonvalue.JSONValueError as err:
-            ends = err.pos is not None and _skip(text, err.pos) >= len(text)
-            hint = " (the file ends inside this row: truncated?)" if ends else ""
-            raise ReadError(f"invalid JSON in the array: {err}{hint}", source=source, line=line) from None
+            raise ReadError(_where(window, err, pos, line), source=source, line=line) from None
         if isinstance(value, dict):
             yield SourceRow(value, line, plain_json=True)
         else:
             yield SourceRow(value, line, problems=parse_problem(f"each element must be a JSON object (a row), got {_kind(value)}"))
-        pos = _skip(text, end)
-        if text.startswith(",", pos):
-            pos = _skip(text, pos + 1)
+        pos = window.skip(end)
+        if window.text.startswith(",", pos):
+            pos = window.skip(pos + 1)
             continue
-        if text.startswith("]", pos):
-            yield from _after_array(text, pos + 1, source)
+        if window.text.startswith("]", pos):
+            yield from _after_array(window, pos + 1, line + window.text.count("\n", last, pos), source)
             return
-        line += text.count("\n", last, pos)
-        what = "the file ends" if pos >= len(text) else f"found {text[pos]!r}"
+        line += window.text.count("\n", last, pos)
+        what = "the file ends" if pos >= len(window.text) else f"found {window.text[pos]!r}"
         raise ReadError(f"the array is not closed: expected ',' or ']' but {what} (truncated file?)",
                         source=source, line=line)
 
 
-def _after_array(text: str, pos: int, source: str) -> Iterator[SourceRow]:
-    pos = _skip(text, pos)
-    if pos != len(text):
-        raise ReadError("unexpected text after the closing ']'", source=source, line=1 + text.count("\n", 0, pos))
+def _where(window: _Window, err: jsonvalue.JSONValueError, pos: int, line: int) -> str:
+    """The message for a row that does not parse, with the file's own line and column."""
+    if err.pos is None:
+        return f"invalid JSON in the array: {err}"
+    text = window.text
+    at_line = line + text.count("\n", pos, err.pos)
+    column = err.pos - text.rfind("\n", 0, err.pos)
+    ends = window.skip(err.pos) >= len(window.text)
+    hint = " (the file ends inside this row: truncated?)" if ends else ""
+    joint = " line" if err.detail.endswith(" at") else " at line"  # "Unterminated string starting at"
+    return f"invalid JSON in the array: {err.detail}{joint} {at_line} column {column}{hint}"
+
+
+def _after_array(window: _Window, pos: int, line: int, source: str) -> Iterator[SourceRow]:
+    end = window.skip(pos)
+    if end < len(window.text):
+        raise ReadError("unexpected text after the closing ']'", source=source,
+                        line=line + window.text.count("\n", pos, end))
     return iter(())
-
-
-def _skip(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos] in _WHITESPACE:
-        pos += 1
-    return pos
 
 
 class JSONWriter:

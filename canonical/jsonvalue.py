@@ -19,9 +19,10 @@ class JSONValueError(ValueError):
     """Not strict JSON; `str(err)` is a short message with the position when known.
     `pos` is the index in the text where decoding failed, when known."""
 
-    def __init__(self, message: str, *, pos: int | None = None) -> None:
+    def __init__(self, message: str, *, pos: int | None = None, detail: str | None = None) -> None:
         super().__init__(message)
         self.pos = pos
+        self.detail = detail or message  # the message without a position
 
 
 def _refuse_constant(name: str) -> Any:
@@ -84,7 +85,7 @@ def raw_decode(text: str, pos: int) -> tuple[Any, int]:
     except JSONValueError:
         raise
     except json.JSONDecodeError as err:
-        raise JSONValueError(_where(err), pos=err.pos) from None
+        raise JSONValueError(_where(err), pos=err.pos, detail=err.msg) from None
     except RecursionError:
         raise JSONValueError(f"nesting is too deep (more than {MAX_DEPTH} levels)") from None
     return _checked(value, text, pos, end, stdlib=True), end

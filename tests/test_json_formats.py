@@ -76,3 +76,22 @@ def test_writers_refuse_non_finite_numbers_instead_of_writing_null(bad):
     value = row(expected=([1, {"x": bad}],))
     with pytest.raises(jsonvalue.JSONValueError):
         jsonvalue.dumps(value)
+
+
+@pytest.mark.parametrize("window", [16, 64, 1 << 20])
+def test_json_arrays_are_read_through_a_small_window_with_the_same_rows_and_lines(monkeypatch, window):
+    """A JSON set is read a row at a time through a sliding window; rows that straddle a refill
+    and lines far into the file come out as the whole-text reading gives them."""
+    from evalconv.canonical import json_format
+    monkeypatch.setattr(json_format, "_REFILL_CHARS", window)
+    rows = [Row.from_json(row(f"r{i}", expected=({"long": "x" * (i * 7), "n": [1.0, 2**70]},))) for i in range(40)]
+    text, _ = write_text("json", rows)
+    checked, _ = read_text("json", text)
+    assert [c.row for c in checked] == rows
+    starts = [i + 1 for i, line in enumerate(text.split("\n")) if line == "  {"]
+    assert [c.source.line for c in checked] == starts
+    broken = text[: text.rindex('"id": "r39"')] + '"id": 39 39'
+    with pytest.raises(ReadError) as err:
+        read_text("json", broken)
+    assert err.value.line == starts[-1]
+    assert f"at line {starts[-1] + 1} column 14" in str(err.value)

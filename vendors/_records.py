@@ -3,6 +3,8 @@ envelope in vendor metadata, the case profile of an imported row, value guards a
 """
 from __future__ import annotations
 
+from itertools import chain
+
 import math
 from typing import Any, Callable, Iterator
 
@@ -55,7 +57,7 @@ def read_records(lines: Lines, build: Build, other: Other | None = None) -> Iter
         yield from other(first, it)
         return
     for index, src in enumerate(_json_records(first, it, lines), 1):
-        if src.value is None:
+        if src.problems:
             yield src
             continue
         try:
@@ -67,7 +69,7 @@ def read_records(lines: Lines, build: Build, other: Other | None = None) -> Iter
 def _json_records(first: str, rest: Iterator[str], lines: Lines) -> Iterator[SourceRow]:
     first_line = lines.number
     if first.lstrip("\ufeff" + _WHITESPACE).startswith("["):
-        yield from iter_array(first + "".join(rest), lines.source)
+        yield from iter_array(chain([first], rest), lines.source)
         return
     try:
         value = jsonvalue.loads(first)

@@ -50,9 +50,8 @@ def read_goldens(lines: Lines, report: Any) -> Iterator[SourceRow]:
     start = head[-1][1].lstrip(" \t")
     rest = chain(head, numbered)
     if start.startswith("["):
-        text = "".join(t for _, t in rest)
-        for index, src in enumerate(iter_array(text, lines.source), 1):
-            yield src if src.value is None else _row(src.value, src.line, None, index, "json", report)
+        for index, src in enumerate(iter_array((t for _, t in rest), lines.source), 1):
+            yield src if src.problems else _row(src.value, src.line, None, index, "json", report)
     elif start.startswith("{"):
         yield from _jsonl(rest, lines.source, report)
     else:

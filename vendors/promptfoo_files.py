@@ -160,7 +160,7 @@ def _file_tests(path: str, source: str, line: int | None, report: Any) -> Iterat
 def _json_tests(lines: Lines, report: Any) -> Iterator[Located]:
     text = lines.text()
     if not text.strip() or text.lstrip().startswith("["):
-        for row in iter_array(text if text.strip() else "[]", lines.source):
+        for row in iter_array([text if text.strip() else "[]"], lines.source):
             yield (row.value if row.problems is None else row), row.line, lines.source
         return
     try:  # promptfoo also takes a single test object
