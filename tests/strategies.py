@@ -58,3 +58,13 @@ def row_sets(draw, max_size: int = 5) -> list[Row]:
     """Rows with unique ids (a set is invalid with duplicates)."""
     unique_ids = draw(st.lists(ids, unique=True, max_size=max_size))
     return [draw(rows(st.just(i))) for i in unique_ids]
+
+
+@st.composite
+def row_sets_with_metadata_keys(draw, reserved: list[str], max_size: int = 3) -> list[Row]:
+    """Row sets whose metadata also uses keys a writer treats specially (`tags`, `evalconv`, ...)."""
+    rows = draw(row_sets(max_size=max_size))
+    for row in rows:
+        row.metadata.update(draw(st.dictionaries(st.sampled_from(reserved), st.one_of(json_values, string_lists),
+                                                 max_size=3)))
+    return rows

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from evalconv.canonical import jsonvalue
 from evalconv.vendors.braintrust import FIELD_MAP
 from roundtrip_helpers import assert_exact, read_text, write_text
-from strategies import json_values, row_sets, string_lists
+from strategies import row_sets, row_sets_with_metadata_keys
 
 CARRIED = {f.path for f in FIELD_MAP if f.fate == "carried"}
 BT_KEYS = {"id", "input", "expected", "metadata", "tags", "origin"}  # `bt` DATASET_RECORD_FIELDS
@@ -33,17 +32,10 @@ def test_file_roundtrip_is_exact(rows):
 RESERVED = ["tags", "evalconv", "model", "dataset_split"]  # metadata keys the braintrust writer treats specially
 
 
-@st.composite
-def rows_with_reserved_keys(draw):
-    rows = draw(row_sets(max_size=3))
-    for row_ in rows:
-        extra = draw(st.dictionaries(st.sampled_from(RESERVED), st.one_of(json_values, string_lists), max_size=3))
-        row_.metadata.update(extra)
-    return rows
 
 
 @settings(max_examples=200)
-@given(rows=rows_with_reserved_keys())
+@given(rows=row_sets_with_metadata_keys(RESERVED))
 def test_file_roundtrip_is_exact_with_reserved_metadata_keys(rows):
     text, loss = write_text("braintrust", rows)
     checked, _ = read_text("braintrust", text)

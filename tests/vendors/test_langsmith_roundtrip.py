@@ -6,7 +6,6 @@ import warnings
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from conftest import row
 from evalconv.canonical import jsonvalue
@@ -14,7 +13,7 @@ from evalconv.canonical.row import Row
 from evalconv.vendors.langsmith import FIELD_MAP
 from interop import require_module
 from roundtrip_helpers import assert_exact, read_text, write_text
-from strategies import json_values, row_sets, string_lists
+from strategies import row_sets, row_sets_with_metadata_keys
 
 CARRIED = {f.path for f in FIELD_MAP if f.fate == "carried"}
 
@@ -35,17 +34,10 @@ def test_file_roundtrip_is_exact(rows):
 RESERVED = ["dataset_split", "evalconv", "case_family", "oracle_type", "tags", "case_family"]  # metadata keys the langsmith writer treats specially
 
 
-@st.composite
-def rows_with_reserved_keys(draw):
-    rows = draw(row_sets(max_size=3))
-    for row_ in rows:
-        extra = draw(st.dictionaries(st.sampled_from(RESERVED), st.one_of(json_values, string_lists), max_size=3))
-        row_.metadata.update(extra)
-    return rows
 
 
 @settings(max_examples=200)
-@given(rows=rows_with_reserved_keys())
+@given(rows=row_sets_with_metadata_keys(RESERVED))
 def test_file_roundtrip_is_exact_with_reserved_metadata_keys(rows):
     text, loss = write_text("langsmith", rows)
     checked, _ = read_text("langsmith", text)
@@ -112,7 +104,7 @@ def test_splits_survive_langsmith_storing_them_as_metadata_dataset_split(split):
 
 @pytest.mark.interop
 @settings(max_examples=200)
-@given(rows=rows_with_reserved_keys())
+@given(rows=row_sets_with_metadata_keys(RESERVED))
 def test_roundtrip_through_langsmith_models_with_reserved_metadata_keys(rows):
     schemas = require_module("langsmith.schemas")
     text, loss = write_text("langsmith", rows)
