@@ -9,6 +9,7 @@ serial path gives them. Anything else (a pipe, another encoding, another format)
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -115,7 +116,9 @@ def checked_rows(path: str, *, label: str, to: str | None, options: dict[str, An
     (`to=None`), rows with nothing to report are counted, not yielded."""
     validator = validator or Validator(source=label, require=require)
     line_base = 0
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # Not fork: a forked worker would inherit the output's temp file and its lock, and outlive
+    # a killed parent holding both, so a rerun could not sweep the dead temp file.
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
         pending: list[tuple[int, Future]] = []
         chunks = _chunks(path)
         for start, end in chunks:
