@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import glob
 import os
+from itertools import chain
 from typing import Any, Iterable, Iterator
 
 import yaml
@@ -15,6 +16,7 @@ from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_pr
 
 from .promptfoo_csv import CSVTestError, test_from_cells
 from .promptfoo_read import TestError, evalconv_row, imported_row, is_evalconv_test
+from .promptfoo_yaml import iter_yaml_list
 from .promptfoo_yaml import load_yaml as _load_yaml
 
 Located = tuple[Any, "int | None", str]  # (test, line, source label)
@@ -75,7 +77,16 @@ def to_source_row(test: Any, line: int | None, where: str, number: int, taken: s
 # --- YAML: a test list, or a whole config --------------------------------------------------------
 
 def _yaml_tests(lines: Lines, report: Any) -> Iterator[Located]:
-    node, data = _load_yaml(lines.text(), lines.source)
+    head, rest = [], iter(lines)
+    for line in rest:  # the first line that is not blank or a comment says what the file is
+        head.append(line)
+        if line.strip() and not line.lstrip().startswith("#"):
+            break
+    if head and head[-1].startswith("-") and head[-1][1:2] in (" ", "\n", "\r", ""):
+        for line_number, test in iter_yaml_list(chain(head, rest), lines.source):  # a test list
+            yield from _expand([test], [line_number], lines.path, lines.source, report)
+        return
+    node, data = _load_yaml("".join(chain(head, rest)), lines.source)
     if data is None:
         return
     if isinstance(data, dict):

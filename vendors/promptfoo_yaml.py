@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+import re
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 import yaml
 from evalconv.canonical import jsonvalue
@@ -11,6 +13,75 @@ from evalconv.canonical.errors import ReadError
 # A test's value may nest as deep as canonical JSON allows, under the few levels of the file
 # (list, test, vars or metadata, key).
 MAX_DEPTH = jsonvalue.MAX_DEPTH + 8
+
+
+def iter_yaml_list(lines: Iterable[str], source: str) -> Iterator[tuple[int, Any]]:
+    """(line, value) for each item of a YAML file that is one top-level list, read and built a
+    test at a time: memory holds one test, not the file. libyaml parses (C, iterative); the
+    careful Python composer builds each item, so nesting stays bounded and aliases checked."""
+    loader = (_ItemLoader if _C_LOADER else _JSONLoader)(_CheckedText(lines, source))
+    try:
+        with _as_read_errors(source):
+            loader.get_event()  # stream start
+            if loader.check_event(yaml.StreamEndEvent):
+                return
+            loader.get_event()  # document start
+            if not loader.check_event(yaml.SequenceStartEvent):
+                raise ReadError("expected a YAML list of tests", source=source, line=1)
+            loader.get_event()
+            while not loader.check_event(yaml.SequenceEndEvent):
+                node = loader.compose_node(None, None)
+                _check_expansion(node, source)
+                yield node.start_mark.line + 1, loader.construct_document(node)
+            loader.get_event()  # sequence end
+            loader.get_event()  # document end
+            if not loader.check_event(yaml.StreamEndEvent):
+                raise ReadError("a promptfoo tests file holds one YAML document", source=source,
+                                line=loader.peek_event().start_mark.line + 1)
+    finally:
+        loader.dispose()
+
+
+class _CheckedText:
+    """Lines as a file for the YAML parser, refused at once (with the line) where they hold a
+    character YAML does not allow, as PyYAML's own reader would."""
+
+    _NOT_YAML = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+
+    def __init__(self, lines: Iterable[str], source: str) -> None:
+        self._lines, self._source = iter(lines), source
+        self._buffer, self._number = "", 0
+
+    def read(self, size: int = -1) -> str:
+        while size < 0 or len(self._buffer) < size:
+            line = next(self._lines, None)
+            if line is None:
+                break
+            self._number += 1
+            bad = self._NOT_YAML.search(line)
+            if bad:
+                raise ReadError(f"invalid YAML: character U+{ord(bad.group()):04X} is not allowed in YAML",
+                                source=self._source, line=self._number)
+            self._buffer += line
+        if size < 0:
+            size = len(self._buffer)
+        out, self._buffer = self._buffer[:size], self._buffer[size:]
+        return out
+
+
+@contextmanager
+def _as_read_errors(source: str) -> Iterator[None]:
+    try:
+        yield
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err).split("\n", 1)[0]
+        if "maximum nesting depth" in problem:  # libyaml's own limit, met before ours
+            problem = f"nesting is too deep (more than {MAX_DEPTH} levels)"
+        raise ReadError(f"invalid YAML: {problem}", source=source,
+                        line=mark.line + 1 if mark else None) from None
+    except RecursionError:  # a backstop: compose_node stops at MAX_DEPTH first
+        raise ReadError("invalid YAML: nesting is too deep", source=source) from None
 
 
 def load_yaml(text: str, source: str) -> tuple[Any, Any]:
@@ -134,6 +205,16 @@ def _nesting_within_bounds(text: str) -> bool:
 
 
 if _C_LOADER:
+    class _ItemLoader(yaml.cyaml.CParser, _JSONLoader):
+        """libyaml's events under _JSONLoader's composer and constructors, an item at a time."""
+
+        def __init__(self, stream: Any) -> None:
+            yaml.cyaml.CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+            self._depth = 0
+
     class _CJSONLoader(yaml.CSafeLoader):
         """libyaml's parser with the same JSON-only construction as _JSONLoader."""
 

@@ -367,3 +367,35 @@ def test_libyaml_and_pure_python_loaders_read_the_same_values():
         slow.dispose()
     deep = "a: " + "[" * 300 + "]" * 300 + "\n"
     assert not promptfoo_yaml._nesting_within_bounds(deep)
+
+
+def test_a_yaml_test_list_is_read_a_test_at_a_time():
+    """A top-level test list streams: the first test comes out long before the file is read."""
+    from evalconv.vendors.promptfoo_yaml import iter_yaml_list
+
+    consumed = 0
+
+    def lines():
+        nonlocal consumed
+        for i in range(20_000):
+            consumed += 1
+            yield f"- vars: {{input: 'q{i}'}}\n"
+
+    items = iter_yaml_list(lines(), "t.yaml")
+    line, first = next(items)
+    assert (line, first) == (1, {"vars": {"input": "q0"}}) and consumed < 2_000
+    assert sum(1 for _ in items) == 19_999
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ("- a: 1\n- b\x07\n", "character U+0007 is not allowed in YAML"),
+    ("- a: 1\n---\n- b: 2\n", "holds one YAML document"),
+    ("- &x [*x]\n", "alias"),
+])
+def test_a_streamed_yaml_list_reports_problems_on_one_line(text, fragment):
+    from evalconv.canonical.errors import ReadError
+    from evalconv.vendors.promptfoo_yaml import iter_yaml_list
+
+    with pytest.raises(ReadError) as err:
+        list(iter_yaml_list(iter(text.splitlines(keepends=True)), "t.yaml"))
+    assert fragment in str(err.value) and "\n" not in str(err.value)
