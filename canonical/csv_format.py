@@ -91,8 +91,11 @@ class CanonicalCSV(Format):
         record, start = 0, 1
         try:
             header = next(reader, None)
+            while header == []:  # blank lines before the header
+                header = next(reader, None)
             if header is None:
-                return
+                raise ReadError("the file is empty: a canonical CSV starts with its header row "
+                                "(id, input, case.caseId, ...)", source=lines.source, line=1)
             layout = _Layout(header, lines.source)
             start = lines.number + 1
             for cells in reader:
@@ -128,6 +131,9 @@ class _Layout:
             if name in seen:
                 raise ReadError(f"column {_shown(name)} appears twice in the header", source=source, line=1)
             seen.add(name)
+            if name in ("metadata.", "metadata.case"):
+                raise ReadError(f"column {_shown(name)} names no metadata key of the user's (the case "
+                                f"profile goes in case.* columns)", source=source, line=1, field=name)
             if name not in HEADER and not name.startswith("metadata.") and name != "case.extensions":
                 raise ReadError(f"unknown column {_shown(name)} (other metadata goes in a 'metadata.<key>' "
                                 f"column or in '{METADATA_JSON}')", source=source, line=1, field=_shown(name)[1:-1])
@@ -140,7 +146,6 @@ class _Layout:
         self.index = {name: i for i, name in enumerate(header)}
         self.case_columns = [(f, self.index[f"case.{f}"]) for f in PLAIN_CASE_FIELDS if f"case.{f}" in self.index]
         self.meta_columns = [(n[len("metadata."):], i) for n, i in self.index.items() if n.startswith("metadata.")]
-        self.excel_safe_seen = False
 
     def build(self, cells: list[str], line: int, record: int) -> SourceRow:
         if len(cells) != self.width:
@@ -170,8 +175,10 @@ class _Layout:
             case[name] = split_list(cell) if kind == "list" else cell.strip() if name in _ENUM_FIELDS else cell
         overflow = self._json_cell(cells, CASE_JSON, "$.metadata.case", dict)
         if "case.extensions" in self.index and self._cell(cells, "case.extensions"):
-            overflow.setdefault("extensions", self._json_cell(cells, "case.extensions",
-                                                              "$.metadata.case.extensions", dict))
+            if "extensions" in overflow:
+                raise _CellError(f"'extensions' is set in both 'case.extensions' and '{CASE_JSON}'",
+                                 "$.metadata.case.extensions")
+            overflow["extensions"] = self._json_cell(cells, "case.extensions", "$.metadata.case.extensions", dict)
         for name, value in overflow.items():
             if name in case:
                 raise _CellError(f"'{name}' is set in both 'case.{name}' and '{CASE_JSON}'",

@@ -110,11 +110,29 @@ class ConversionResult:
                 "loss": self.loss.to_json(), "read": self.read.to_json()}
 
 
-def ledger_path_for(source: str, output: str | None) -> str:
-    if output:
-        return output + ".rejected.jsonl"
-    base = "stdin" if source == STDIO else os.path.basename(source)
-    return base + ".rejected.jsonl"
+def ledger_path_for(source: str, output: str) -> str:
+    """The error ledger's default place: beside the output."""
+    return output + ".rejected.jsonl"
+
+
+def check_written_paths(source: str, targets: dict[str, str | None]) -> None:
+    """Refuse, before anything is read, a write that would land on the input, on another
+    output, in a folder that does not exist, or on a folder."""
+    seen: dict[str, str] = {}
+    for option, path in targets.items():
+        if path is None:
+            continue
+        if _same_file(source, path):
+            raise UsageError(f"{option} is the input; evalconv never overwrites its input", source=path)
+        real = os.path.realpath(path)
+        if real in seen:
+            raise UsageError(f"{option} and {seen[real]} name the same file", source=path)
+        seen[real] = option
+        if os.path.isdir(path):
+            raise UsageError(f"{option} is a folder, not a file", source=path)
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise UsageError(f"{option}: the folder {folder} does not exist", source=path)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -126,7 +144,7 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-class _Ledger:
+class _RejectLedger:
     """The error ledger: each rejected row with its findings, opened on the first rejection."""
 
     def __init__(self, path: str) -> None:
@@ -160,12 +178,16 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     `keep_going`, when the valid rows are written and the rejected ones go to the ledger.
     `report_ids=False` keeps only per-field row counts in the loss report (flat memory).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
-    if output is not None and _same_file(source, output):
-        raise UsageError("the output is the input; evalconv never overwrites its input", source=output)
+    if output == STDIO:
+        output = None
+    if keep_going and output is None and ledger is None:
+        raise UsageError("--keep-going to standard output needs --ledger PATH for the rejected rows")
+    ledger_file = (ledger or ledger_path_for(source, output)) if keep_going else None
+    check_written_paths(source, {"the output": output, "the ledger": ledger_file})
     fmt_out = _writer_format(to)
     loss = LossReport(fmt_out.name, output) if report_ids else LossReport.counting(fmt_out.name, output)
     log = FindingLog()
-    rejects = _Ledger(ledger or ledger_path_for(source, output)) if keep_going else None
+    rejects = _RejectLedger(ledger_file) if ledger_file else None
     committed = False
     try:
         with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \

@@ -13,6 +13,8 @@ import tempfile
 import time
 from typing import TextIO
 
+from .canonical.errors import WriteError
+
 try:
     import fcntl
 except ImportError:  # no flock (Windows): temp files are not swept
@@ -34,7 +36,10 @@ class AtomicOutput:
         name = os.path.basename(self.path) if self.path else "stdout"
         if folder is not None:
             sweep_stale(folder, name)
-        fd, self._tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=SUFFIX, dir=folder)
+        try:
+            fd, self._tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=SUFFIX, dir=folder)
+        except OSError as err:
+            raise WriteError(f"cannot write here: {err.strerror}", source=self.path) from None
         if fcntl is not None:  # the lock tells a later run this temp file is live
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self.stream = os.fdopen(fd, "w", encoding="utf-8", newline="")
@@ -45,13 +50,21 @@ class AtomicOutput:
         self.stream.flush()
         if self.path is None:
             self.stream.close()
-            with open(self._tmp_name, encoding="utf-8", newline="") as spooled:
-                shutil.copyfileobj(spooled, sys.stdout)
             sys.stdout.flush()
+            target = getattr(sys.stdout, "buffer", None)
+            with open(self._tmp_name, "rb" if target is not None else "r",
+                      **({} if target is not None else {"encoding": "utf-8", "newline": ""})) as spooled:
+                shutil.copyfileobj(spooled, target if target is not None else sys.stdout)
+            (target or sys.stdout).flush()
             os.unlink(self._tmp_name)
         else:
             os.fsync(self.stream.fileno())
-            os.replace(self._tmp_name, self.path)  # rename while the lock is held, then let go
+            os.chmod(self._tmp_name, _mode_for(self.path))  # mkstemp makes it owner-only
+            try:
+                os.replace(self._tmp_name, self.path)  # rename while the lock is held, then let go
+            except OSError as err:
+                self.abort()
+                raise WriteError(f"cannot write here: {err.strerror}", source=self.path) from None
             self.stream.close()
         self._tmp_name = None
 
@@ -72,6 +85,16 @@ class AtomicOutput:
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._tmp_name is not None:
             self.abort()
+
+
+def _mode_for(path: str) -> int:
+    """The mode an ordinary write would give: the old file's, or the umask's."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 # A temp file this new and still empty may be one another run created and has not locked yet.

@@ -16,6 +16,7 @@ from .registry import REGISTRY
 from .walk import Found, collect
 
 MESSAGES_PER_FILE = 20
+FAILED = ("invalid", "unreadable", "unwritable")
 
 
 @dataclass
@@ -26,7 +27,7 @@ class FileOutcome:
     rejected: int = 0
     lossy_fields: int = 0
     warnings: int = 0
-    status: str = "ok"  # ok | lossy | invalid | unreadable
+    status: str = "ok"  # ok | lossy | invalid | unreadable | unwritable
     messages: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -39,7 +40,7 @@ class BatchResult:
 
     @property
     def exit_code(self) -> int:
-        return 1 if any(f.status in ("invalid", "unreadable") for f in self.files) else 0
+        return 1 if any(f.status in FAILED for f in self.files) else 0
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.exit_code == 0, "files": [f.to_json() for f in self.files]}
@@ -82,6 +83,10 @@ def convert_one(source: str, label: str, output: str, to: str, from_: str | None
     except EvalconvError as err:
         outcome.status, outcome.output = "unreadable", None
         outcome.messages.append(err.render())
+        return outcome
+    except OSError as err:  # a place the output cannot go: this file fails, the others go on
+        outcome.status, outcome.output = "unwritable", None
+        outcome.messages.append(f"{output}: cannot write: {err.strerror or err}")
         return outcome
     outcome.rows, outcome.rejected = result.rows_read, result.rejected
     outcome.lossy_fields = len({path for path, _ in result.loss.dropped.entries})

@@ -110,7 +110,10 @@ def check(targets: Iterable[str], *, via: Iterable[str] = (), from_: str | None 
         if not (fmt.can_read and fmt.can_write):
             raise EvalconvError(f"format '{name}' does not both read and write; it cannot be a route")
     report = RoundtripReport([], strict)
-    for found in collect(list(targets), include=include, exclude=exclude):
+    found_sets = collect(list(targets), include=include, exclude=exclude)
+    if not found_sets:  # a gate that checked nothing must not pass
+        report.unreadable.append(f"no set files found in {', '.join(targets)}")
+    for found in found_sets:
         label = found.path
         try:
             read = api.read(found.path, from_=from_, encoding=encoding)

@@ -91,7 +91,10 @@ def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str |
     from .walk import collect
 
     require = list(require)
-    files = [path for target in paths_
-             for path in ([f.path for f in collect([target])] if os.path.isdir(target) else [target])]
-    return ValidationReport([validate_file(p, from_=from_, encoding=encoding, require=require, jobs=jobs)
-                             for p in files])
+    results = []
+    for target in paths_:
+        files = [f.path for f in collect([target])] if os.path.isdir(target) else [target]
+        if not files:  # a gate that checked nothing must not pass
+            results.append(FileValidation(target, None, unreadable=f"{target}: no set files found in this folder"))
+        results += [validate_file(p, from_=from_, encoding=encoding, require=require, jobs=jobs) for p in files]
+    return ValidationReport(results)

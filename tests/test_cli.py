@@ -179,3 +179,70 @@ def test_config_is_refused_for_other_formats_and_folders(tmp_path):
     assert "goes with --to promptfoo" in run(GOLDEN, "--to", "csv", "--config", tmp_path / "c.yaml").stderr
     folder = run(GOLDEN.parent, "--to", "promptfoo", "-o", tmp_path / "o", "--config", tmp_path / "c.yaml")
     assert folder.exit_code == 2 and "not a folder" in folder.stderr
+
+
+@pytest.mark.parametrize("flag", ["--ledger", "--report"])
+def test_no_side_output_may_land_on_the_input(tmp_path, write_jsonl, flag):
+    src = write_jsonl([row("a"), bad_row()])
+    before = src.read_bytes()
+    args = [src, "--to", "jsonl", "-o", tmp_path / "o.jsonl", flag, src] + (["--keep-going"] if flag == "--ledger" else [])
+    result = run(*args)
+    assert result.exit_code == 2 and "never overwrites its input" in result.stderr
+    assert src.read_bytes() == before and not (tmp_path / "o.jsonl").exists()
+
+
+def test_the_ledger_may_not_be_the_output(tmp_path, write_jsonl):
+    out = tmp_path / "o.jsonl"
+    result = run(write_jsonl([row("a")]), "--to", "jsonl", "-o", out, "--keep-going", "--ledger", out)
+    assert result.exit_code == 2 and "name the same file" in result.stderr
+
+
+@pytest.mark.parametrize("target,fragment", [("missing-folder/o.jsonl", "does not exist"), (".", "is a folder")])
+def test_an_output_that_cannot_be_written_is_refused_before_reading(tmp_path, target, fragment):
+    result = run(GOLDEN, "--to", "jsonl", "-o", tmp_path / target)
+    assert result.exit_code == 2 and fragment in result.stderr and "evalconv-tmp" not in result.stderr
+
+
+def test_outputs_get_an_ordinary_file_mode(tmp_path):
+    import stat
+    out = tmp_path / "o.jsonl"
+    out.write_text("old")
+    out.chmod(0o644)
+    assert run(GOLDEN, "--to", "jsonl", "-o", out).exit_code == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    fresh = tmp_path / "fresh.jsonl"
+    run(GOLDEN, "--to", "jsonl", "-o", fresh)
+    assert stat.S_IMODE(fresh.stat().st_mode) & 0o044  # readable by others, as umask allows
+
+
+def test_dash_output_is_standard_output(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run(GOLDEN, "--to", "jsonl", "-o", "-")
+    assert result.exit_code == 0 and result.stdout.count("\n") == 10 and not (tmp_path / "-").exists()
+
+
+def test_keep_going_to_standard_output_needs_a_ledger(write_jsonl):
+    result = run(write_jsonl([row("a")]), "--to", "jsonl", "--keep-going")
+    assert result.exit_code == 2 and "needs --ledger" in result.stderr
+
+
+def test_excel_safe_goes_with_csv_only():
+    result = run(GOLDEN, "--to", "jsonl", "--excel-safe")
+    assert result.exit_code == 2 and "goes with a CSV output" in result.stderr
+
+
+def test_a_report_that_cannot_be_written_is_said(tmp_path, write_jsonl):
+    result = run(write_jsonl([row("a"), bad_row()]), "--to", "jsonl", "-o", tmp_path / "o.jsonl",
+                 "--report", tmp_path / "r.json")
+    assert result.exit_code == 1 and "no loss report written" in result.stderr
+
+
+def test_non_utf8_standard_output_gets_the_utf8_bytes(tmp_path):
+    import subprocess
+    import sys
+    code = "import sys; from evalconv.cli import main; sys.argv[0] = 'evalconv'; main()"
+    import os
+    runs = [subprocess.run([sys.executable, "-c", code, str(GOLDEN), "--to", "csv"], capture_output=True,
+                           env={**os.environ, "PYTHONIOENCODING": encoding}, timeout=60) for encoding in ("ascii", "utf-8")]
+    assert [r.returncode for r in runs] == [0, 0] and runs[0].stdout == runs[1].stdout
+    assert b"Traceback" not in runs[0].stderr and not runs[0].stdout.isascii()

@@ -185,3 +185,28 @@ def test_other_encodings():
     with pytest.raises(ReadError) as err:
         list(lines)
     assert err.value.line == 2 and "--encoding" in str(err.value)
+
+
+def test_an_empty_file_has_no_header_and_is_unreadable():
+    with pytest.raises(ReadError) as err:
+        read_sheet("")
+    assert "the file is empty" in str(err.value)
+
+
+def test_blank_lines_before_the_header_are_skipped():
+    [result] = read_sheet("\n\n" + HEAD + "cs-1,hi,,cs-1,rubric,x,imported,,\n")
+    assert result.row is not None and result.source.line == 4
+
+
+@pytest.mark.parametrize("column", ["metadata.", "metadata.case"])
+def test_metadata_columns_must_name_a_users_key(column):
+    with pytest.raises(ReadError) as err:
+        read_sheet(HEAD.rstrip("\n") + f",{column}\n")
+    assert "names no metadata key" in str(err.value)
+
+
+def test_extensions_in_two_places_is_a_parse_finding_not_a_silent_choice():
+    head = HEAD.rstrip("\n") + ",case.extensions\n"
+    record = 'cs-1,hi,,cs-1,rubric,x,imported,"{""extensions"":{""a"":{}}}",,"{""b"":{}}"\n'
+    [result] = read_sheet(head + record)
+    assert [f.code for f in result.findings] == ["parse"] and "both 'case.extensions'" in result.findings[0].message

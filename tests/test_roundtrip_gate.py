@@ -115,3 +115,11 @@ def test_unreadable_set_exits_2(tmp_path):
 def test_a_route_that_cannot_read_is_refused():
     result = gate(GOLDEN, "--via", "nope")
     assert result.exit_code == 2 and "unknown format 'nope'" in result.stderr
+
+
+def test_a_gate_that_finds_no_sets_does_not_pass(tmp_path):
+    empty = tmp_path / "sets"
+    empty.mkdir()
+    assert gate(empty).exit_code == 2 and "no set files found" in gate(empty).stderr
+    validate = CliRunner().invoke(cli, ["validate", str(empty)])
+    assert validate.exit_code == 2 and "no set files found" in validate.stderr

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from ..atomic import AtomicOutput
-from ..batch import BatchResult, FileOutcome, convert_tree, plan
+from ..batch import FAILED, BatchResult, FileOutcome, convert_tree, plan
 from ..canonical import jsonvalue
 
 
@@ -24,7 +24,7 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
     def done(outcome: FileOutcome) -> None:
         nonlocal rows_done
         rows_done += outcome.rows
-        if outcome.status in ("invalid", "unreadable"):
+        if outcome.status in FAILED:
             for message in outcome.messages:
                 click.echo(message, err=True)
         if bar is not None:
@@ -41,7 +41,7 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
         with AtomicOutput(summary_path) as out:
             out.stream.write(jsonvalue.dumps(result.to_json(), indent=True) + "\n")
             out.commit()
-    failed = sum(1 for f in result.files if f.status in ("invalid", "unreadable"))
+    failed = sum(1 for f in result.files if f.status in FAILED)
     click.echo(f"evalconv: {len(result.files)} files, {sum(f.rows for f in result.files)} rows, "
                f"{failed} failed", err=True)
     sys.exit(result.exit_code)

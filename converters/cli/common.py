@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from typing import Any, Callable, Iterable
 
@@ -28,6 +29,9 @@ def handles_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         except EvalconvError as err:
             fail(err.render(), err.exit_code)
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)
         except OSError as err:
             fail(f"{err.filename or ''}: {err.strerror or err}".lstrip(": "))
     return wrapper

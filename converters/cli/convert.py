@@ -46,13 +46,16 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     A folder is mirrored under -o OUTDIR; one bad file never stops the others.
     """
     options = {"excel_safe": excel_safe}
+    if excel_safe and to != "csv":
+        raise UsageError("--excel-safe guards CSV cells; it goes with a CSV output")
     if config_path:
         if to != "promptfoo":
             raise UsageError("--config writes a promptfoo config; it goes with --to promptfoo")
         options["config"] = config_path
     if os.path.isdir(source):
-        if config_path:
-            raise UsageError("--config goes with one tests file, not a folder", source=source)
+        for flag, given in (("--config", config_path), ("--report", report_path), ("--ledger", ledger)):
+            if given:
+                raise UsageError(f"{flag} goes with one file, not a folder", source=source)
         if not output:
             raise UsageError("converting a folder needs -o OUTDIR", source=source)
         run_folder(source, output, to=to, from_=from_, include=include, exclude=exclude, jobs=jobs or 1,
@@ -60,6 +63,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
         return
     if include or exclude or summary_path:
         raise UsageError("--include, --exclude and --summary apply to a folder", source=source)
+    api.check_written_paths(source, {"-o": None if output == "-" else output, "--report": report_path,
+                                     "--ledger": ledger, "--config": config_path})
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
                          ledger=ledger, report_ids=bool(report_path), jobs=jobs, **options)
     print_findings(result.log.errors, result.log.error_count, "errors")
@@ -68,6 +73,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
         with AtomicOutput(report_path) as out:
             out.stream.write(jsonvalue.dumps(result.loss.to_json(), indent=True) + "\n")
             out.commit()
+    elif report_path:
+        click.echo(f"evalconv: no loss report written to {report_path}: nothing was converted", err=True)
     click.echo(_summary(result), err=True)
     sys.exit(result.exit_code)
 
