@@ -237,12 +237,15 @@ def test_a_report_that_cannot_be_written_is_said(tmp_path, write_jsonl):
     assert result.exit_code == 1 and "no loss report written" in result.stderr
 
 
-def test_non_utf8_standard_output_gets_the_utf8_bytes(tmp_path):
+def test_non_utf8_standard_output_gets_the_utf8_bytes(tmp_path, write_jsonl):
     import subprocess
     import sys
     code = "import sys; from evalconv.cli import main; sys.argv[0] = 'evalconv'; main()"
     import os
-    runs = [subprocess.run([sys.executable, "-c", code, str(GOLDEN), "--to", "csv"], capture_output=True,
+    value = row("é")
+    value["input"] = "café 日本 🙂"
+    src = write_jsonl([value])
+    runs = [subprocess.run([sys.executable, "-c", code, str(src), "--to", "csv"], capture_output=True,
                            env={**os.environ, "PYTHONIOENCODING": encoding}, timeout=60) for encoding in ("ascii", "utf-8")]
     assert [r.returncode for r in runs] == [0, 0] and runs[0].stdout == runs[1].stdout
     assert b"Traceback" not in runs[0].stderr and not runs[0].stdout.isascii()
