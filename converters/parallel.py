@@ -13,7 +13,7 @@ import multiprocessing
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from .canonical import jsonvalue
 from .canonical.errors import ReadError
@@ -70,9 +70,15 @@ def _chunks(path: str) -> Iterator[tuple[int, int]]:
             start = end
 
 
-# One row, as a worker sends it: (local line, byte offset in chunk, set key, findings or None,
-# encoded text or None, value when the worker rejected it).
-_Record = tuple
+class _Record(NamedTuple):
+    """One row, as a worker sends it back."""
+
+    line: int                       # in the chunk
+    offset: int                     # byte offset of its line in the chunk
+    key: Any                        # what the set rules look at, or None
+    findings: list | None
+    text: str | None                # encoded row; "" when valid and nothing is written; None: rejected
+    value: Any                      # the row, when the worker rejected it (for the error ledger)
 
 
 def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
@@ -101,8 +107,8 @@ def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
                     buffer.truncate(0)
                     writer.write(checked.row)
                     text = buffer.getvalue()
-            records.append((src.line, offsets[src.line - 1], key, checked.findings or None, text,
-                            value if checked.row is None else None))
+            records.append(_Record(src.line, offsets[src.line - 1], key, checked.findings or None, text,
+                                   value if checked.row is None else None))
     except ReadError as err:
         return records, lines.number, (err.message, err.line, err.field)
     return records, lines.number, None

@@ -11,7 +11,7 @@ FINDINGS_KEPT = 10_000
 
 
 @dataclass
-class _Ledger:
+class _FieldIds:
     """(path, reason) -> the ids of the rows it applies to, in the order they were noted.
 
     With `keep_ids` off only the counts are kept: a million-row conversion whose report nobody
@@ -53,14 +53,14 @@ class LossReport:
     format: str
     output: str | None = None
     rows: int = 0
-    dropped: _Ledger = field(default_factory=_Ledger)
-    carried: _Ledger = field(default_factory=_Ledger)
+    dropped: _FieldIds = field(default_factory=_FieldIds)
+    carried: _FieldIds = field(default_factory=_FieldIds)
     notes: list[str] = field(default_factory=list)
 
     @classmethod
     def counting(cls, format: str, output: str | None = None) -> "LossReport":
         """A report that counts affected rows per field without keeping their ids."""
-        return cls(format, output, dropped=_Ledger(keep_ids=False), carried=_Ledger(keep_ids=False))
+        return cls(format, output, dropped=_FieldIds(keep_ids=False), carried=_FieldIds(keep_ids=False))
 
     def drop(self, path: str, row_id: str, reason: str) -> None:
         self.dropped.note(path, row_id, reason)
@@ -92,8 +92,8 @@ class ReadReport:
     format: str
     source: str | None = None
     rows: int = 0
-    inferred: _Ledger = field(default_factory=_Ledger)
-    ignored: _Ledger = field(default_factory=_Ledger)
+    inferred: _FieldIds = field(default_factory=_FieldIds)
+    ignored: _FieldIds = field(default_factory=_FieldIds)
     notes: list[str] = field(default_factory=list)
 
     def infer(self, path: str, row_id: str, reason: str) -> None:

@@ -249,3 +249,13 @@ def test_non_utf8_standard_output_gets_the_utf8_bytes(tmp_path, write_jsonl):
                            env={**os.environ, "PYTHONIOENCODING": encoding}, timeout=60) for encoding in ("ascii", "utf-8")]
     assert [r.returncode for r in runs] == [0, 0] and runs[0].stdout == runs[1].stdout
     assert b"Traceback" not in runs[0].stderr and not runs[0].stdout.isascii()
+
+
+def test_validate_says_when_a_canonical_name_was_read_as_a_vendor(tmp_path):
+    if "braintrust" not in evalconv.REGISTRY.names():
+        pytest.skip("braintrust is not registered")
+    src = tmp_path / "set.jsonl"
+    src.write_text('{"id": "a", "input": "q", "expected": "x"}\n', encoding="utf-8")  # no metadata
+    result = run("validate", src)
+    assert "was read as braintrust by its content" in result.stderr and "--from" in result.stderr
+    assert run("validate", src, "--from", "jsonl").exit_code == 1

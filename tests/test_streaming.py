@@ -86,12 +86,11 @@ class _SpyFormat(Format):
 
 
 @pytest.fixture
-def spy(monkeypatch) -> _SpyFormat:
-    # A test-only registry entry, removed again after the test (Registry has no unregister).
-    monkeypatch.setattr(REGISTRY, "_targets", dict(REGISTRY._targets))
-    fmt = _SpyFormat()
+def spy():
+    fmt = _SpyFormat()  # a test-only registry entry, removed again after the test
     REGISTRY.register(fmt.name, fmt)
-    return fmt
+    yield fmt
+    REGISTRY.unregister(fmt.name)
 
 
 def _convert_through_pipe(tmp_path: Path, spy: _SpyFormat, data: bytes, from_: str,

@@ -6,6 +6,7 @@ import sys
 import click
 
 from .. import api
+from ..registry import REGISTRY
 from ..junit import Case, write_junit
 from .common import echo_json, encoding_option, from_option, handles_errors, print_findings
 
@@ -41,10 +42,23 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
                 continue
             print_findings(result.log.errors, result.log.error_count, "errors")
             print_findings(result.log.warnings, result.log.warning_count, "warnings")
+            if from_ is None and _read_as_vendor_by_content(result.path, result.format):
+                click.echo(f"evalconv: note: {result.path} was read as {result.format} by its content; "
+                           f"if it is a canonical set, name it with --from", err=True)
             status = "ok" if result.valid else "INVALID"
             click.echo(f"{result.path} ({result.format}): {result.rows} rows, {result.log.error_count} errors, "
                        f"{result.log.warning_count} warnings: {status}")
     sys.exit(report.exit_code)
+
+
+def _read_as_vendor_by_content(path: str, fmt: str | None) -> bool:
+    """A canonical extension (`set.jsonl`) read as a vendor: a canonical set with a mistake in it
+    may look like a vendor file, and should not pass a gate quietly as one."""
+    canonical = {"csv", "json", "jsonl"}
+    if fmt is None or fmt in canonical:
+        return False
+    return any(path.lower().endswith(ext) for name in canonical for ext in REGISTRY.get(name).extensions) \
+        and not any(path.lower().endswith(f".{fmt}{ext}") for ext in (".json", ".jsonl", ".csv", ".yaml"))
 
 
 def junit_cases(report: api.ValidationReport) -> list[Case]:
