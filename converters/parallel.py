@@ -31,6 +31,8 @@ LINE_PER_ROW = ("csv", "jsonl")        # writers whose output is one self-contai
 def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int) -> bool:
     if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW):
         return False
+    if "forkserver" not in multiprocessing.get_all_start_methods():  # Windows: serial
+        return False
     if encoding not in (None, "utf-8", "utf8") or path == "-":
         return False
     try:
