@@ -65,9 +65,6 @@ class CaseProfile(_RequiredCase, total=False):
     extensions: dict[str, dict[str, JSONValue]]
 
 
-ROW_KEYS = ("id", "input", "expected", "metadata")
-
-
 @dataclass(slots=True, eq=False)
 class Row:
     """A valid canonical row. Values are plain JSON values, held as they were read."""

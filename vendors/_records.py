@@ -9,7 +9,7 @@ import math
 from typing import Any, Callable, Iterator
 
 from evalconv.canonical import jsonvalue, paths
-from evalconv.canonical.errors import ReadError, WriteError
+from evalconv.canonical.errors import ReadError, UsageError, WriteError
 from evalconv.canonical.format import FieldLoss
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import Lines, SourceRow, parse_problem
@@ -269,3 +269,10 @@ def render_field_table(field_map: tuple[FieldLoss, ...]) -> str:
     lines += [f"| `{cell(f.path)}` | {f.fate} | {cell(f.where)} | {cell(f.reason)} |" for f in field_map]
     return "\n".join(lines)
 
+
+def require_jsonl_output(options: dict[str, Any], vendor: str, suffix: str) -> None:
+    """These writers write JSONL only: refuse an output name that promises another format."""
+    path = (options.get("path") or "").lower()
+    if path.endswith((".json", ".csv", ".yaml", ".yml")):
+        raise UsageError(f"the {vendor} writer writes JSONL; name the output .jsonl or {suffix}",
+                         source=options.get("path"))

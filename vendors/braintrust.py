@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.errors import UsageError
 from evalconv.canonical.format import FieldLoss, Format
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
@@ -118,10 +117,7 @@ class Braintrust(Format):
         return bool(top & {"expected", "output"}) and "metadata.case" not in keys
 
     def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "BraintrustWriter":
-        path = (options.get("path") or "").lower()
-        if path.endswith((".json", ".csv", ".yaml", ".yml")):
-            raise UsageError("the Braintrust writer writes JSONL; name the output .jsonl or .braintrust.jsonl",
-                             source=options.get("path"))
+        rec.require_jsonl_output(options, "Braintrust", ".braintrust.jsonl")
         return BraintrustWriter(out, report)
 
     def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:

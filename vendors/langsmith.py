@@ -10,7 +10,6 @@ import uuid
 from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.errors import UsageError
 from evalconv.canonical.format import FieldLoss, Format
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
@@ -141,10 +140,7 @@ class LangSmith(Format):
         return "dataset_id" in top and not top & {"input", "expected", "_xact_id", "span_id"}
 
     def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "LangSmithWriter":
-        path = (options.get("path") or "").lower()
-        if path.endswith((".json", ".csv", ".yaml", ".yml")):
-            raise UsageError("the LangSmith writer writes JSONL; name the output .jsonl or .langsmith.jsonl",
-                             source=options.get("path"))
+        rec.require_jsonl_output(options, "LangSmith", ".langsmith.jsonl")
         return LangSmithWriter(out, report)
 
     def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
