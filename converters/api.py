@@ -200,9 +200,15 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
             if parallel.eligible(source, fmt_in.name, fmt_out.name, encoding, workers):
                 checked_rows = parallel.checked_rows(source, label=label(source), to=fmt_out.name,
                                                      options=writer_options, jobs=workers, validator=validator)
-                row_writer = parallel.EncodedWriter(out.stream)
+                row_writer = parallel.EncodedWriter(out)
             valid_rows = 0
             for checked in checked_rows:
+                if isinstance(checked, parallel.CleanRows):  # valid, encoded, nothing to report
+                    valid_rows += checked.count
+                    if rejects is not None or log.error_count == 0:
+                        out.write_encoded(checked.data)
+                        loss.rows += checked.count
+                    continue
                 if checked.findings:
                     log.add(checked.findings)
                 if checked.row is None:

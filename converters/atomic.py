@@ -45,6 +45,12 @@ class AtomicOutput:
         self.stream = os.fdopen(fd, "w", encoding="utf-8", newline="")
         return self.stream
 
+    def write_encoded(self, data: bytes) -> None:
+        """UTF-8 text another process encoded, written past the text layer as it is."""
+        assert self.stream is not None
+        self.stream.flush()
+        self.stream.buffer.write(data)
+
     def commit(self) -> None:
         assert self.stream is not None and self._tmp_name is not None
         self.stream.flush()

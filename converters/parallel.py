@@ -8,13 +8,16 @@ serial path gives them. Anything else (a pipe, another encoding, another format)
 """
 from __future__ import annotations
 
+import codecs
 import io
 import multiprocessing
 import os
+from array import array
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple
 
+from .atomic import AtomicOutput
 from .canonical import jsonvalue
 from .canonical.errors import ReadError
 from .canonical.json_format import JSONL_FORMAT
@@ -47,17 +50,40 @@ def default_jobs() -> int:
 
 @dataclass(slots=True)
 class Encoded:
-    """A valid row already encoded by a worker; the parent writes its text as it is."""
+    """A valid row a worker already wrote, as UTF-8; the parent writes it as it is."""
 
-    text: str
+    data: bytes
+
+
+@dataclass(slots=True)
+class CleanRows:
+    """Consecutive valid rows with nothing to report, already written as UTF-8."""
+
+    count: int
+    data: bytes
 
 
 class EncodedWriter:
-    def __init__(self, out: Any) -> None:
+    def __init__(self, out: AtomicOutput) -> None:
         self._out = out
 
     def write(self, row: Encoded) -> None:
-        self._out.write(row.text)
+        self._out.write_encoded(row.data)
+
+
+class _ByteSink:
+    """A text stream for a worker's writer: keeps what is written as UTF-8, so that the text
+    crosses to the parent and onto disk without being decoded and encoded again."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        data = text.encode("utf-8")
+        self.parts.append(data)
+        self.size += len(data)
+        return len(text)
 
 
 def _chunks(path: str) -> Iterator[tuple[int, int]]:
@@ -72,100 +98,124 @@ def _chunks(path: str) -> Iterator[tuple[int, int]]:
             start = end
 
 
-class _Record(NamedTuple):
-    """One row, as a worker sends it back."""
+class _Chunk(NamedTuple):
+    """A worker's answer for one chunk, in columns: most rows need only their key and their
+    text, and a few large objects cross between processes far faster than many small ones."""
 
-    line: int                       # in the chunk
-    offset: int                     # byte offset of its line in the chunk
-    key: Any                        # what the set rules look at, or None
-    findings: list | None
-    text: str | None                # encoded row; "" when valid and nothing is written; None: rejected
-    value: Any                      # the row, when the worker rejected it (for the error ledger)
+    data: bytes        # the rows the worker found valid, written one after another, as UTF-8
+    ends: array        # ends[i]: where row i ends in `data` (a rejected row adds nothing)
+    lines: array       # lines[i]: row i's line in the chunk
+    keys: list         # keys[i]: what the set rules look at, or None
+    notes: dict        # i -> (findings, the row's value when the worker rejected it, else None)
+    line_count: int
+    error: tuple | None
 
 
 def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
-                 options: dict[str, Any], require: tuple[str, ...]) -> tuple[list[_Record], int, Any]:
+                 options: dict[str, Any], require: tuple[str, ...]) -> _Chunk:
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    offsets = [0]
-    for line in data.split(b"\n")[:-1]:
-        offsets.append(offsets[-1] + len(line) + 1)
     lines = Lines(io.BytesIO(data), source=label, at_start=start == 0)
     validator = Validator(source=label, require=require, set_rules=False)
-    buffer = io.StringIO(newline="")
-    writer = REGISTRY.get(to).open_writer(buffer, LossReport(to), options) if to else None
-    records: list[_Record] = []
+    sink = _ByteSink()
+    writer = REGISTRY.get(to).open_writer(sink, LossReport(to), options) if to else None
+    sink.parts, sink.size = [], 0  # the parent writes the header
+    ends, line_numbers, keys, notes = array("Q"), array("Q"), [], {}
+    error = None
     try:
         for src in JSONL_FORMAT.read(lines, ReadReport("jsonl")):
             checked = validator.check(src)
             value = src.value
-            key = set_key(value, _case(value)) if isinstance(value, dict) and not src.problems else None
-            text = None  # None: rejected here; "" when valid and nothing is written
-            if checked.row is not None:
-                text = ""
-                if writer is not None:
-                    buffer.seek(0)
-                    buffer.truncate(0)
-                    writer.write(checked.row)
-                    text = buffer.getvalue()
-            records.append(_Record(src.line, offsets[src.line - 1], key, checked.findings or None, text,
-                                   value if checked.row is None else None))
+            if checked.row is not None and writer is not None:
+                writer.write(checked.row)
+            if checked.findings or checked.row is None:
+                rejected = checked.row is None
+                notes[len(keys)] = (checked.findings, rejected, value if rejected else None)
+            keys.append(set_key(value, _case(value)) if isinstance(value, dict) and not src.problems else None)
+            ends.append(sink.size)
+            line_numbers.append(src.line)
     except ReadError as err:
-        return records, lines.number, (err.message, err.line, err.field)
-    return records, lines.number, None
+        error = (err.message, err.line, err.field)
+    return _Chunk(b"".join(sink.parts), ends, line_numbers, keys, notes, lines.number, error)
 
 
 def checked_rows(path: str, *, label: str, to: str | None, options: dict[str, Any],
                  require: tuple[str, ...] = (), jobs: int = 2, validator: Validator | None = None
-                 ) -> Iterator[Checked]:
-    """The same `Checked` rows, in the same order, as the serial reader and validator give;
-    valid rows carry `Encoded` text instead of a `Row` when `to` is set. Validating only
-    (`to=None`), rows with nothing to report are counted, not yielded."""
+                 ) -> Iterator[Checked | CleanRows]:
+    """The same `Checked` rows, in the same order, as the serial reader and validator give,
+    except that valid rows carry `Encoded` text instead of a `Row`, and runs of valid rows with
+    nothing to report come as `CleanRows` (validating only, `to=None`: they are just counted)."""
     validator = validator or Validator(source=label, require=require)
     line_base = 0
     # Not fork: a forked worker would inherit the output's temp file and its lock, and outlive
     # a killed parent holding both, so a rerun could not sweep the dead temp file.
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        pending: list[tuple[int, Future]] = []
-        chunks = _chunks(path)
-        for start, end in chunks:
-            pending.append((start, pool.submit(_check_chunk, path, start, end, label, to, options, require)))
+        pending: list[tuple[int, int, Future]] = []
+        for start, end in _chunks(path):
+            pending.append((start, end, pool.submit(_check_chunk, path, start, end, label, to, options, require)))
             if len(pending) < jobs * 2:
                 continue
-            line_base = yield from _merge(path, *pending.pop(0), line_base, label, validator)
+            line_base = yield from _merge(path, *pending.pop(0), line_base, label, validator, to)
         while pending:
-            line_base = yield from _merge(path, *pending.pop(0), line_base, label, validator)
+            line_base = yield from _merge(path, *pending.pop(0), line_base, label, validator, to)
 
 
-def _merge(path: str, start: int, future: Future, line_base: int, label: str,
-           validator: Validator) -> Iterator[Checked]:
-    records, line_count, error = future.result()
-    for line, offset, key, findings, text, value in records:
+def _merge(path: str, start: int, end: int, future: Future, line_base: int, label: str,
+           validator: Validator, to: str | None) -> Iterator[Checked | CleanRows]:
+    chunk = future.result()
+    data, ends, lines, notes, set_findings = chunk.data, chunk.ends, chunk.lines, chunk.notes, validator.set_findings
+    clean = run_from = 0  # the run of clean rows not yet handed on, and where it starts in data
+    reread = _Reread(path, start, end)
+    for i, key in enumerate(chunk.keys):
         validator.count += 1
         number = validator.count
-        located = [f.locate(row=number, id=f.id, line=line + line_base, record=None, source=label)
-                   for f in findings or ()]
-        if key is not None:
-            located += [f.locate(row=number, id=key[0], line=line + line_base, record=None, source=label)
-                        for f in validator.set_findings(key, number)]
-        ok = text is not None and not any(f.severity == "error" for f in located)
-        if ok and not located and not text:
-            continue  # validating only: a clean row has nothing to hand on
-        if value is None and not ok:
-            value = _reread(path, start + offset)
-        yield Checked(SourceRow(value, line + line_base), number, located, Encoded(text) if ok else None)
-    if error is not None:
-        message, line, field = error
+        note = notes.get(i)
+        later = set_findings(key, number) if key is not None else None
+        if note is None and not later:
+            clean += 1
+            continue
+        row_from = ends[i - 1] if i else 0
+        if clean and to is not None:
+            yield CleanRows(clean, data[run_from:row_from])
+        clean, run_from = 0, ends[i]
+        findings, rejected, value = note or ((), False, None)
+        line = lines[i] + line_base
+        row_id = key[0] if key is not None else None
+        located = [f.locate(row=number, id=f.id, line=line, record=None, source=label) for f in findings]
+        located += [f.locate(row=number, id=row_id, line=line, record=None, source=label) for f in later or ()]
+        ok = not rejected and not any(f.severity == "error" for f in located)
+        if ok and not located:
+            continue
+        if not ok and not rejected:  # the set rules rejected it: the ledger wants the row
+            value = reread(lines[i])
+        yield Checked(SourceRow(value, line), number, located, Encoded(data[row_from:ends[i]]) if ok else None)
+    if clean and to is not None:
+        yield CleanRows(clean, data[run_from:])
+    if chunk.error is not None:
+        message, line, field = chunk.error
         raise ReadError(message, source=label, line=None if line is None else line + line_base, field=field)
-    return line_base + line_count
+    return line_base + chunk.line_count
 
 
-def _reread(path: str, offset: int) -> Any:
-    """A row the set rules rejected, read again for the error ledger."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            return jsonvalue.loads(f.readline())
-    except (OSError, jsonvalue.JSONValueError):
-        return None
+class _Reread:
+    """Rows the set rules rejected, read again for the error ledger (their chunk split once)."""
+
+    def __init__(self, path: str, start: int, end: int) -> None:
+        self._where = (path, start, end)
+        self._lines: list[bytes] | None = None
+
+    def __call__(self, line: int) -> Any:
+        if self._lines is None:
+            path, start, end = self._where
+            try:
+                with open(path, "rb") as f:
+                    f.seek(start)
+                    self._lines = f.read(end - start).split(b"\n")
+            except OSError:
+                self._lines = []
+        try:
+            raw = self._lines[line - 1]
+            return jsonvalue.loads(raw.removeprefix(codecs.BOM_UTF8) if line == 1 else raw)
+        except (IndexError, jsonvalue.JSONValueError):
+            return None

@@ -5,9 +5,11 @@ import csv
 import io
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import row
-from evalconv.canonical.csv_format import HEADER, join_list, split_list
+from evalconv.canonical.csv_format import HEADER, csv_line, join_list, split_list
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.row import Row
 from roundtrip_helpers import read_text, roundtrip, write_text
@@ -174,6 +176,21 @@ def test_a_leading_apostrophe_survives_without_excel_safe():
     value = row(expected=("'=x",))
     value["input"] = "''"
     assert back([one(value)]) == [value]
+
+
+@pytest.mark.parametrize("excel_safe", [False, True])
+def test_a_leading_apostrophe_survives_in_a_quoted_cell(excel_safe):
+    value = row(expected=("'=x, y",), evaluationCriteria=["'+a,b"])
+    value["input"] = "'-\"q\""
+    text, checked = roundtrip("csv", [one(value)], excel_safe=excel_safe)
+    assert checked[0].row.to_json() == value
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from('a,"\r\n \t\'=é'), max_size=6), max_size=5))
+def test_csv_line_writes_what_the_csv_module_writes(cells):
+    expected = io.StringIO(newline="")
+    csv.writer(expected, lineterminator="\r\n").writerow(cells)
+    assert csv_line(cells) == expected.getvalue()
 
 
 def test_other_encodings():
