@@ -21,12 +21,14 @@ STARTER_PROVENANCES = ("starter-example", "overlay-starter-needs-expert-validati
 
 @dataclass(slots=True)
 class Checked:
-    """A row after validation: `row` is set when no finding is an error."""
+    """A row after validation: `row` is set when no finding is an error. `deferred` is what the
+    set rules look at, left for the caller when the validator does not apply them itself."""
 
     source: SourceRow
     number: int
     findings: list[Finding]
     row: Row | None
+    deferred: "SetKey | None" = None
 
     @property
     def errors(self) -> list[Finding]:
@@ -53,6 +55,7 @@ class Validator:
         number = self.count
         value = src.value
         findings: list[Finding] = list(src.problems) if src.problems else []
+        deferred = None
         if not findings and not src.plain_json and (problem := value_problem(value)) is not None:
             findings.append(Finding("schema", problem[1], problem[0]))
         if not findings:
@@ -65,14 +68,16 @@ class Validator:
                     findings += required_findings(value, self.require)
                 if self.set_rules:
                     findings += self.set_findings(set_key(value, case), number)
+                else:
+                    deferred = set_key(value, case)
         if not findings:  # the common case: a valid row with nothing to say
-            return Checked(src, number, findings, Row.from_json(value))
+            return Checked(src, number, findings, Row.from_json(value), deferred)
         row_id = value.get("id") if isinstance(value, dict) else None
         row_id = row_id if isinstance(row_id, str) else None
         located = [f.locate(row=number, id=row_id, line=src.line, record=src.record, source=self.source)
                    for f in findings]
         ok = not any(f.severity == "error" for f in located)
-        return Checked(src, number, located, Row.from_json(value) if ok else None)
+        return Checked(src, number, located, Row.from_json(value) if ok else None, deferred)
 
     def check_all(self, rows: Iterable[SourceRow]) -> Iterator[Checked]:
         for src in rows:

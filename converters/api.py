@@ -190,17 +190,16 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     rejects = _RejectLedger(ledger_file) if ledger_file else None
     committed = False
     try:
+        writer_options = {"path": output, **options}
         with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \
-                AtomicOutput(output) as out:
-            writer_options = {"path": output, **options}
+                parallel.workers_for(source, fmt_in.name, fmt_out.name, encoding, jobs, label=label(source),
+                                     options=writer_options) as workers, \
+                AtomicOutput(output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
             validator = Validator(source=label(source))
             checked_rows, row_writer = validator.check_all(rows), writer
-            workers = parallel.default_jobs() if jobs is None else jobs
-            if parallel.eligible(source, fmt_in.name, fmt_out.name, encoding, workers):
-                checked_rows = parallel.checked_rows(source, label=label(source), to=fmt_out.name,
-                                                     options=writer_options, jobs=workers, validator=validator)
-                row_writer = parallel.EncodedWriter(out)
+            if workers is not None:
+                checked_rows, row_writer = workers.checked_rows(validator), parallel.EncodedWriter(out)
             valid_rows = 0
             for checked in checked_rows:
                 if isinstance(checked, parallel.CleanRows):  # valid, encoded, nothing to report

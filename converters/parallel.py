@@ -5,14 +5,25 @@ The file is cut into chunks at line ends. Worker processes parse, check and enco
 (everything but the set rules); the parent takes the results in file order, applies the set
 rules (duplicate ids, case families) and writes. Findings, row numbers and lines come out as the
 serial path gives them. Anything else (a pipe, another encoding, another format) runs serially.
+
+On Linux the workers are forked (no interpreter to start, nothing to import), so they are
+started before any output file is opened: a forked worker holds every file its parent had
+open, and the output's temp file and its lock must not outlive a killed parent. Workers watch
+the parent and exit when it is gone.
 """
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from array import array
+from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple
@@ -22,7 +33,7 @@ from .canonical import jsonvalue
 from .canonical.errors import ReadError
 from .canonical.json_format import JSONL_FORMAT
 from .canonical.source import Lines, SourceRow
-from .canonical.validator import Checked, Validator, _case, set_key
+from .canonical.validator import Checked, Validator
 from .registry import REGISTRY
 from .reports import LossReport, ReadReport
 
@@ -31,10 +42,19 @@ PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES   # below this, starting workers costs more
 LINE_PER_ROW = ("csv", "jsonl")        # writers whose output is one self-contained text per row
 
 
+def workers_for(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int | None, *,
+                label: str, options: dict[str, Any], require: tuple[str, ...] = ()) -> Any:
+    """`Workers` for a file worth splitting, else a context that gives None."""
+    jobs = default_jobs() if jobs is None else jobs
+    if not eligible(path, fmt_in, to, encoding, jobs):
+        return contextlib.nullcontext(None)
+    return Workers(path, label=label, to=to, options=options, require=require, jobs=jobs)
+
+
 def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int) -> bool:
     if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW):
         return False
-    if "forkserver" not in multiprocessing.get_all_start_methods():  # Windows: serial
+    if _start_method() is None:  # Windows: serial
         return False
     if encoding not in (None, "utf-8", "utf8") or path == "-":
         return False
@@ -46,6 +66,13 @@ def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs:
 
 def default_jobs() -> int:
     return min(2, os.cpu_count() or 1)
+
+
+def _start_method() -> str | None:
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform.startswith("linux") and "fork" in methods:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else None
 
 
 @dataclass(slots=True)
@@ -132,7 +159,7 @@ def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
             if checked.findings or checked.row is None:
                 rejected = checked.row is None
                 notes[len(keys)] = (checked.findings, rejected, value if rejected else None)
-            keys.append(set_key(value, _case(value)) if isinstance(value, dict) and not src.problems else None)
+            keys.append(checked.deferred)
             ends.append(sink.size)
             line_numbers.append(src.line)
     except ReadError as err:
@@ -140,25 +167,66 @@ def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
     return _Chunk(b"".join(sink.parts), ends, line_numbers, keys, notes, lines.number, error)
 
 
-def checked_rows(path: str, *, label: str, to: str | None, options: dict[str, Any],
-                 require: tuple[str, ...] = (), jobs: int = 2, validator: Validator | None = None
-                 ) -> Iterator[Checked | CleanRows]:
-    """The same `Checked` rows, in the same order, as the serial reader and validator give,
-    except that valid rows carry `Encoded` text instead of a `Row`, and runs of valid rows with
-    nothing to report come as `CleanRows` (validating only, `to=None`: they are just counted)."""
-    validator = validator or Validator(source=label, require=require)
-    line_base = 0
-    # Not fork: a forked worker would inherit the output's temp file and its lock, and outlive
-    # a killed parent holding both, so a rerun could not sweep the dead temp file.
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        pending: list[tuple[int, int, Future]] = []
-        for start, end in _chunks(path):
-            pending.append((start, end, pool.submit(_check_chunk, path, start, end, label, to, options, require)))
-            if len(pending) < jobs * 2:
-                continue
-            line_base = yield from _merge(path, *pending.pop(0), line_base, label, validator, to)
-        while pending:
-            line_base = yield from _merge(path, *pending.pop(0), line_base, label, validator, to)
+class Workers:
+    """Worker processes checking one large JSONL file a chunk at a time, in file order.
+
+    Create it before opening any output: the first chunks are handed out at once, which starts
+    (forks) the workers."""
+
+    def __init__(self, path: str, *, label: str, to: str | None, options: dict[str, Any],
+                 require: tuple[str, ...] = (), jobs: int = 2) -> None:
+        self._path, self._label, self._to, self._jobs = path, label, to, jobs
+        self._task = (label, to, options, require)
+        self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(_start_method()),
+                                         initializer=_exit_with_parent, initargs=(os.getpid(),))
+        self._chunks = _chunks(path)
+        self._pending: deque[tuple[int, int, Future]] = deque()
+        self._hand_out()
+
+    def _hand_out(self) -> None:
+        """Keep two chunks a worker queued, so no worker waits for the parent."""
+        while len(self._pending) < self._jobs * 2 and (cut := next(self._chunks, None)) is not None:
+            self._pending.append((*cut, self._pool.submit(_check_chunk, self._path, *cut, *self._task)))
+
+    def checked_rows(self, validator: Validator) -> Iterator[Checked | CleanRows]:
+        """The same `Checked` rows, in the same order, as the serial reader and validator give,
+        except that valid rows carry `Encoded` text instead of a `Row`, and runs of valid rows
+        with nothing to report come as `CleanRows` (validating only, `to=None`: just counted)."""
+        line_base = 0
+        while self._pending:
+            start, end, future = self._pending.popleft()
+            self._hand_out()
+            line_base = yield from _merge(self._path, start, end, future, line_base, self._label,
+                                          validator, self._to)
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """In each worker: leave Ctrl-C to the parent (which stops the pool and exits quietly), and
+    exit when the parent is gone (killed, say), so no worker waits forever for chunks that will
+    never come."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    forked = os.getppid() == parent  # else a forkserver's child: its parent is the server
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.2)
+            if forked and os.getppid() != parent:
+                os._exit(1)
+            if not forked:
+                try:
+                    os.kill(parent, 0)
+                except ProcessLookupError:
+                    os._exit(1)
+                except PermissionError:
+                    pass
+
+    threading.Thread(target=watch, daemon=True, name="evalconv-parent-watch").start()
 
 
 def _merge(path: str, start: int, end: int, future: Future, line_base: int, label: str,

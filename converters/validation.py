@@ -60,14 +60,12 @@ def validate_file(path: str, *, from_: str | None = None, encoding: str | None =
     result = FileValidation(label(path), from_)
     required = tuple(_required_paths(require))
     try:
-        with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report):
+        with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report), \
+                parallel.workers_for(path, fmt.name, None, encoding, jobs, label=label(path), options={},
+                                     require=required) as workers:
             result.format = fmt.name
             validator = Validator(source=label(path), require=required)
-            checked_rows = validator.check_all(rows)
-            workers = parallel.default_jobs() if jobs is None else jobs
-            if parallel.eligible(path, fmt.name, None, encoding, workers):
-                checked_rows = parallel.checked_rows(path, label=label(path), to=None, options={},
-                                                     require=required, jobs=workers, validator=validator)
+            checked_rows = validator.check_all(rows) if workers is None else workers.checked_rows(validator)
             for checked in checked_rows:
                 if checked.findings:
                     result.log.add(checked.findings)

@@ -112,6 +112,56 @@ def test_a_rerun_cleans_the_temp_file_a_killed_run_left(big_set, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]
 
 
+def children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except (OSError, ValueError):
+            continue
+        if entry.name.isdigit() and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            out.append(int(entry.name))
+    return out
+
+
+def open_files(pid: int) -> list[str]:
+    try:
+        return [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="reads /proc")
+def test_a_killed_parallel_conversion_leaves_no_worker_behind_nor_holding_its_temp_file(big_set, tmp_path):
+    target = tmp_path / "out.csv"
+    process = start([big_set, "--from", "jsonl", "--to", "csv", "-o", target])
+    workers: list[int] = []
+
+    def writing_with_workers() -> bool:
+        workers[:] = children(process.pid)
+        return len(workers) >= 2 and growing_temp(tmp_path)()
+
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not writing_with_workers():
+        assert process.poll() is None and time.monotonic() < deadline, "no parallel conversion to kill"
+        time.sleep(0.002)
+    temp = str(temp_files(tmp_path)[0])
+    assert any(path == temp for path in open_files(process.pid))
+    assert not [w for w in workers if temp in open_files(w)], "a worker holds the output's temp file"
+    kill_when(process, lambda: True)
+    deadline = time.monotonic() + 10
+    while [w for w in workers if Path(f"/proc/{w}").exists() and "Z" not in _state(w)]:
+        assert time.monotonic() < deadline, "workers outlived their killed parent"
+        time.sleep(0.05)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
 def test_interrupted_folder_conversion_keeps_finished_files_whole_and_a_rerun_completes(tmp_path):
     source = tmp_path / "in"
     source.mkdir()
