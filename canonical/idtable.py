@@ -7,6 +7,7 @@ share those 96 bits with odds of about 1 in 10^17 for a million rows.
 from __future__ import annotations
 
 from array import array
+from typing import Sequence
 from zlib import crc32
 
 
@@ -24,19 +25,32 @@ class IdTable:
 
     def first_use(self, row_id: str, row: int) -> int:
         """Record that `row` uses `row_id`; return the first row that used it (maybe `row`)."""
-        key = hash(row_id) or 1
-        check = crc32(row_id.encode("utf-8", "surrogatepass"))
-        hashes, mask = self._hashes, self._mask
-        slot = key & mask
-        while (stored := hashes[slot]) != 0:
-            if stored == key and self._checks[slot] == check:
-                return self._rows[slot]
-            slot = (slot + 1) & mask
-        hashes[slot], self._checks[slot], self._rows[slot] = key, check, row
-        self._size += 1
-        if self._size > self._limit:
-            self._grow()
-        return row
+        repeated = self.first_uses((row_id,), row)
+        return repeated[0][1] if repeated else row
+
+    def first_uses(self, ids: Sequence[str | None], first_row: int) -> list[tuple[int, int]]:
+        """Record that rows `first_row`, `first_row + 1`, ... use `ids` (None: no id); return
+        (index in `ids`, first row that used it) for each id used before."""
+        repeated = []
+        hashes, checks, rows, mask = self._hashes, self._checks, self._rows, self._mask
+        for i, row_id in enumerate(ids):
+            if row_id is None:
+                continue
+            key = hash(row_id) or 1
+            check = crc32(row_id.encode("utf-8", "surrogatepass"))
+            slot = key & mask
+            while (stored := hashes[slot]) != 0:
+                if stored == key and checks[slot] == check:
+                    repeated.append((i, rows[slot]))
+                    break
+                slot = (slot + 1) & mask
+            else:
+                hashes[slot], checks[slot], rows[slot] = key, check, first_row + i
+                self._size += 1
+                if self._size > self._limit:
+                    self._grow()
+                    hashes, checks, rows, mask = self._hashes, self._checks, self._rows, self._mask
+        return repeated
 
     def _grow(self) -> None:
         old = (self._hashes, self._checks, self._rows)

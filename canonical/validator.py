@@ -5,6 +5,7 @@ case families that disagree. Findings carry the row, its id, its line and a `$.p
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -85,24 +86,76 @@ class Validator:
 
     def set_findings(self, key: "SetKey", number: int) -> list[Finding]:
         """Duplicate ids and case-family conflicts, for rows taken in order."""
-        out: list[Finding] = []
-        row_id, family, oracle, evaluator = key
-        if row_id is not None:
-            first = self._ids.first_use(row_id, number)
-            if first != number:
-                out.append(Finding("duplicate-id", f"id '{row_id}' is already used by row {first}", "$.id"))
-        if family is not None:
-            first_seen = self._families.setdefault(family, (number, oracle, evaluator))
-            first_row, first_oracle, first_eval = first_seen
-            if (first_oracle, first_eval) != (oracle, evaluator):
-                out.append(Finding(
-                    "case-family-conflict",
-                    f"case family '{family}' was set up by row {first_row} as {first_oracle} graded by "
-                    f"{first_eval or '(any admissible evaluator)'}; this row is {oracle} graded by "
-                    f"{evaluator or '(any admissible evaluator)'}. Rows sharing a case family share "
-                    f"the oracle type and the evaluator",
-                    "$.metadata.case.caseFamily"))
+        keys = SetKeys()
+        keys.add(key)
+        return self.set_findings_many(keys, number).get(0, [])
+
+    def set_findings_many(self, keys: "SetKeys", first: int) -> dict[int, list[Finding]]:
+        """`set_findings` for rows `first`, `first + 1`, ...: {index in keys: findings}, for
+        the rows that have any. One call a chunk instead of one a row."""
+        out: dict[int, list[Finding]] = {}
+        for i, first_row in self._ids.first_uses(keys.ids, first):
+            out[i] = [Finding("duplicate-id", f"id '{keys.ids[i]}' is already used by row {first_row}", "$.id")]
+        families, triples = self._families, keys.triples
+        agrees: dict[int, Any] = {}  # triple -> True, or how its family was first set up
+        for i, triple in enumerate(keys.families):
+            if triple < 0:
+                continue
+            verdict = agrees.get(triple)
+            if verdict is None:
+                family, oracle, evaluator = triples[triple]
+                first_seen = families.setdefault(family, (first + i, oracle, evaluator))
+                verdict = agrees[triple] = first_seen[1:] == (oracle, evaluator) or first_seen
+            if verdict is not True:
+                out.setdefault(i, []).append(_family_conflict(triples[triple], verdict))
         return out
+
+
+def _family_conflict(triple: tuple[str, str, Any], first_seen: tuple[int, str, Any]) -> Finding:
+    family, oracle, evaluator = triple
+    first_row, first_oracle, first_eval = first_seen
+    return Finding(
+        "case-family-conflict",
+        f"case family '{family}' was set up by row {first_row} as {first_oracle} graded by "
+        f"{first_eval or '(any admissible evaluator)'}; this row is {oracle} graded by "
+        f"{evaluator or '(any admissible evaluator)'}. Rows sharing a case family share "
+        f"the oracle type and the evaluator",
+        "$.metadata.case.caseFamily")
+
+
+class SetKeys:
+    """The set keys of consecutive rows, in columns: the ids, and for each row an index into
+    the distinct (family, oracle, evaluator) triples, or -1. Checked a chunk at a time, and
+    far cheaper to send between processes than a tuple a row."""
+
+    def __init__(self) -> None:
+        self.ids: list[str | None] = []
+        self.families = array("i")
+        self.triples: list[tuple[str, str, Any]] = []
+        self._index: dict[tuple[str, str, Any], int] = {}
+
+    def add(self, key: "SetKey | None") -> None:
+        row_id, family, oracle, evaluator = key or (None, None, None, None)
+        self.ids.append(row_id)
+        if family is None:
+            self.families.append(-1)
+            return
+        triple = (family, oracle, evaluator)
+        index = self._index.get(triple)
+        if index is None:
+            index = self._index[triple] = len(self.triples)
+            self.triples.append(triple)
+        self.families.append(index)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getstate__(self) -> tuple:
+        return self.ids, self.families, self.triples
+
+    def __setstate__(self, state: tuple) -> None:
+        self.ids, self.families, self.triples = state
+        self._index = {triple: i for i, triple in enumerate(self.triples)}
 
 
 SetKey = tuple  # (row id, case family, oracle type, evaluator): what the set rules look at

@@ -33,7 +33,7 @@ from .canonical import jsonvalue
 from .canonical.errors import ReadError
 from .canonical.json_format import JSONL_FORMAT
 from .canonical.source import Lines, SourceRow
-from .canonical.validator import Checked, Validator
+from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
 from .reports import LossReport, ReadReport
 
@@ -132,7 +132,7 @@ class _Chunk(NamedTuple):
     data: bytes        # the rows the worker found valid, written one after another, as UTF-8
     ends: array        # ends[i]: where row i ends in `data` (a rejected row adds nothing)
     lines: array       # lines[i]: row i's line in the chunk
-    keys: list         # keys[i]: what the set rules look at, or None
+    keys: SetKeys      # what the set rules look at, for each row
     notes: dict        # i -> (findings, the row's value when the worker rejected it, else None)
     line_count: int
     error: tuple | None
@@ -148,7 +148,7 @@ def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
     sink = _ByteSink()
     writer = REGISTRY.get(to).open_writer(sink, LossReport(to), options) if to else None
     sink.parts, sink.size = [], 0  # the parent writes the header
-    ends, line_numbers, keys, notes = array("Q"), array("Q"), [], {}
+    ends, line_numbers, keys, notes = array("Q"), array("Q"), SetKeys(), {}
     error = None
     try:
         for src in JSONL_FORMAT.read(lines, ReadReport("jsonl")):
@@ -159,7 +159,7 @@ def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
             if checked.findings or checked.row is None:
                 rejected = checked.row is None
                 notes[len(keys)] = (checked.findings, rejected, value if rejected else None)
-            keys.append(checked.deferred)
+            keys.add(checked.deferred)
             ends.append(sink.size)
             line_numbers.append(src.line)
     except ReadError as err:
@@ -232,34 +232,27 @@ def _exit_with_parent(parent: int) -> None:
 def _merge(path: str, start: int, end: int, future: Future, line_base: int, label: str,
            validator: Validator, to: str | None) -> Iterator[Checked | CleanRows]:
     chunk = future.result()
-    data, ends, lines, notes, set_findings = chunk.data, chunk.ends, chunk.lines, chunk.notes, validator.set_findings
-    clean = run_from = 0  # the run of clean rows not yet handed on, and where it starts in data
+    data, ends, lines, notes, ids = chunk.data, chunk.ends, chunk.lines, chunk.notes, chunk.keys.ids
+    base = validator.count
+    later = validator.set_findings_many(chunk.keys, base + 1)
+    validator.count += len(ids)
     reread = _Reread(path, start, end)
-    for i, key in enumerate(chunk.keys):
-        validator.count += 1
-        number = validator.count
-        note = notes.get(i)
-        later = set_findings(key, number) if key is not None else None
-        if note is None and not later:
-            clean += 1
-            continue
+    done = 0  # rows before this index are handed on
+    for i in sorted(notes.keys() | later.keys()):
         row_from = ends[i - 1] if i else 0
-        if clean and to is not None:
-            yield CleanRows(clean, data[run_from:row_from])
-        clean, run_from = 0, ends[i]
-        findings, rejected, value = note or ((), False, None)
-        line = lines[i] + line_base
-        row_id = key[0] if key is not None else None
+        if i > done and to is not None:  # the clean rows before this one (rejected rows wrote nothing)
+            yield CleanRows(i - done, data[ends[done - 1] if done else 0:row_from])
+        done = i + 1
+        number, line = base + i + 1, lines[i] + line_base
+        findings, rejected, value = notes.get(i, ((), False, None))
         located = [f.locate(row=number, id=f.id, line=line, record=None, source=label) for f in findings]
-        located += [f.locate(row=number, id=row_id, line=line, record=None, source=label) for f in later or ()]
+        located += [f.locate(row=number, id=ids[i], line=line, record=None, source=label) for f in later.get(i, ())]
         ok = not rejected and not any(f.severity == "error" for f in located)
-        if ok and not located:
-            continue
         if not ok and not rejected:  # the set rules rejected it: the ledger wants the row
             value = reread(lines[i])
         yield Checked(SourceRow(value, line), number, located, Encoded(data[row_from:ends[i]]) if ok else None)
-    if clean and to is not None:
-        yield CleanRows(clean, data[run_from:])
+    if len(ids) > done and to is not None:
+        yield CleanRows(len(ids) - done, data[ends[done - 1] if done else 0:])
     if chunk.error is not None:
         message, line, field = chunk.error
         raise ReadError(message, source=label, line=None if line is None else line + line_base, field=field)

@@ -28,3 +28,15 @@ def test_lone_surrogates_and_empty_strings_are_ids_too():
     table = IdTable()
     assert table.first_use("\ud800", 1) == 1 and table.first_use("\ud800", 2) == 1
     assert table.first_use("", 3) == 3
+
+
+@settings(max_examples=200)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "c"]), st.text(max_size=4)), max_size=80),
+       st.integers(min_value=1, max_value=7))
+def test_ids_in_batches_agree_with_a_dict(ids, batch):
+    bulk, reference = IdTable(capacity=4), {}
+    expected = [(i, reference.setdefault(x, i + 1)) for i, x in enumerate(ids) if x is not None]
+    expected = [(i, first) for i, first in expected if first != i + 1]
+    got = [(start + i, first) for start in range(0, len(ids), batch)
+           for i, first in bulk.first_uses(ids[start:start + batch], start + 1)]
+    assert got == expected

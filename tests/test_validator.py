@@ -1,13 +1,17 @@
 """Every validator rule, by its exact code, with row, line and path."""
 from __future__ import annotations
 
+import pickle
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import row
 from evalconv.canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
 from evalconv.canonical.schema import enum
 from evalconv.canonical.source import SourceRow
-from evalconv.canonical.validator import Validator
+from evalconv.canonical.validator import SetKeys, Validator
 
 
 def check(*values, lines=None):
@@ -208,3 +212,26 @@ def test_non_string_oracle_type_is_a_schema_error_not_a_crash(bad):
     value["metadata"]["case"]["oracleType"] = bad
     [result] = check(value)
     assert {f.code for f in result.findings} == {"schema"}
+
+
+SET_KEYS = st.one_of(st.none(), st.tuples(st.one_of(st.none(), st.sampled_from(["a", "b", "c", "d"])),
+                                          st.one_of(st.none(), st.sampled_from(["f", "g"])),
+                                          st.sampled_from(["rubric", "reference-answer"]),
+                                          st.sampled_from([None, "llm-judge"])))
+
+
+@settings(max_examples=300)
+@given(st.lists(SET_KEYS, max_size=40), st.integers(min_value=1, max_value=9))
+def test_set_rules_a_chunk_at_a_time_agree_with_a_row_at_a_time(keys, chunk):
+    keys = [None if k is None else (k[0], k[1], k[2] if k[1] else None, k[3] if k[1] else None) for k in keys]
+    one_by_one, chunked = Validator(), Validator()
+    expected = {i: [f.to_json() for f in one_by_one.set_findings(k, i + 1)] for i, k in enumerate(keys) if k}
+    got = {}
+    for start in range(0, len(keys), chunk):
+        batch = SetKeys()
+        for key in keys[start:start + chunk]:
+            batch.add(key)
+        batch = pickle.loads(pickle.dumps(batch))  # as it crosses from a worker
+        for i, found in chunked.set_findings_many(batch, start + 1).items():
+            got[start + i] = [f.to_json() for f in found]
+    assert got == {i: found for i, found in expected.items() if found}
