@@ -5,7 +5,6 @@ case families that disagree. Findings carry the row, its id, its line and a `$.p
 """
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -86,16 +85,23 @@ class Validator:
 
     def set_findings(self, key: "SetKey", number: int) -> list[Finding]:
         """Duplicate ids and case-family conflicts, for rows taken in order."""
-        keys = SetKeys()
-        keys.add(key)
-        return self.set_findings_many(keys, number).get(0, [])
+        out: list[Finding] = []
+        row_id, family, oracle, evaluator = key
+        if row_id is not None and (first_row := self._ids.first_use(row_id, number)) != number:
+            out.append(_duplicate_id(row_id, first_row))
+        if family is not None:
+            first_seen = self._families.setdefault(family, (number, oracle, evaluator))
+            if first_seen[1:] != (oracle, evaluator):
+                out.append(_family_conflict((family, oracle, evaluator), first_seen))
+        return out
 
     def set_findings_many(self, keys: "SetKeys", first: int) -> dict[int, list[Finding]]:
         """`set_findings` for rows `first`, `first + 1`, ...: {index in keys: findings}, for
-        the rows that have any. One call a chunk instead of one a row."""
+        the rows that have any. One call a chunk instead of one a row (a property test holds
+        the two to the same answers)."""
         out: dict[int, list[Finding]] = {}
         for i, first_row in self._ids.first_uses(keys.ids, first):
-            out[i] = [Finding("duplicate-id", f"id '{keys.ids[i]}' is already used by row {first_row}", "$.id")]
+            out[i] = [_duplicate_id(keys.ids[i], first_row)]
         families, triples = self._families, keys.triples
         agrees: dict[int, Any] = {}  # triple -> True, or how its family was first set up
         for i, triple in enumerate(keys.families):
@@ -109,6 +115,10 @@ class Validator:
             if verdict is not True:
                 out.setdefault(i, []).append(_family_conflict(triples[triple], verdict))
         return out
+
+
+def _duplicate_id(row_id: str, first_row: int) -> Finding:
+    return Finding("duplicate-id", f"id '{row_id}' is already used by row {first_row}", "$.id")
 
 
 def _family_conflict(triple: tuple[str, str, Any], first_seen: tuple[int, str, Any]) -> Finding:
@@ -128,9 +138,11 @@ class SetKeys:
     the distinct (family, oracle, evaluator) triples, or -1. Checked a chunk at a time, and
     far cheaper to send between processes than a tuple a row."""
 
+    __slots__ = ("ids", "families", "triples", "_index")
+
     def __init__(self) -> None:
         self.ids: list[str | None] = []
-        self.families = array("i")
+        self.families: list[int] = []
         self.triples: list[tuple[str, str, Any]] = []
         self._index: dict[tuple[str, str, Any], int] = {}
 
