@@ -12,7 +12,7 @@ from zlib import crc32
 
 
 class IdTable:
-    def __init__(self, capacity: int = 1 << 16) -> None:
+    def __init__(self, capacity: int = 1 << 10) -> None:
         self._size = 0
         self._allocate(capacity)
 

@@ -6,11 +6,11 @@ never stops the others.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from . import api
+from .atomic import sweep_stale
 from .canonical.errors import EvalconvError, UsageError
 from .registry import REGISTRY
 from .walk import Found, collect
@@ -120,12 +120,20 @@ def convert_tree(root: str, outdir: str, *, to: str, from_: str | None = None,
         for task in tasks:
             done(convert_one(*task))
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(convert_one, *task) for task in tasks]
-            try:
+        from concurrent.futures import as_completed
+
+        from .pools import INTERRUPTED, WorkerPool
+
+        try:
+            with WorkerPool(jobs) as pool:  # Ctrl-C: the workers stop at once
+                futures = [pool.submit(convert_one, *task) for task in tasks]
                 for future in as_completed(futures):
-                    done(future.result())
-            except KeyboardInterrupt:
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+                    outcome = future.result()
+                    if outcome is INTERRUPTED:  # Ctrl-C reached the worker
+                        raise KeyboardInterrupt
+                    done(outcome)
+        except BaseException:  # Ctrl-C: sweep the temp files of the conversions cut short
+            for _, _, out, *_ in tasks:
+                sweep_stale(os.path.dirname(os.path.abspath(out)), os.path.basename(out))
+            raise
     return BatchResult([outcomes[found.relative] for found, _ in pairs])

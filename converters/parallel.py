@@ -6,27 +6,24 @@ The file is cut into chunks at line ends. Worker processes parse, check and enco
 rules (duplicate ids, case families) and writes. Findings, row numbers and lines come out as the
 serial path gives them. Anything else (a pipe, another encoding, another format) runs serially.
 
-On Linux the workers are forked (no interpreter to start, nothing to import), so they are
-started before any output file is opened: a forked worker holds every file its parent had
-open, and the output's temp file and its lock must not outlive a killed parent. Workers watch
-the parent and exit when it is gone.
+On Linux, from a single-threaded process, the workers are forked (no interpreter to start,
+nothing to import); elsewhere a fork server starts them. They are started before any output
+file is opened, since a forked worker holds every file its parent had open, and the output's
+temp file and its lock must not outlive a killed parent. Workers go when the parent goes
+(`pools.WorkerPool`).
 """
 from __future__ import annotations
 
 import codecs
 import contextlib
 import io
-import multiprocessing
 import os
-import signal
 import sys
 import threading
-import time
 from array import array
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 from .atomic import AtomicOutput
 from .canonical import jsonvalue
@@ -36,6 +33,9 @@ from .canonical.source import Lines, SourceRow
 from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
 from .reports import LossReport, ReadReport
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 CHUNK_BYTES = 4 * 1024 * 1024
 PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES   # below this, starting workers costs more than it saves
@@ -54,14 +54,14 @@ def workers_for(path: str, fmt_in: str, to: str | None, encoding: str | None, jo
 def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int) -> bool:
     if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW):
         return False
-    if _start_method() is None:  # Windows: serial
-        return False
     if encoding not in (None, "utf-8", "utf8") or path == "-":
         return False
     try:
-        return os.path.isfile(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES
+        if not (os.path.isfile(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES):
+            return False
     except OSError:
         return False
+    return _start_method() is not None  # Windows: serial
 
 
 def default_jobs() -> int:
@@ -69,8 +69,11 @@ def default_jobs() -> int:
 
 
 def _start_method() -> str | None:
+    import multiprocessing  # only large files need it: small runs start faster without
+
     methods = multiprocessing.get_all_start_methods()
-    if sys.platform.startswith("linux") and "fork" in methods:
+    # Forking a process that runs other threads (a library caller's) can deadlock the child.
+    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
         return "fork"
     return "forkserver" if "forkserver" in methods else None
 
@@ -175,10 +178,13 @@ class Workers:
 
     def __init__(self, path: str, *, label: str, to: str | None, options: dict[str, Any],
                  require: tuple[str, ...] = (), jobs: int = 2) -> None:
+        import multiprocessing
+
+        from .pools import WorkerPool
+
         self._path, self._label, self._to, self._jobs = path, label, to, jobs
         self._task = (label, to, options, require)
-        self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(_start_method()),
-                                         initializer=_exit_with_parent, initargs=(os.getpid(),))
+        self._pool = WorkerPool(jobs, multiprocessing.get_context(_start_method()))
         self._chunks = _chunks(path)
         self._pending: deque[tuple[int, int, Future]] = deque()
         self._hand_out()
@@ -203,35 +209,16 @@ class Workers:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _exit_with_parent(parent: int) -> None:
-    """In each worker: leave Ctrl-C to the parent (which stops the pool and exits quietly), and
-    exit when the parent is gone (killed, say), so no worker waits forever for chunks that will
-    never come."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    forked = os.getppid() == parent  # else a forkserver's child: its parent is the server
-
-    def watch() -> None:
-        while True:
-            time.sleep(0.2)
-            if forked and os.getppid() != parent:
-                os._exit(1)
-            if not forked:
-                try:
-                    os.kill(parent, 0)
-                except ProcessLookupError:
-                    os._exit(1)
-                except PermissionError:
-                    pass
-
-    threading.Thread(target=watch, daemon=True, name="evalconv-parent-watch").start()
+        self._pool.__exit__(*exc)
 
 
 def _merge(path: str, start: int, end: int, future: Future, line_base: int, label: str,
            validator: Validator, to: str | None) -> Iterator[Checked | CleanRows]:
+    from .pools import INTERRUPTED
+
     chunk = future.result()
+    if chunk is INTERRUPTED:  # Ctrl-C reached the worker
+        raise KeyboardInterrupt
     data, ends, lines, notes, ids = chunk.data, chunk.ends, chunk.lines, chunk.notes, chunk.keys.ids
     base = validator.count
     later = validator.set_findings_many(chunk.keys, base + 1)

@@ -149,10 +149,64 @@ def test_a_killed_parallel_conversion_leaves_no_worker_behind_nor_holding_its_te
     assert any(path == temp for path in open_files(process.pid))
     assert not [w for w in workers if temp in open_files(w)], "a worker holds the output's temp file"
     kill_when(process, lambda: True)
+    wait_for_no_workers(workers)
+
+
+def wait_for_no_workers(workers: list[int]) -> None:
     deadline = time.monotonic() + 10
     while [w for w in workers if Path(f"/proc/{w}").exists() and "Z" not in _state(w)]:
-        assert time.monotonic() < deadline, "workers outlived their killed parent"
+        assert time.monotonic() < deadline, "workers outlived their parent"
         time.sleep(0.05)
+
+
+def folder_of_sets(tmp_path: Path, files: int = 4, copies: int = 800) -> Path:
+    source = tmp_path / "in"
+    source.mkdir()
+    for i in range(files):
+        write_big_set(source / f"part{i}.jsonl", copies=copies)
+    return source
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="reads /proc")
+def test_a_killed_folder_conversion_leaves_no_worker_behind(tmp_path):
+    outdir = tmp_path / "out"
+    process = start([folder_of_sets(tmp_path), "--to", "csv", "-o", outdir, "-j", "2"])
+    workers: list[int] = []
+
+    def writing_with_workers() -> bool:
+        workers[:] = children(process.pid)
+        return len(workers) >= 2 and growing_temp(tmp_path)()
+
+    kill_when(process, writing_with_workers)
+    wait_for_no_workers(workers)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="reads /proc")
+@pytest.mark.parametrize("run", ["one large file", "a folder with -j 2"])
+@pytest.mark.parametrize("whom", ["process group", "parent only"])
+def test_ctrl_c_stops_workers_quietly_with_exit_130_and_leaves_no_temp_file(big_set, tmp_path, run, whom):
+    if run == "one large file":
+        args, target = [big_set, "--from", "jsonl", "--to", "csv", "-o", tmp_path / "out.csv"], tmp_path / "out.csv"
+    else:
+        args, target = [folder_of_sets(tmp_path), "--to", "csv", "-o", tmp_path / "out", "-j", "2"], None
+    process = subprocess.Popen(evalconv_command() + [str(a) for a in args], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    workers: list[int] = []
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not (len(workers) >= 2 and growing_temp(tmp_path)()):
+        assert process.poll() is None and time.monotonic() < deadline, "nothing to interrupt"
+        workers[:] = children(process.pid)
+        time.sleep(0.002)
+    if whom == "process group":  # what a terminal's Ctrl-C does
+        os.killpg(process.pid, signal.SIGINT)
+    else:
+        os.kill(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=WAIT_SECONDS)
+    assert process.returncode == 130
+    assert err.decode().strip() == "evalconv: interrupted"
+    wait_for_no_workers(workers)
+    assert temp_files(tmp_path) == []
+    assert target is None or not target.exists()
 
 
 def _state(pid: int) -> str:

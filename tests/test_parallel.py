@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import threading
 
 import pytest
 
@@ -9,13 +11,29 @@ import evalconv
 from conftest import ROOT, row
 from evalconv import parallel
 
+REAL_START_METHOD = parallel._start_method
 GOLDEN = [json.loads(line) for line in (ROOT / "golden_roundtrips" / "support-agent.jsonl").read_text().splitlines()]
 
 
-@pytest.fixture(autouse=True)
-def small_chunks(monkeypatch):
+@pytest.fixture(autouse=True, params=["fork", "forkserver"])
+def small_chunks(monkeypatch, request):
+    """Every test runs with workers forked and with workers from a fork server."""
+    if request.param not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {request.param} here")
+    monkeypatch.setattr(parallel, "_start_method", lambda: request.param)
     monkeypatch.setattr(parallel, "CHUNK_BYTES", 2048)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+
+
+def test_a_threaded_caller_gets_a_fork_server_not_fork():
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)
+    helper.start()
+    try:
+        assert REAL_START_METHOD() in ("forkserver", None)
+    finally:
+        stop.set()
+        helper.join()
 
 
 def messy_set(tmp_path, *, tail: bytes = b"") -> str:

@@ -21,7 +21,8 @@ def fail(message: str, code: int = 2) -> None:
 
 
 def handles_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """An EvalconvError becomes one line on stderr and exit code 2, never a traceback."""
+    """An EvalconvError becomes one line on stderr and exit code 2, never a traceback; Ctrl-C
+    exits 130 (click would print "Aborted!" and exit 1)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -29,6 +30,9 @@ def handles_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         except EvalconvError as err:
             fail(err.render(), err.exit_code)
+        except KeyboardInterrupt:  # atomic writes leave nothing half-written
+            click.echo("evalconv: interrupted", err=True)
+            sys.exit(130)
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(141)
