@@ -297,6 +297,8 @@ def csv_line(cells: list[str] | tuple[str, ...]) -> str:
 
 _CASE_SLOTS = {name: i for i, name in enumerate(PLAIN_CASE_FIELDS)}
 _LIST_FIELDS = frozenset(f for f in PLAIN_CASE_FIELDS if CASE_FIELD_KINDS[f] == "list")
+
+
 def _list_cell(items: list[str]) -> str | None:
     """The plain `a|b` cell for a list, or None when only `case:json` can hold it exactly: no
     items, an empty item or one with surrounding whitespace (items are stripped on read), a NUL."""

@@ -67,7 +67,7 @@ def fast_check() -> Any:
 def is_valid(value: Any) -> bool:
     try:
         return fast_check().is_valid(value)
-    except ValueError:  # a value no JSON text holds (a non-string key, bytes): ask the reference
+    except (ValueError, OverflowError):  # a value it cannot take (a non-string key): ask the reference
         return _reference().is_valid(value)
 
 

@@ -144,7 +144,7 @@ class SetKeys:
         self.ids: list[str | None] = []
         self.families: list[int] = []
         self.triples: list[tuple[str, str, Any]] = []
-        self._index: dict[tuple[str, str, Any], int] = {}
+        self._index: dict[tuple[str, str, Any], int] = {}  # (family, oracle, evaluator spelled) -> triple
 
     def add(self, key: "SetKey | None") -> None:
         row_id, family, oracle, evaluator = key or (None, None, None, None)
@@ -153,9 +153,13 @@ class SetKeys:
             self.families.append(-1)
             return
         triple = (family, oracle, evaluator)
-        index = self._index.get(triple)
+        # Spelled as it is: 1, 1.0 and True stay apart (as a row at a time, each row's message
+        # names its own value), and an invalid row's list or object evaluator is indexed too.
+        spelling = (type(evaluator), evaluator if isinstance(evaluator, (str, int, float, type(None)))
+                    else repr(evaluator))
+        index = self._index.get((family, oracle, spelling))
         if index is None:
-            index = self._index[triple] = len(self.triples)
+            index = self._index[(family, oracle, spelling)] = len(self.triples)
             self.triples.append(triple)
         self.families.append(index)
 
@@ -167,7 +171,7 @@ class SetKeys:
 
     def __setstate__(self, state: tuple) -> None:
         self.ids, self.families, self.triples = state
-        self._index = {triple: i for i, triple in enumerate(self.triples)}
+        self._index = {}  # read only: a received batch is not added to
 
 
 SetKey = tuple  # (row id, case family, oracle type, evaluator): what the set rules look at

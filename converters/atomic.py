@@ -30,6 +30,7 @@ class AtomicOutput:
         self.path = path  # None: standard output
         self._tmp_name: str | None = None
         self.stream: TextIO | None = None
+        self._encoded = False  # bytes written past the text layer
 
     def open(self) -> TextIO:
         folder = os.path.dirname(os.path.abspath(self.path)) if self.path else None
@@ -46,9 +47,12 @@ class AtomicOutput:
         return self.stream
 
     def write_encoded(self, data: bytes) -> None:
-        """UTF-8 text another process encoded, written past the text layer as it is."""
+        """UTF-8 text another process encoded, written past the text layer as it is. Text
+        written before (a header) goes first; write no text after."""
         assert self.stream is not None
-        self.stream.flush()
+        if not self._encoded:
+            self.stream.flush()
+            self._encoded = True
         self.stream.buffer.write(data)
 
     def commit(self) -> None:

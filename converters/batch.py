@@ -125,7 +125,7 @@ def convert_tree(root: str, outdir: str, *, to: str, from_: str | None = None,
         from .pools import INTERRUPTED, WorkerPool
 
         try:
-            with WorkerPool(jobs) as pool:  # Ctrl-C: the workers stop at once
+            with WorkerPool(jobs) as pool:  # Ctrl-C: the files in hand are dropped, no new ones start
                 futures = [pool.submit(convert_one, *task) for task in tasks]
                 for future in as_completed(futures):
                     outcome = future.result()

@@ -18,8 +18,6 @@ import codecs
 import contextlib
 import io
 import os
-import sys
-import threading
 from array import array
 from collections import deque
 from dataclasses import dataclass
@@ -48,7 +46,10 @@ def workers_for(path: str, fmt_in: str, to: str | None, encoding: str | None, jo
     jobs = default_jobs() if jobs is None else jobs
     if not eligible(path, fmt_in, to, encoding, jobs):
         return contextlib.nullcontext(None)
-    return Workers(path, label=label, to=to, options=options, require=require, jobs=jobs)
+    try:
+        return Workers(path, label=label, to=to, options=options, require=require, jobs=jobs)
+    except OSError:  # no processes to be had (a process limit, say): one core will do
+        return contextlib.nullcontext(None)
 
 
 def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int) -> bool:
@@ -61,21 +62,13 @@ def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs:
             return False
     except OSError:
         return False
-    return _start_method() is not None  # Windows: serial
+    from .pools import start_method  # only large files need the pool's imports
+
+    return start_method() is not None  # Windows: serial
 
 
 def default_jobs() -> int:
     return min(2, os.cpu_count() or 1)
-
-
-def _start_method() -> str | None:
-    import multiprocessing  # only large files need it: small runs start faster without
-
-    methods = multiprocessing.get_all_start_methods()
-    # Forking a process that runs other threads (a library caller's) can deadlock the child.
-    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
-        return "fork"
-    return "forkserver" if "forkserver" in methods else None
 
 
 @dataclass(slots=True)
@@ -136,7 +129,7 @@ class _Chunk(NamedTuple):
     ends: array        # ends[i]: where row i ends in `data` (a rejected row adds nothing)
     lines: array       # lines[i]: row i's line in the chunk
     keys: SetKeys      # what the set rules look at, for each row
-    notes: dict        # i -> (findings, the row's value when the worker rejected it, else None)
+    notes: dict        # i -> (findings, rejected by the worker?, the row's value if so), for rows with either
     line_count: int
     error: tuple | None
 
@@ -178,16 +171,18 @@ class Workers:
 
     def __init__(self, path: str, *, label: str, to: str | None, options: dict[str, Any],
                  require: tuple[str, ...] = (), jobs: int = 2) -> None:
-        import multiprocessing
-
         from .pools import WorkerPool
 
         self._path, self._label, self._to, self._jobs = path, label, to, jobs
         self._task = (label, to, options, require)
-        self._pool = WorkerPool(jobs, multiprocessing.get_context(_start_method()))
+        self._pool = WorkerPool(jobs)
         self._chunks = _chunks(path)
         self._pending: deque[tuple[int, int, Future]] = deque()
-        self._hand_out()
+        try:
+            self._hand_out()
+        except BaseException as err:
+            self._pool.__exit__(type(err), err, err.__traceback__)
+            raise
 
     def _hand_out(self) -> None:
         """Keep two chunks a worker queued, so no worker waits for the parent."""

@@ -8,8 +8,10 @@ sends a result leaves the pool waiting forever for the rest of the message.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -18,19 +20,36 @@ from typing import Any, Callable
 PARENT_CHECK_SECONDS = 0.2
 INTERRUPTED = None  # what a task stopped by Ctrl-C returns
 
-_in_task = False  # in a worker: Ctrl-C interrupts only while this is set
+_in_task = False      # in a worker: Ctrl-C raises only while a task runs
+_interrupted = False  # in a worker: Ctrl-C came; every task from now on returns INTERRUPTED
+
+
+def start_method() -> str | None:
+    """fork on Linux (no interpreter to start, nothing to import) unless other threads run:
+    forking a threaded process (a library caller's) can deadlock the child. Else a fork
+    server; None where neither exists (Windows)."""
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else None
 
 
 class WorkerPool(ProcessPoolExecutor):
     """A process pool whose workers go when the parent goes. Leaving the `with` block on an
     exception (Ctrl-C, an unreadable file) interrupts the tasks in hand and drops the rest."""
 
-    def __init__(self, jobs: int, context: Any = None) -> None:
-        super().__init__(max_workers=jobs, mp_context=context, initializer=_worker_setup,
-                         initargs=(os.getpid(),))
+    def __init__(self, jobs: int) -> None:
+        method = start_method()
+        super().__init__(max_workers=jobs, mp_context=multiprocessing.get_context(method) if method else None,
+                         initializer=_worker_setup, initargs=(os.getpid(),))
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
-        return super().submit(_interruptible, fn, *args, **kwargs)
+        # A worker forks inside submit; Ctrl-C is held until the worker has its own handler.
+        held = _hold_interrupts()
+        try:
+            return super().submit(_interruptible, fn, *args, **kwargs)
+        finally:
+            _release_interrupts(held)
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
         if exc_type is None:
@@ -45,8 +64,21 @@ class WorkerPool(ProcessPoolExecutor):
         return False
 
 
+def _hold_interrupts() -> Any:
+    if hasattr(signal, "pthread_sigmask"):
+        return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    return None
+
+
+def _release_interrupts(held: Any) -> None:
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _interruptible(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     global _in_task
+    if _interrupted:
+        return INTERRUPTED
     _in_task = True
     try:
         return fn(*args, **kwargs)
@@ -57,6 +89,8 @@ def _interruptible(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def _on_interrupt(signum: int, frame: Any) -> None:
+    global _interrupted
+    _interrupted = True
     if _in_task:
         raise KeyboardInterrupt
 
@@ -65,6 +99,8 @@ def _worker_setup(parent: int) -> None:
     """In each worker: Ctrl-C stops the task in hand only, and the worker exits when the
     parent is gone (killed, say)."""
     signal.signal(signal.SIGINT, _on_interrupt)
+    if hasattr(signal, "pthread_sigmask"):  # held since the fork (see WorkerPool.submit)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     forked = os.getppid() == parent  # else a fork server's child: its parent is the server
 
     def watch() -> None:

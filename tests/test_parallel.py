@@ -9,9 +9,9 @@ import pytest
 
 import evalconv
 from conftest import ROOT, row
-from evalconv import parallel
+from evalconv import parallel, pools
 
-REAL_START_METHOD = parallel._start_method
+REAL_START_METHOD = pools.start_method
 GOLDEN = [json.loads(line) for line in (ROOT / "golden_roundtrips" / "support-agent.jsonl").read_text().splitlines()]
 
 
@@ -20,7 +20,7 @@ def small_chunks(monkeypatch, request):
     """Every test runs with workers forked and with workers from a fork server."""
     if request.param not in multiprocessing.get_all_start_methods():
         pytest.skip(f"no {request.param} here")
-    monkeypatch.setattr(parallel, "_start_method", lambda: request.param)
+    monkeypatch.setattr(pools, "start_method", lambda: request.param)
     monkeypatch.setattr(parallel, "CHUNK_BYTES", 2048)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
 
@@ -123,3 +123,25 @@ def test_only_line_per_row_targets_and_plain_files_go_parallel(tmp_path):
     assert not parallel.eligible(path, "jsonl", "csv", "cp1252", 2)
     assert not parallel.eligible(path, "jsonl", "csv", None, 1)
     assert not parallel.eligible("-", "jsonl", "csv", None, 2)
+
+
+def test_regression_a_list_evaluator_in_a_case_family_crashed_the_workers(tmp_path):
+    """An invalid row whose evaluator is a list, in a case family: the workers could not index
+    it and the run ended in a traceback; it is a schema finding, as on one core."""
+    rows = [row(f"r{i}", caseFamily="f") for i in range(40)]
+    rows[5]["metadata"]["case"]["evaluator"] = ["llm-judge"]
+    rows[9]["metadata"]["case"]["evaluator"] = True
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    one, two = evalconv.validate([str(path)], jobs=1), evalconv.validate([str(path)], jobs=2)
+    assert one.to_json() == two.to_json()
+    assert {f["code"] for f in two.to_json()["files"][0]["errors"]} == {"schema", "case-family-conflict"}
+
+
+def test_a_worker_told_to_stop_drops_every_task_after():
+    ran = []
+    try:
+        pools._on_interrupt(2, None)  # Ctrl-C between two tasks
+        assert pools._interruptible(ran.append, 1) is pools.INTERRUPTED and ran == []
+    finally:
+        pools._interrupted = False

@@ -217,7 +217,8 @@ def test_non_string_oracle_type_is_a_schema_error_not_a_crash(bad):
 SET_KEYS = st.one_of(st.none(), st.tuples(st.one_of(st.none(), st.sampled_from(["a", "b", "c", "d"])),
                                           st.one_of(st.none(), st.sampled_from(["f", "g"])),
                                           st.sampled_from(["rubric", "reference-answer"]),
-                                          st.sampled_from([None, "llm-judge"])))
+                                          st.sampled_from([None, "llm-judge", 1, 1.0, True, ["llm-judge"],
+                                                           {"a": 1}])))
 
 
 @settings(max_examples=300)
