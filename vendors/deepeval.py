@@ -30,7 +30,7 @@ class DeepEvalFormat(Format):
     title = "DeepEval goldens (JSON array, JSONL or CSV, as EvaluationDataset.save_as writes them)"
     # The double suffixes come first: a folder conversion names its outputs `<name>.deepeval.json`.
     extensions = (".deepeval.json", ".deepeval.jsonl", ".deepeval.csv", ".json", ".jsonl", ".csv")
-    streaming_read = False   # the default variant, a JSON array, is read whole (JSONL and CSV stream)
+    streaming_read = True    # all three variants: a JSON array through a sliding window, JSONL, CSV
     streaming_write = True
     field_map = FIELD_MAP
 

@@ -76,7 +76,7 @@ class PromptfooFormat(Format):
     name = "promptfoo"
     title = "Promptfoo test cases (YAML, JSON, JSONL, CSV)"
     extensions = (".yaml", ".yml", ".json", ".jsonl", ".csv")
-    streaming_read = False  # YAML and JSON are read whole; JSONL and CSV stream
+    streaming_read = False  # a config and a JSON test list are read whole; YAML test lists, JSONL, CSV stream
     streaming_write = True
     field_map = FIELD_MAP
 
