@@ -48,6 +48,9 @@ _FIELDS: dict[str, FieldLoss] = {
                                     "DeepEval's ToolCall keeps only name and inputParameters of an expected call"),
     "expected.json": FieldLoss("$.expected", "carried", f"expected_output (JSON text), {_KEPT}",
                                "DeepEval's expected_output is a string: other values are written as JSON text"),
+    "expected.tools.none": FieldLoss("$.expected", "carried", f"expected_tools [] (JSONL), {_KEPT}",
+                                     "JSONL: DeepEval's JSONL loader reads an empty expected_tools (a case "
+                                     "expecting no tool calls) as no expected tools"),
     "expected.null": FieldLoss("$.expected", "carried", _KEPT,
                                "expected null and no expected both become expected_output null"),
     "expectedBehavior": FieldLoss("$.metadata.case.expectedBehavior", "native", "expectations.must[0]",

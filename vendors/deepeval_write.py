@@ -46,6 +46,8 @@ class GoldenWriter:
 
     def write(self, row: Row) -> None:
         golden = build_golden(row, self._report)
+        if self._variant == "jsonl" and golden["expected_tools"] == []:
+            self._report.carry("$.expected", row.id, field("expected.tools.none").reason)
         if self._csv is not None:
             self._csv.write(row.id, golden)
         elif self._variant == "jsonl":

@@ -61,13 +61,15 @@ def load(deepeval, path: Path) -> list:
     return list(dataset.goldens)
 
 
-def meant(row: Row) -> dict:
+def meant(row: Row, variant: str = "json") -> dict:
     """What DeepEval should see for a row, worked out from the row, not from the writer."""
     case = row.case
     expected = row.expected if row.has_expected else None
     tools = None
     if case["oracleType"] == "expected-tool-calls" and is_tool_calls(expected) and not isinstance(expected, str):
         tools, expected = [(c["name"], c.get("arguments")) for c in expected], None
+        if not tools and variant == "jsonl":  # its JSONL loader reads [] as no expected tools
+            tools = None
     elif expected is not None and not isinstance(expected, str):
         expected = jsonvalue.dumps(expected)
     must = [case["expectedBehavior"].strip()] if case["expectedBehavior"].strip() else []
@@ -99,9 +101,26 @@ def test_json_exports_load_in_deepeval_as_meant(deepeval, variant, rows):
         goldens = load(deepeval, path)
     assert len(goldens) == len(rows)
     for row, golden in zip(rows, goldens):
-        assert seen(golden) == meant(row)
+        assert seen(golden) == meant(row, variant)
         assert type(golden).__name__ == "Golden"  # never a conversational golden
         assert jsonvalue.same(golden.additional_metadata["evalconv"], row.to_json())
+
+
+@pytest.mark.parametrize("variant, tools", [("json", []), ("jsonl", None), ("csv", [])])
+def test_regression_no_expected_tool_calls_reads_back_as_none_from_deepeval_jsonl(deepeval, variant, tools):
+    """A case expecting no tool calls (`expected: []`): DeepEval's JSONL loader reads the empty
+    expected_tools as none at all, which the report now says (hypothesis found it in CI)."""
+    value = {"id": "no-tools", "input": "Just answer.", "expected": [],
+             "metadata": {"case": {"caseId": "no-tools", "oracleType": "expected-tool-calls",
+                                   "expectedBehavior": "Answers without calling a tool.",
+                                   "provenance": "expert-authored"}}}
+    with scratch() as tmp:
+        path = tmp / f"set.{variant}"
+        report = export([Row.from_json(value)], path)
+        [golden] = load(deepeval, path)
+    assert golden.expected_tools == tools
+    reported = {reason for (where, reason), ids in report.carried.entries.items() if where == "$.expected"}
+    assert any("JSONL loader" in reason for reason in reported) == (variant == "jsonl")
 
 
 @settings(max_examples=60)
