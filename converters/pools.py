@@ -2,8 +2,8 @@
 
 A plain process pool leaves its workers waiting forever when the parent is killed, and on
 Ctrl-C every worker prints its own traceback. Here a worker exits on its own when the parent
-is gone, and Ctrl-C stops only the task in hand: the task returns `INTERRUPTED`, and its output,
-being atomic, is discarded. A worker is never killed mid-task, since a worker killed while it
+is gone, and Ctrl-C stops the task in hand and every later one: they return `INTERRUPTED`, and
+their outputs, being atomic, are discarded. A worker is never killed mid-task, since a worker killed while it
 sends a result leaves the pool waiting forever for the rest of the message.
 """
 from __future__ import annotations
@@ -55,7 +55,7 @@ class WorkerPool(ProcessPoolExecutor):
         if exc_type is None:
             self.shutdown(wait=True)
             return False
-        for process in list((getattr(self, "_processes", None) or {}).values()):
+        for process in list((getattr(self, "_processes", None) or {}).values()) if os.name == "posix" else ():
             try:  # a worker told directly, in case Ctrl-C reached only this process
                 os.kill(process.pid, signal.SIGINT)
             except (OSError, TypeError):
