@@ -145,3 +145,14 @@ def test_a_worker_told_to_stop_drops_every_task_after():
         assert pools._interruptible(ran.append, 1) is pools.INTERRUPTED and ran == []
     finally:
         pools._interrupted = False
+
+
+def test_no_processes_to_be_had_means_one_core_not_a_failure(tmp_path, monkeypatch):
+    path = messy_set(tmp_path)
+
+    def no_fork(*args, **kwargs):
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(parallel, "Workers", no_fork)
+    one = evalconv.validate([path], jobs=1)
+    assert evalconv.validate([path], jobs=2).to_json() == one.to_json()
