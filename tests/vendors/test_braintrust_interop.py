@@ -12,7 +12,7 @@ from conftest import ROOT, row
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.diff import diff_paths, unexplained
 from evalconv.canonical.row import Row
-from evalconv.vendors.braintrust import MAX_DEPTH
+from evalconv.vendors.braintrust.format import MAX_DEPTH
 from interop import require_module
 from roundtrip_helpers import read_text, write_text
 from strategies import json_values, row_sets, string_lists

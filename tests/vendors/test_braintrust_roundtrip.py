@@ -4,7 +4,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 
 from evalconv.canonical import jsonvalue
-from evalconv.vendors.braintrust import FIELD_MAP
+from evalconv.vendors.braintrust.format import FIELD_MAP
 from roundtrip_helpers import assert_exact, read_text, write_text
 from strategies import row_sets, row_sets_with_metadata_keys
 

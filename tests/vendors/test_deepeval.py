@@ -19,9 +19,9 @@ from evalconv.canonical.source import Lines
 from evalconv.canonical.validator import Validator
 from evalconv.registry import REGISTRY
 from evalconv.reports import LossReport, ReadReport
-from evalconv.vendors.deepeval import FORMAT
-from evalconv.vendors.deepeval_fields import GOLDEN_KEYS
-from evalconv.vendors.deepeval_write import PANDAS_NA, pandas_kind
+from evalconv.vendors.deepeval.format import FORMAT
+from evalconv.vendors.deepeval.fields import GOLDEN_KEYS
+from evalconv.vendors.deepeval.write import PANDAS_NA, pandas_kind
 from strategies import row_sets
 
 ROOT = Path(__file__).resolve().parents[2]

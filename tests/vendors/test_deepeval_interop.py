@@ -20,8 +20,8 @@ from hypothesis import strategies as st  # noqa: E402
 import evalconv  # noqa: E402
 from evalconv.canonical import jsonvalue  # noqa: E402
 from evalconv.canonical.row import Row  # noqa: E402
-from evalconv.vendors.deepeval_golden import is_tool_calls  # noqa: E402
-from evalconv.vendors.deepeval_write import pandas_kind  # noqa: E402
+from evalconv.vendors.deepeval.golden import is_tool_calls  # noqa: E402
+from evalconv.vendors.deepeval.write import pandas_kind  # noqa: E402
 from interop import require_module  # noqa: E402
 from strategies import TRICKY, row_sets, texts  # noqa: E402
 

@@ -14,8 +14,8 @@ from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import UsageError, WriteError
 from evalconv.canonical.row import Row
 from evalconv.registry import REGISTRY
-from evalconv.vendors import langsmith as ls
-from evalconv.vendors._records import render_field_table
+from evalconv.vendors.langsmith import format as ls
+from evalconv.vendors._common.records import render_field_table
 from roundtrip_helpers import read_text, write_text
 
 FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "langsmith"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from conftest import row
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
-from evalconv.vendors.langsmith import FIELD_MAP
+from evalconv.vendors.langsmith.format import FIELD_MAP
 from interop import require_module
 from roundtrip_helpers import assert_exact, read_text, write_text
 from strategies import row_sets, row_sets_with_metadata_keys

@@ -14,8 +14,8 @@ import yaml
 import evalconv
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import Lines
-from evalconv.vendors import promptfoo_files
-from evalconv.vendors.promptfoo_read import cannot_pass_reason
+from evalconv.vendors.promptfoo import files as promptfoo_files
+from evalconv.vendors.promptfoo.read import cannot_pass_reason
 
 from interop import require_promptfoo
 

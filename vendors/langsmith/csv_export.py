@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
 
-from . import _records as rec
+from .._common import records as rec
 
 csv.field_size_limit(MAX_LINE_BYTES)
 

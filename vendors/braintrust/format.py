@@ -15,7 +15,7 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
 
-from . import _records as rec
+from .._common import records as rec
 
 VENDOR = "braintrust"
 # bt_safe_deep_copy replaces a container nested deeper than this with a placeholder string.

@@ -14,10 +14,10 @@ from evalconv.canonical.errors import ReadError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
 
-from .promptfoo_csv import CSVTestError, test_from_cells
-from .promptfoo_read import TestError, evalconv_row, imported_row, is_evalconv_test
-from .promptfoo_yaml import iter_yaml_list
-from .promptfoo_yaml import load_yaml as _load_yaml
+from .csv_tests import CSVTestError, test_from_cells
+from .read import TestError, evalconv_row, imported_row, is_evalconv_test
+from .yaml_stream import iter_yaml_list
+from .yaml_stream import load_yaml as _load_yaml
 
 Located = tuple[Any, "int | None", str]  # (test, line, source label)
 

@@ -19,11 +19,11 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
 
-from . import promptfoo_files as files
-from .promptfoo_config import check_config_option, write_config
-from .promptfoo_csv import HEADER, csv_assertion, place_csv
-from .promptfoo_oracle import oracle_table
-from .promptfoo_write import STARTERS, Placement, attach_metadata, place
+from . import files
+from .config import check_config_option, write_config
+from .csv_tests import HEADER, csv_assertion, place_csv
+from .oracle import oracle_table
+from .write import STARTERS, Placement, attach_metadata, place
 
 _CARRY_WHY = "promptfoo keeps it in the test's free-form metadata and does not act on it"
 _FIELDS: dict[str, FieldLoss] = {

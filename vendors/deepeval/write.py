@@ -13,8 +13,8 @@ from typing import Any, TextIO
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.row import Row
 
-from .deepeval_fields import CSV_LIST_COLUMNS, CSV_TEXT_COLUMNS, GOLDEN_KEYS, field
-from .deepeval_golden import build_golden
+from .fields import CSV_LIST_COLUMNS, CSV_TEXT_COLUMNS, GOLDEN_KEYS, field
+from .golden import build_golden
 
 # pandas' default NA strings (pandas._libs.parsers.STR_NA_VALUES, pandas 2.x and 3.x).
 PANDAS_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",

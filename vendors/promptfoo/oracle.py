@@ -14,8 +14,8 @@ from evalconv.canonical import jsonvalue
 from evalconv.canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, admitted
 from evalconv.canonical.row import Row
 
-from .promptfoo_read import MEMBERSHIP_SUFFIX, cannot_pass, cannot_pass_reason
-from .promptfoo_text import escape, loads_at_load_time, needs_escape, unescape
+from .read import MEMBERSHIP_SUFFIX, cannot_pass, cannot_pass_reason
+from .text import escape, loads_at_load_time, needs_escape, unescape
 
 PEOPLE = ("rubric-human", "human-expert", "pairwise-preference")
 

@@ -13,10 +13,10 @@ from typing import Any
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
 
-from .promptfoo_oracle import Plan, cannot_pass, plan
-from .promptfoo_read import ENVELOPE, expected_from_assertion, input_from_vars
-from .promptfoo_text import escape, unescape, var_text
-from .promptfoo_write import Placement, description_for, own_assertions, same
+from .oracle import Plan, cannot_pass, plan
+from .read import ENVELOPE, expected_from_assertion, input_from_vars
+from .text import escape, unescape, var_text
+from .write import Placement, description_for, own_assertions, same
 
 HEADER = ("input", "__expected1", "__description", f"__metadata:{ENVELOPE}")
 

@@ -11,9 +11,9 @@ from typing import Any, Iterator, TextIO
 from evalconv.canonical.format import Format
 from evalconv.canonical.source import Lines, SourceRow
 
-from .deepeval_fields import FIELD_MAP
-from .deepeval_read import read_goldens
-from .deepeval_write import GoldenWriter, variant_for
+from .fields import FIELD_MAP
+from .read import read_goldens
+from .write import GoldenWriter, variant_for
 
 _WHITESPACE = "\ufeff \t\r\n"
 # Keys only a DeepEval golden has; a file needs one of them (and an input or a scenario).

@@ -18,9 +18,9 @@ from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
 
-from .deepeval_fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, RUN_FIELDS, RUN_KEY, VENDOR_KEY
-from .deepeval_golden import build_golden
-from .deepeval_write import csv_cell
+from .fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, RUN_FIELDS, RUN_KEY, VENDOR_KEY
+from .golden import build_golden
+from .write import csv_cell
 
 csv.field_size_limit(MAX_LINE_BYTES)
 

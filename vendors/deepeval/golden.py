@@ -12,7 +12,7 @@ from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.row import ABSENT, Row
 from evalconv.canonical.schema import CASE_FIELDS
 
-from .deepeval_fields import CARRIER, GOLDEN_KEYS, RESTORED, TOOL_KEYS, VENDOR_KEY, field
+from .fields import CARRIER, GOLDEN_KEYS, RESTORED, TOOL_KEYS, VENDOR_KEY, field
 
 Carry = Callable[..., None]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from evalconv.canonical import jsonvalue
 
-from .promptfoo_text import unescape, unescape_top
+from .text import unescape, unescape_top
 
 ENVELOPE = "evalconv"
 NAMESPACE = "promptfoo"  # metadata.case.extensions.promptfoo

@@ -15,8 +15,8 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
 
-from . import _records as rec
-from .langsmith_csv import is_langsmith_csv, read_csv
+from .._common import records as rec
+from .csv_export import is_langsmith_csv, read_csv
 
 VENDOR = "langsmith"
 # uuid5(NAMESPACE_URL, "https://evalconv.dev/vendors/langsmith"): the namespace of derived example ids.

@@ -12,15 +12,15 @@ from typing import Any
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
 
-from .promptfoo_oracle import Plan, plan
-from .promptfoo_read import (
+from .oracle import Plan, plan
+from .read import (
     ENVELOPE,
     NAMESPACE,
     escape_user_key,
     expected_from_assertion,
     input_from_vars,
 )
-from .promptfoo_text import FILE_PREFIX, has_ref_key, loads_at_load_time, var_text
+from .text import FILE_PREFIX, has_ref_key, loads_at_load_time, var_text
 
 # Test fields restored from metadata.case.extensions.promptfoo (a test evalconv imported).
 PASSTHROUGH = ("description", "threshold", "options", "provider", "providers", "prompts",
