@@ -92,6 +92,8 @@ class Lines:
                 first = False
                 if raw.startswith(codecs.BOM_UTF8) and self.encoding.startswith("utf"):
                     raw = raw[3:]
+                    if not raw:  # a file that holds only a BOM holds nothing
+                        break
             if b"\x00" in raw:
                 raise ReadError("NUL byte in the file (is it a binary file or UTF-16 text? try --encoding)",
                                 source=self.source, line=self.number)

@@ -6,7 +6,7 @@ case families that disagree. Findings carry the row, its id, its line and a `$.p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, ClassVar, Iterable, Iterator
 
 from . import paths, schema
 from .idtable import IdTable
@@ -29,6 +29,7 @@ class Checked:
     findings: list[Finding]
     row: Row | None
     deferred: "SetKey | None" = None
+    count: ClassVar[int] = 1  # rows it stands for (a run of clean rows from workers stands for more)
 
     @property
     def errors(self) -> list[Finding]:

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from . import parallel
-from .atomic import AtomicOutput
+from .atomic import AtomicOutput, target_kind, together
 from .canonical import jsonvalue
 from .canonical.errors import UsageError, WriteError
 from .canonical.format import Format
@@ -88,6 +89,7 @@ class ConversionResult:
     read: ReadReport
     wrote_output: bool
     ledger: str | None = None
+    report: str | None = None  # where the loss report was written
 
     @property
     def rows_written(self) -> int:
@@ -104,7 +106,7 @@ class ConversionResult:
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "output": self.output, "from": self.from_format,
                 "to": self.to_format, "rows": self.rows_read, "written": self.rows_written,
-                "rejected": self.rejected, "wrote_output": self.wrote_output, "ledger": self.ledger,
+                "rejected": self.rejected, "wrote_output": self.wrote_output, "ledger": self.ledger, "report": self.report,
                 "errors": [f.to_json() for f in self.log.errors],
                 "warnings": [f.to_json() for f in self.log.warnings],
                 "loss": self.loss.to_json(), "read": self.read.to_json()}
@@ -116,32 +118,46 @@ def ledger_path_for(source: str, output: str) -> str:
 
 
 def check_written_paths(source: str, targets: dict[str, str | None]) -> None:
-    """Refuse, before anything is read, a write that would land on the input, on another
-    output, in a folder that does not exist, or on a folder."""
+    """Refuse, before anything is read, a write that would land on the input (a file named on
+    the command line or standard input redirected from one), on another output, in a folder that
+    does not exist, on a folder, or on what is neither a file nor a stream (a block device)."""
     seen: dict[str, str] = {}
     for option, path in targets.items():
         if path is None:
+            if option in ("-o", "the output") and _same_file(source, STDIO, stdout=True):
+                raise UsageError("standard output is the input file; evalconv never overwrites its input",
+                                 source=label(source))
             continue
         if _same_file(source, path):
-            raise UsageError(f"{option} is the input; evalconv never overwrites its input", source=path)
+            what = "the file standard input reads" if source == STDIO else "the input"
+            raise UsageError(f"{option} is {what}; evalconv never overwrites its input", source=path)
         real = os.path.realpath(path)
         if real in seen:
             raise UsageError(f"{option} and {seen[real]} name the same file", source=path)
         seen[real] = option
         if os.path.isdir(path):
             raise UsageError(f"{option} is a folder, not a file", source=path)
+        target_kind(path)  # refuses a block device or a socket
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             raise UsageError(f"{option}: the folder {folder} does not exist", source=path)
 
 
-def _same_file(a: str, b: str) -> bool:
-    if a == STDIO or not os.path.exists(b):
-        return False
+def _file_id(fd_or_path: int | str) -> tuple[int, int] | None:
+    """(device, inode) of a regular file; None for anything else (a pipe, a terminal, nothing)."""
     try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
+        info = os.fstat(fd_or_path) if isinstance(fd_or_path, int) else os.stat(fd_or_path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+def _same_file(source: str, target: str, *, stdout: bool = False) -> bool:
+    """Whether writing `target` (standard output with `stdout`) would write over the input."""
+    src = _file_id(0) if source == STDIO else _file_id(source)
+    if src is None:
+        return False
+    return src == (_file_id(1) if stdout else _file_id(target))
 
 
 class _RejectLedger:
@@ -161,71 +177,78 @@ class _RejectLedger:
                  "findings": [f.to_json() for f in checked.errors], "value": src.value}
         self._out.stream.write(jsonvalue.dumps(entry) + "\n")
 
-    def finish(self, keep: bool) -> str | None:
+    def commit(self) -> str | None:
         if self._out is None:
             return None
-        if keep:
-            self._out.commit()
-            return self.path
-        self._out.abort()
-        return None
+        self._out.commit()
+        return self.path
+
+    def abort(self) -> None:
+        if self._out is not None:
+            self._out.abort()
+
+
+def _write_report(path: str, loss: LossReport) -> None:
+    with AtomicOutput(path) as out:
+        out.stream.write(jsonvalue.dumps(loss.to_json(), indent=True) + "\n")
+        out.commit()
 
 
 def convert(source: str, output: str | None, *, to: str, from_: str | None = None,
             keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
-            report_ids: bool = True, jobs: int | None = None, **options: Any) -> ConversionResult:
+            report: str | None = None, report_ids: bool = True, jobs: int | None = None,
+            **options: Any) -> ConversionResult:
     """Read, validate and write. Any invalid row: nothing is written (exit code 1), unless
     `keep_going`, when the valid rows are written and the rejected ones go to the ledger.
+    `report`: also write the loss report there as JSON. The output and its side outputs (the
+    ledger, the report, a promptfoo config) are published together, once all are written: one
+    that cannot be written (a full disk) stops the run with nothing published.
     `report_ids=False` keeps only per-field row counts in the loss report (flat memory).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
     if output == STDIO:
         output = None
-    if keep_going and output is None and ledger is None:
-        raise UsageError("--keep-going to standard output needs --ledger PATH for the rejected rows")
+    if keep_going and ledger is None and target_kind(output) != "file":
+        raise UsageError("--keep-going to standard output or a stream needs --ledger PATH for the rejected rows")
     ledger_file = (ledger or ledger_path_for(source, output)) if keep_going else None
-    check_written_paths(source, {"the output": output, "the ledger": ledger_file})
+    check_written_paths(source, {"the output": output, "the ledger": ledger_file, "the report": report})
     fmt_out = _writer_format(to)
     loss = LossReport(fmt_out.name, output) if report_ids else LossReport.counting(fmt_out.name, output)
     log = FindingLog()
     rejects = _RejectLedger(ledger_file) if ledger_file else None
-    committed = False
     try:
         writer_options = {"path": output, **options}
         with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \
-                parallel.workers_for(source, fmt_in.name, fmt_out.name, encoding, jobs, label=label(source),
-                                     options=writer_options) as workers, \
+                parallel.checked_rows(source, fmt_in.name, rows, to=fmt_out.name, encoding=encoding, jobs=jobs,
+                                      label=label(source), options=writer_options) as checker, \
                 AtomicOutput(output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
             validator = Validator(source=label(source))
-            checked_rows, row_writer = validator.check_all(rows), writer
-            if workers is not None:
-                checked_rows, row_writer = workers.checked_rows(validator), parallel.EncodedWriter(out)
+            row_writer = checker.row_writer(writer, out)
             valid_rows = 0
-            for checked in checked_rows:
-                if isinstance(checked, parallel.CleanRows):  # valid, encoded, nothing to report
-                    valid_rows += checked.count
-                    if rejects is not None or log.error_count == 0:
-                        out.write_encoded(checked.data)
-                        loss.rows += checked.count
-                    continue
+            for checked in checker.checked(validator):
                 if checked.findings:
                     log.add(checked.findings)
                 if checked.row is None:
                     if rejects is not None:
                         rejects.add(checked)
                     continue
-                valid_rows += 1
+                valid_rows += checked.count
                 if rejects is not None or log.error_count == 0:
                     _write_row(row_writer, checked.row)
-                    loss.rows += 1
+                    loss.rows += checked.count
             writer.close()
             write_it = rejects is not None or log.error_count == 0
             if write_it:
-                out.commit()
-                _committed(writer)
-        committed = True
+                with together():
+                    out.commit()
+                    _committed(writer)  # a promptfoo config
+                    ledger_file = rejects.commit() if rejects is not None else None
+                    if report:
+                        _write_report(report, loss)
     finally:
-        ledger_file = rejects.finish(keep=committed) if rejects is not None else None
+        if rejects is not None:
+            rejects.abort()  # nothing, once committed
     read_report.rows = validator.count
     return ConversionResult(label(source), output, fmt_in.name, fmt_out.name, validator.count,
-                            valid_rows, log, loss, read_report, write_it, ledger_file)
+                            valid_rows, log, loss, read_report, write_it, ledger_file if write_it else None,
+                            report if write_it else None)

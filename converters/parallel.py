@@ -31,6 +31,7 @@ from .canonical.source import Lines, SourceRow
 from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
 from .reports import LossReport, ReadReport
+from .sources import InputChanged, changed, identity
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -40,16 +41,39 @@ PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES   # below this, starting workers costs more
 LINE_PER_ROW = ("csv", "jsonl")        # writers whose output is one self-contained text per row
 
 
-def workers_for(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int | None, *,
-                label: str, options: dict[str, Any], require: tuple[str, ...] = ()) -> Any:
-    """`Workers` for a file worth splitting, else a context that gives None."""
+def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str | None,
+                 encoding: str | None, jobs: int | None, label: str, options: dict[str, Any],
+                 require: tuple[str, ...] = ()) -> "SerialRows | Workers":
+    """The checked rows of one input, as a context manager: `Workers` for a file worth
+    splitting, else `SerialRows` over `rows`. Enter it before opening any output (workers
+    start at once and must not hold the output's temp file)."""
     jobs = default_jobs() if jobs is None else jobs
-    if not eligible(path, fmt_in, to, encoding, jobs):
-        return contextlib.nullcontext(None)
-    try:
-        return Workers(path, label=label, to=to, options=options, require=require, jobs=jobs)
-    except OSError:  # no processes to be had (a process limit, say): one core will do
-        return contextlib.nullcontext(None)
+    if eligible(source, fmt_in, to, encoding, jobs):
+        try:
+            return Workers(source, label=label, to=to, options=options, require=require, jobs=jobs)
+        except OSError:  # no processes to be had (a process limit, say): one core will do
+            pass
+    return SerialRows(rows)
+
+
+class SerialRows:
+    """The rows read here, checked one at a time: `Checked` rows carrying `Row`s."""
+
+    def __init__(self, rows: Iterator[SourceRow]) -> None:
+        self._rows = rows
+
+    def checked(self, validator: Validator) -> Iterator[Checked]:
+        return validator.check_all(self._rows)
+
+    def row_writer(self, writer: Any, out: AtomicOutput) -> Any:
+        """What writes a valid row's payload: here the format's own writer."""
+        return writer
+
+    def __enter__(self) -> "SerialRows":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
 
 
 def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int) -> bool:
@@ -80,17 +104,23 @@ class Encoded:
 
 @dataclass(slots=True)
 class CleanRows:
-    """Consecutive valid rows with nothing to report, already written as UTF-8."""
+    """Consecutive valid rows with nothing to report, already written as UTF-8. Read like a
+    `Checked` row: `count` rows, no findings, and itself as the payload to write."""
 
     count: int
     data: bytes
+    findings: tuple = ()
+
+    @property
+    def row(self) -> "CleanRows":
+        return self
 
 
 class EncodedWriter:
     def __init__(self, out: AtomicOutput) -> None:
         self._out = out
 
-    def write(self, row: Encoded) -> None:
+    def write(self, row: Encoded | CleanRows) -> None:
         self._out.write_encoded(row.data)
 
 
@@ -109,8 +139,7 @@ class _ByteSink:
         return len(text)
 
 
-def _chunks(path: str) -> Iterator[tuple[int, int]]:
-    size = os.path.getsize(path)
+def _chunks(path: str, size: int) -> Iterator[tuple[int, int]]:
     with open(path, "rb") as f:
         start = 0
         while start < size:
@@ -134,11 +163,15 @@ class _Chunk(NamedTuple):
     error: tuple | None
 
 
-def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
-                 options: dict[str, Any], require: tuple[str, ...]) -> _Chunk:
+def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int, int], label: str,
+                 to: str | None, options: dict[str, Any], require: tuple[str, ...]) -> _Chunk:
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
+        now = os.fstat(f.fileno())
+    if len(data) != end - start or (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) != expected:
+        error = changed(label, expected, (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns))
+        return _Chunk(b"", array("Q"), array("Q"), SetKeys(), {}, 0, ("changed", error.message))
     lines = Lines(io.BytesIO(data), source=label, at_start=start == 0)
     validator = Validator(source=label, require=require, set_rules=False)
     sink = _ByteSink()
@@ -174,9 +207,10 @@ class Workers:
         from .pools import WorkerPool
 
         self._path, self._label, self._to, self._jobs = path, label, to, jobs
-        self._task = (label, to, options, require)
+        self._identity = identity(path)  # the chunks must all come from this file, unchanged
+        self._task = (self._identity, label, to, options, require)
         self._pool = WorkerPool(jobs)
-        self._chunks = _chunks(path)
+        self._chunks = _chunks(path, self._identity[2])
         self._pending: deque[tuple[int, int, Future]] = deque()
         try:
             self._hand_out()
@@ -189,16 +223,27 @@ class Workers:
         while len(self._pending) < self._jobs * 2 and (cut := next(self._chunks, None)) is not None:
             self._pending.append((*cut, self._pool.submit(_check_chunk, self._path, *cut, *self._task)))
 
-    def checked_rows(self, validator: Validator) -> Iterator[Checked | CleanRows]:
+    def checked(self, validator: Validator) -> Iterator[Checked | CleanRows]:
         """The same `Checked` rows, in the same order, as the serial reader and validator give,
         except that valid rows carry `Encoded` text instead of a `Row`, and runs of valid rows
-        with nothing to report come as `CleanRows` (validating only, `to=None`: just counted)."""
+        with nothing to report come as `CleanRows` (validating only, `to=None`: just counted).
+        An input that changes meanwhile (truncated, rewritten, replaced) is an `InputChanged`."""
         line_base = 0
         while self._pending:
             start, end, future = self._pending.popleft()
             self._hand_out()
             line_base = yield from _merge(self._path, start, end, future, line_base, self._label,
                                           validator, self._to)
+        try:
+            now = identity(self._path)
+        except OSError:
+            now = None
+        if now != self._identity:
+            raise changed(self._label, self._identity, now)
+
+    def row_writer(self, writer: Any, out: AtomicOutput) -> EncodedWriter:
+        """What writes a valid row's payload: the workers' text, as it is."""
+        return EncodedWriter(out)
 
     def __enter__(self) -> "Workers":
         return self
@@ -214,6 +259,8 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
     chunk = future.result()
     if chunk is INTERRUPTED:  # Ctrl-C reached the worker
         raise KeyboardInterrupt
+    if chunk.error is not None and chunk.error[0] == "changed":
+        raise InputChanged(chunk.error[1], source=label)
     data, ends, lines, notes, ids = chunk.data, chunk.ends, chunk.lines, chunk.notes, chunk.keys.ids
     base = validator.count
     later = validator.set_findings_many(chunk.keys, base + 1)

@@ -40,8 +40,11 @@ class WorkerPool(ProcessPoolExecutor):
 
     def __init__(self, jobs: int) -> None:
         method = start_method()
-        super().__init__(max_workers=jobs, mp_context=multiprocessing.get_context(method) if method else None,
-                         initializer=_worker_setup, initargs=(os.getpid(),))
+        context = multiprocessing.get_context(method)
+        self._pid_queue = context.SimpleQueue()  # each worker says who it is, for Ctrl-C
+        self._worker_pids: set[int] = set()
+        super().__init__(max_workers=jobs, mp_context=context,
+                         initializer=_worker_setup, initargs=(os.getpid(), self._pid_queue))
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
         # A worker forks inside submit; Ctrl-C is held until the worker has its own handler.
@@ -55,18 +58,35 @@ class WorkerPool(ProcessPoolExecutor):
         if exc_type is None:
             self.shutdown(wait=True)
             return False
-        for process in list((getattr(self, "_processes", None) or {}).values()) if os.name == "posix" else ():
+        for pid in self.worker_pids() if os.name == "posix" else ():
             try:  # a worker told directly, in case Ctrl-C reached only this process
-                os.kill(process.pid, signal.SIGINT)
-            except (OSError, TypeError):
+                os.kill(pid, signal.SIGINT)
+            except OSError:
                 pass
         self.shutdown(wait=True, cancel_futures=True)
         return False
 
+    def worker_pids(self) -> set[int]:
+        """The workers started so far (each one reports its pid as it starts)."""
+        try:
+            while not self._pid_queue.empty():
+                self._worker_pids.add(self._pid_queue.get())
+        except (OSError, EOFError):
+            pass
+        return set(self._worker_pids)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait=wait, cancel_futures=cancel_futures)
+        if wait:
+            self._pid_queue.close()
+
+
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
 
 def _hold_interrupts() -> Any:
     if hasattr(signal, "pthread_sigmask"):
-        return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        return signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     return None
 
 
@@ -95,12 +115,14 @@ def _on_interrupt(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
 
-def _worker_setup(parent: int) -> None:
-    """In each worker: Ctrl-C stops the task in hand only, and the worker exits when the
-    parent is gone (killed, say)."""
-    signal.signal(signal.SIGINT, _on_interrupt)
+def _worker_setup(parent: int, pids: Any) -> None:
+    """In each worker: Ctrl-C (or SIGTERM) stops the task in hand only, and the worker exits
+    when the parent is gone (killed, say)."""
+    for signum in _STOP_SIGNALS:
+        signal.signal(signum, _on_interrupt)
     if hasattr(signal, "pthread_sigmask"):  # held since the fork (see WorkerPool.submit)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    pids.put(os.getpid())
     forked = os.getppid() == parent  # else a fork server's child: its parent is the server
 
     def watch() -> None:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import io
+import os
+import stat
 import sys
 from contextlib import contextmanager
 from typing import IO, Iterator
@@ -67,13 +69,55 @@ def reading(path: str, *, from_: str | None = None, encoding: str | None = None
         report = ReadReport(fmt.name, label(path))
         lines = Lines(stream, source=label(path), encoding=encoding,
                       path=None if path == STDIO else path)
-        yield fmt, _counted(fmt.read(lines, report), report), report
+        yield fmt, _counted(fmt.read(lines, report), report, _Unchanged(stream, label(path))), report
 
 
-def _counted(rows: Iterator[SourceRow], report: ReadReport) -> Iterator[SourceRow]:
+def _counted(rows: Iterator[SourceRow], report: ReadReport, unchanged: "_Unchanged") -> Iterator[SourceRow]:
     try:
         for row in rows:
             report.rows += 1
             yield row
     except RecursionError:
         raise ReadError("nesting is too deep to read", source=report.source) from None
+    unchanged.check()
+
+
+class InputChanged(ReadError):
+    """The input file changed while it was read: what was read is not the file."""
+
+
+def identity(path: str) -> tuple[int, int, int, int]:
+    info = os.stat(path)
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def changed(label: str, before: tuple[int, int, int, int], now: tuple[int, int, int, int] | None) -> InputChanged:
+    how = ("it is gone" if now is None else "it was replaced" if now[:2] != before[:2]
+           else f"it is now {now[2]:,} bytes, {before[2]:,} when the run started" if now[2] != before[2]
+           else "it was modified")
+    return InputChanged(f"the file changed while it was read ({how}); run again once it is complete",
+                        source=label)
+
+
+class _Unchanged:
+    """A regular file read to its end must not have changed meanwhile: a file truncated or
+    rewritten under the run would pass for a shorter set."""
+
+    def __init__(self, stream: IO[bytes], source: str) -> None:
+        self._stream, self._source = stream, source
+        self._before = self._now()
+
+    def _now(self) -> tuple[int, int] | None:
+        try:
+            info = os.fstat(self._stream.fileno())
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            return None
+        return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
+
+    def check(self) -> None:
+        if self._before is None:
+            return
+        now = self._now()
+        if now != self._before:
+            before = (0, 0, *self._before)
+            raise changed(self._source, before, None if now is None else (0, 0, *now))

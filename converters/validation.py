@@ -61,12 +61,11 @@ def validate_file(path: str, *, from_: str | None = None, encoding: str | None =
     required = tuple(_required_paths(require))
     try:
         with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report), \
-                parallel.workers_for(path, fmt.name, None, encoding, jobs, label=label(path), options={},
-                                     require=required) as workers:
+                parallel.checked_rows(path, fmt.name, rows, to=None, encoding=encoding, jobs=jobs,
+                                      label=label(path), options={}, require=required) as checker:
             result.format = fmt.name
             validator = Validator(source=label(path), require=required)
-            checked_rows = validator.check_all(rows) if workers is None else workers.checked_rows(validator)
-            for checked in checked_rows:
+            for checked in checker.checked(validator):
                 if checked.findings:
                     result.log.add(checked.findings)
             result.rows = validator.count

@@ -5,12 +5,11 @@ Exit codes: 0 ok, 1 the data failed a check, 2 usage or unreadable input.
 """
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
-from .. import __version__
+from .. import __version__, stopping
 from .convert import convert_command
 from .info import formats_command, schema_command
 from .roundtrip import roundtrip_command
@@ -47,8 +46,10 @@ cli.add_command(roundtrip_command)
 
 
 def main(argv: list[str] | None = None) -> Any:
+    stopping.install()  # again: a caller may have imported this module on its own
     try:
         return cli.main(args=argv, prog_name="evalconv")
-    except KeyboardInterrupt:  # atomic writes leave nothing half-written
-        click.echo("evalconv: interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as err:  # atomic writes leave nothing half-written
+        stopping.exit_stopped(err)
+    finally:
+        stopping.finishing()

@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterable
 
 import click
 
+from .. import stopping
 from ..canonical import jsonvalue
 from ..canonical.errors import EvalconvError
 from ..canonical.findings import Finding
@@ -22,7 +23,7 @@ def fail(message: str, code: int = 2) -> None:
 
 def handles_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     """An EvalconvError becomes one line on stderr and exit code 2, never a traceback; Ctrl-C
-    exits 130 (click would print "Aborted!" and exit 1)."""
+    exits 130 and SIGTERM 143 (click would print "Aborted!" and exit 1)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -30,9 +31,8 @@ def handles_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         except EvalconvError as err:
             fail(err.render(), err.exit_code)
-        except KeyboardInterrupt:  # atomic writes leave nothing half-written
-            click.echo("evalconv: interrupted", err=True)
-            sys.exit(130)
+        except KeyboardInterrupt as err:  # Ctrl-C or SIGTERM; atomic writes leave nothing half-written
+            stopping.exit_stopped(err)
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(141)

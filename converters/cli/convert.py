@@ -7,8 +7,6 @@ import sys
 import click
 
 from .. import api
-from ..atomic import AtomicOutput
-from ..canonical import jsonvalue
 from ..canonical.errors import UsageError
 from .batch import run_folder
 from .common import encoding_option, from_option, handles_errors, print_findings
@@ -66,14 +64,10 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     api.check_written_paths(source, {"-o": None if output == "-" else output, "--report": report_path,
                                      "--ledger": ledger, "--config": config_path})
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
-                         ledger=ledger, report_ids=bool(report_path), jobs=jobs, **options)
+                         ledger=ledger, report=report_path, report_ids=bool(report_path), jobs=jobs, **options)
     print_findings(result.log.errors, result.log.error_count, "errors")
     print_findings(result.log.warnings, result.log.warning_count, "warnings")
-    if report_path and result.wrote_output:
-        with AtomicOutput(report_path) as out:
-            out.stream.write(jsonvalue.dumps(result.loss.to_json(), indent=True) + "\n")
-            out.commit()
-    elif report_path:
+    if report_path and not result.wrote_output:
         click.echo(f"evalconv: no loss report written to {report_path}: nothing was converted", err=True)
     click.echo(_summary(result), err=True)
     sys.exit(result.exit_code)

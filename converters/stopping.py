@@ -1,0 +1,75 @@
+"""Ctrl-C and SIGTERM in the command line: stop, clean up, one line, exit 130 or 143.
+
+Both raise `KeyboardInterrupt` (SIGTERM as its subclass `Terminated`), so every `with` block
+on the way out removes its temporary files. The first signal stops the run; later ones (a
+terminal sends Ctrl-C to the whole process group, people press it twice) are ignored while the
+run cleans up, so no traceback comes out of the clean-up or of the interpreter's shutdown. A
+signal more than `FORCE_AFTER_SECONDS` after the first ends the process at once, in case the
+clean-up hangs (a temporary file may then stay; the next run removes it).
+
+Library callers keep Python's own handlers: only the command line installs these.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any, NoReturn
+
+FORCE_AFTER_SECONDS = 3.0
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is."""
+
+
+_stopping_since: float | None = None
+
+
+def install() -> None:
+    """Route SIGINT and SIGTERM through `_on_signal` (the main thread only)."""
+    global _stopping_since
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal handlers belong to the main thread
+    _stopping_since = None
+    for signum in EXIT_CODES:
+        signal.signal(signum, _on_signal)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    global _stopping_since
+    if _stopping_since is not None:
+        if time.monotonic() - _stopping_since > FORCE_AFTER_SECONDS:
+            os._exit(EXIT_CODES.get(signum, 130))
+        return
+    _stopping_since = time.monotonic()
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def finishing() -> None:
+    """The run is over (its outputs published or discarded): a signal now is ignored, so
+    nothing interrupts the interpreter's shutdown."""
+    global _stopping_since
+    if _stopping_since is None:
+        _stopping_since = time.monotonic()
+
+
+def signal_of(err: BaseException) -> int:
+    return signal.SIGTERM if isinstance(err, Terminated) else signal.SIGINT
+
+
+def exit_stopped(err: BaseException) -> NoReturn:
+    """One line on stderr, exit 130 (Ctrl-C) or 143 (SIGTERM)."""
+    finishing()
+    signum = signal_of(err)
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(f"evalconv: {WORDS[signum]}\n")
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    sys.exit(EXIT_CODES[signum])
