@@ -35,6 +35,8 @@ def install() -> None:
     global _stopping_since
     if threading.current_thread() is not threading.main_thread():
         return  # signal handlers belong to the main thread
+    if signal.getsignal(signal.SIGINT) is _on_signal:
+        return  # in place already (the console script sets them first)
     _stopping_since = None
     for signum in EXIT_CODES:
         signal.signal(signum, _on_signal)

@@ -5,6 +5,7 @@ Exit codes: 0 ok, 1 the data failed a check, 2 usage or unreadable input.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -46,10 +47,18 @@ cli.add_command(roundtrip_command)
 
 
 def main(argv: list[str] | None = None) -> Any:
-    stopping.install()  # again: a caller may have imported this module on its own
+    stopping.install()  # unless the console script did: a caller may have imported this module
+    # click's own main would turn a Ctrl-C in its code into a blank line and "Aborted!", exit 1.
     try:
-        return cli.main(args=argv, prog_name="evalconv")
-    except KeyboardInterrupt as err:  # atomic writes leave nothing half-written
+        with cli.make_context("evalconv", sys.argv[1:] if argv is None else list(argv)) as ctx:
+            cli.invoke(ctx)
+    except click.exceptions.Exit as err:  # --help, --version
+        sys.exit(err.exit_code)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt as err:  # Ctrl-C or SIGTERM; atomic writes leave nothing half-written
         stopping.exit_stopped(err)
     finally:
         stopping.finishing()
+    sys.exit(0)
