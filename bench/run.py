@@ -3,9 +3,13 @@
     python bench/run.py                 # N = 10k, 100k and 1M (about 15 minutes on 2 idle cores)
     python bench/run.py --quick         # N = 20k, for trying things
     python bench/run.py --sizes 100000 --evalconv "python -c 'from evalconv.cli import main; main()'"
+    python bench/run.py --sizes 50000 --writers --no-pandas   # the vendor writers against JSONL -> CSV
 
 Every route runs as its own process, so its wall time includes interpreter start-up and its
-peak memory is that process's max RSS (from wait4). Results go to bench/out/results.json and
+peak memory is that process's max RSS (from wait4); the whole process tree's (parent and worker
+processes) is sampled from /proc every 20 ms, as summed RSS and as PSS (pages the forked workers
+share with the parent counted once). JSONL -> vendor routes also get their time as a multiple of
+JSONL -> CSV in the same run. Results go to bench/out/results.json and
 bench/out/results.md; the table is printed as well. Generated data is cached in bench/out/data.
 """
 from __future__ import annotations
@@ -52,6 +56,9 @@ class Result:
     pandas_vs: float | None = None      # pandas wall time / this tool's (how many times faster)
     load: float | None = None           # 1-minute load average before the best run
     runs: list[float] = field(default_factory=list)
+    tree_rss_mb: float | None = None    # peak of the whole process tree (parent + workers), RSS summed
+    tree_pss_mb: float | None = None    # the same in PSS: pages forked workers share counted once
+    vs_csv: float | None = None         # evalconv JSONL -> vendor: wall time / evalconv JSONL -> CSV, same run
 
 
 @dataclass
@@ -63,14 +70,72 @@ class Measured:
     stderr: str
     load: float
     timed_out: bool = False
+    tree_rss_mb: float | None = None  # the process and its workers: the largest sum of RSS seen
+    tree_pss_mb: float | None = None  # the same in PSS (pages a forked worker shares are split)
+
+
+class TreeMemory(threading.Thread):
+    """Samples a process and its descendants (the worker processes) every `interval` seconds from
+    /proc: the highest sum of their RSS, and of their PSS, which counts a page that forked
+    workers share with the parent once. Sampling can miss a peak shorter than the interval;
+    the parent's own peak comes exactly from wait4."""
+
+    def __init__(self, pid: int, interval: float = 0.02) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.interval = pid, interval
+        self.rss_kb = self.pss_kb = 0
+        self.seen = os.path.exists(f"/proc/{pid}/smaps_rollup")
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while self.seen and not self._done.is_set():
+            rss = pss = 0
+            for pid in self._tree():
+                fields = _rollup(pid)
+                rss += fields.get("Rss", 0)
+                pss += fields.get("Pss", 0)
+            self.rss_kb, self.pss_kb = max(self.rss_kb, rss), max(self.pss_kb, pss)
+            self._done.wait(self.interval)
+
+    def _tree(self) -> list[int]:
+        found, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
+                        todo += [int(c) for c in f.read().split()]
+            except OSError:
+                continue
+        return found
+
+    def stop(self) -> tuple[float | None, float | None]:
+        self._done.set()
+        self.join()
+        if not self.seen or not self.rss_kb:
+            return None, None
+        return self.rss_kb / 1024, self.pss_kb / 1024
+
+
+def _rollup(pid: int) -> dict[str, int]:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+            lines = f.read().splitlines()[1:]
+    except OSError:
+        return {}
+    return {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in lines) if k in ("Rss", "Pss")}
 
 
 def run_process(cmd: list[str], timeout: float) -> Measured:
-    """Run `cmd`, wait for it with wait4 and return its wall and CPU time and its own max RSS."""
+    """Run `cmd`, wait for it with wait4 and return its wall and CPU time (workers included), its
+    own max RSS, and the whole process tree's peak memory, sampled."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
+        tree = TreeMemory(proc.pid)
+        tree.start()
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
         try:
@@ -81,19 +146,21 @@ def run_process(cmd: list[str], timeout: float) -> Measured:
             raise
         finally:
             timer.cancel()
+            tree_rss, tree_pss = tree.stop()
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         tail = err.read()[-2000:].decode("utf-8", "replace")
+    # wait4's usage counts the workers the process reaped (CPU summed; max RSS is the largest one's)
     return Measured(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode,
-                    tail, load, timed_out=seconds >= timeout)
+                    tail, load, timed_out=seconds >= timeout, tree_rss_mb=tree_rss, tree_pss_mb=tree_pss)
 
 
 def measure(size: int, route: str, tool: str, cmd: list[str], repeat: int, timeout: float,
             check_lines: Path | None = None) -> Result:
     """Up to `repeat` runs (fewer when a run is long); the best wall time, the highest peak RSS."""
     best: Measured | None = None
-    times, rss = [], 0.0
+    times, rss, tree_rss, tree_pss = [], 0.0, 0.0, 0.0
     for _ in range(repeat):
         m = run_process(cmd, timeout)
         if m.returncode != 0:
@@ -103,19 +170,22 @@ def measure(size: int, route: str, tool: str, cmd: list[str], repeat: int, timeo
             return Result(size, route, tool, None, m.peak_rss_mb, ok=False, note=why)
         times.append(round(m.seconds, 3))
         rss = max(rss, m.peak_rss_mb)
+        tree_rss, tree_pss = max(tree_rss, m.tree_rss_mb or 0), max(tree_pss, m.tree_pss_mb or 0)
         best = m if best is None or m.seconds < best.seconds else best
         if m.seconds > REPEAT_UNDER_S:
             break
     assert best is not None
     result = Result(size, route, tool, best.seconds, rss, cpu_seconds=best.cpu_seconds,
-                    rows_per_s=size / best.seconds, load=best.load, runs=times)
+                    rows_per_s=size / best.seconds, load=best.load, runs=times,
+                    tree_rss_mb=max(tree_rss, rss) if tree_rss else None, tree_pss_mb=tree_pss or None)
     if check_lines is not None:
         with open(check_lines, "rb") as f:
             lines = sum(1 for _ in f)
         if lines != size:
             result.ok, result.note = False, f"wrote {lines} lines, expected {size}"
     print(f"  {route:<22} {tool:<9} {best.seconds:7.2f} s {best.cpu_seconds:7.2f} cpu-s "
-          f"{result.rows_per_s:>9,.0f} rows/s {rss:7.0f} MB  load {best.load:.1f} {result.note}", flush=True)
+          f"{result.rows_per_s:>9,.0f} rows/s {rss:7.0f} MB (tree {fmt(result.tree_rss_mb, '.0f', '-')} RSS, "
+          f"{fmt(result.tree_pss_mb, '.0f', '-')} PSS)  load {best.load:.1f} {result.note}", flush=True)
     return result
 
 
@@ -157,6 +227,7 @@ class Bench:
         self.max_mb = args.max_gb * 1024
         self.max_seconds = args.max_route_seconds
         self.vendors = args.vendors
+        self.writers_only = args.writers
         self.results: list[Result] = []
         (BENCH / "out").mkdir(exist_ok=True)
         self.work = Path(tempfile.mkdtemp(prefix="evalconv-bench-", dir=BENCH / "out"))
@@ -213,6 +284,11 @@ class Bench:
         csv_out, jsonl_back, json_out = self.out("set.csv"), self.out("back.jsonl"), self.out("set.json")
 
         self.ec(size, "JSONL -> CSV", [str(src), "--from", "jsonl", "--to", "csv", "-o", str(csv_out)])
+        if self.writers_only:
+            for fmt in self._vendor_formats():
+                self.vendor(size, src, fmt)
+            self._clean("set.csv")
+            return
         self.script(size, "JSONL -> CSV", "jsonl2csv", src, self.out("script.csv"))
         self.pandas_route(size, "JSONL -> CSV", "jsonl2csv", src, self.out("pandas.csv"))
 
@@ -305,6 +381,9 @@ def compute_ratios(results: list[Result]) -> None:
         pandas = find(r.size, r.route, "pandas")
         if pandas and r.tool != "pandas":
             r.pandas_vs = pandas.seconds / r.seconds
+        csv = find(r.size, "JSONL -> CSV", "evalconv")
+        if csv and r.tool == "evalconv" and r.route.startswith("JSONL -> ") and r.route != "JSONL -> CSV":
+            r.vs_csv = r.seconds / csv.seconds
 
 
 def machine() -> dict:
@@ -324,13 +403,15 @@ def fmt(value: float | None, pattern: str, missing: str = "") -> str:
 
 def table(results: list[Result]) -> str:
     head = ("| rows | route | tool | wall s | rows/s | CPU s | x script (wall) | x script (CPU) "
-            "| pandas / this | peak RSS MB | note |\n|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+            "| pandas / this | x JSONL->CSV | peak RSS MB | tree RSS MB | tree PSS MB | note |\n"
+            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
     lines = []
     for r in results:
         lines.append(f"| {r.size:,} | {r.route} | {r.tool} | {fmt(r.seconds, '.2f', '-')} "
                      f"| {fmt(r.rows_per_s, ',.0f', '-')} | {fmt(r.cpu_seconds, '.2f', '-')} "
                      f"| {fmt(r.vs_script, '.2f')} | {fmt(r.cpu_vs_script, '.2f')} "
-                     f"| {fmt(r.pandas_vs, '.1f')} | {fmt(r.peak_rss_mb, ',.0f', '-')} | {r.note} |")
+                     f"| {fmt(r.pandas_vs, '.1f')} | {fmt(r.vs_csv, '.2f')} | {fmt(r.peak_rss_mb, ',.0f', '-')} "
+                     f"| {fmt(r.tree_rss_mb, ',.0f', '-')} | {fmt(r.tree_pss_mb, ',.0f', '-')} | {r.note} |")
     return head + "\n".join(lines) + "\n"
 
 
@@ -371,6 +452,14 @@ def targets(results: list[Result], streaming_vendors: list[str]) -> list[dict]:
         else:
             add(f"{route}: peak memory under 150 MB at {biggest:,} rows", f"{r.peak_rss_mb:,.0f} MB",
                 r.peak_rss_mb < 150)
+    for r in results:
+        if r.vs_csv is not None and r.size >= 50_000:  # below, start-up dominates both
+            add(f"{r.route} within 2x of JSONL -> CSV ({r.size:,} rows)", f"{r.vs_csv:.2f}x", r.vs_csv <= 2)
+    for route in ("JSONL -> CSV", "validate JSONL"):
+        r = next((r for r in results if (r.size, r.route, r.tool) == (biggest, route, "evalconv")), None)
+        if r is not None and r.tree_pss_mb is not None:
+            add(f"{route}: the process tree (parent + workers) under 150 MB at {biggest:,} rows",
+                f"{r.tree_pss_mb:,.0f} MB PSS ({r.tree_rss_mb:,.0f} MB RSS summed)", r.tree_pss_mb < 150)
     for size in sorted({r.size for r in results if r.size >= 100_000}):
         one = next((r for r in results if r.size == size and r.route.endswith("-j 1") and r.ok and r.seconds), None)
         two = next((r for r in results if r.size == size and r.route.endswith("-j 2") and r.ok and r.seconds), None)
@@ -410,6 +499,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--evalconv", default="evalconv", help="the evalconv command (default: the installed CLI)")
     parser.add_argument("--vendors", type=lambda s: s.split(","), help="only these vendor formats")
     parser.add_argument("--no-pandas", action="store_true")
+    parser.add_argument("--writers", action="store_true",
+                        help="only JSONL -> CSV and JSONL -> each vendor (and back): the vendor writers' ratios")
     parser.add_argument("--max-gb", type=float, default=6.0,
                         help="skip a run whose peak memory, projected from a smaller size, is above this")
     parser.add_argument("--max-route-seconds", type=float, default=240.0,
