@@ -12,7 +12,7 @@ from .. import __version__
 from ..canonical import jsonvalue
 
 MAX_BARS = 24        # a chart draws this many values; the rest are listed under it
-LABEL_CHARS = 26     # a bar label longer than this is cut (the full text is in its tooltip)
+LABEL_CHARS = 31     # a bar label longer than this is cut (the full text is in its tooltip)
 NONE_LABELS = ("(none)", "(other values)")
 
 PALETTES = {  # value -> colour, for slices whose values have a meaning of their own
@@ -164,7 +164,7 @@ def bar_chart(name: str, counts: dict[str, int], *, total: int, link: Any = None
     items = list(counts.items())
     shown, rest = items[:limit], items[limit:]
     top = max((n for _, n in shown), default=0) or 1
-    width, label_w, num_w, row_h, bar_h = 560, 200, 88, 24, 15
+    width, label_w, num_w, row_h, bar_h = 560, 226, 82, 24, 15
     bar_w = width - label_w - num_w
     rows = []
     for i, (value, count) in enumerate(shown):
