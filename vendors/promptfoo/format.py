@@ -22,6 +22,7 @@ from evalconv.canonical.source import Lines, SourceRow
 from . import files
 from .config import check_config_option, write_config
 from .csv_tests import HEADER, csv_assertion, place_csv
+from .emit import dump_item
 from .oracle import oracle_table
 from .write import STARTERS, Placement, attach_metadata, place
 
@@ -138,7 +139,7 @@ class PromptfooWriter:
         if self._kind == "json":
             body = jsonvalue.dumps(test, indent=True).replace("\n", "\n  ")
             return ("[\n  " if self._count == 0 else ",\n  ") + body
-        return yaml.dump([test], Dumper=_FAST_DUMPER, allow_unicode=True, sort_keys=False, width=1_000_000)
+        return dump_item(test, _FAST_DUMPER, _YAML_BREAKS)
 
     def close(self) -> None:
         if self._kind == "json":
