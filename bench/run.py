@@ -319,7 +319,7 @@ class Bench:
         name, ext = fmt["name"], fmt["extensions"][0] if fmt["extensions"] else ".out"
         dst = self.out(f"set{ext}" if ext.startswith(".") else f"set.{ext}")
         written = self.ec(size, f"JSONL -> {name}", [str(src), "--from", "jsonl", "--to", name, "-o", str(dst)])
-        if fmt["read"] and written.ok and dst.exists():
+        if fmt["read"] and written.ok and dst.exists() and not self.writers_only:
             back = self.out("vendor-back.jsonl")
             read = self.ec(size, f"{name} -> JSONL", [str(dst), "--from", name, "--to", "jsonl", "-o", str(back)])
             if not fmt.get("streaming"):
@@ -500,7 +500,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vendors", type=lambda s: s.split(","), help="only these vendor formats")
     parser.add_argument("--no-pandas", action="store_true")
     parser.add_argument("--writers", action="store_true",
-                        help="only JSONL -> CSV and JSONL -> each vendor (and back): the vendor writers' ratios")
+                        help="only JSONL -> CSV and JSONL -> each vendor: the vendor writers' ratios")
     parser.add_argument("--max-gb", type=float, default=6.0,
                         help="skip a run whose peak memory, projected from a smaller size, is above this")
     parser.add_argument("--max-route-seconds", type=float, default=240.0,

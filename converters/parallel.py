@@ -15,7 +15,6 @@ temp file and its lock must not outlive a killed parent. Workers go when the par
 from __future__ import annotations
 
 import codecs
-import contextlib
 import io
 import os
 from array import array

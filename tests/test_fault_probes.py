@@ -492,3 +492,14 @@ def test_a_jsonl_file_holding_only_a_bom_is_an_empty_set(tmp_path, content):
     assert "0 rows written" in one_line(done.stderr)
     checked = run(["validate", source])
     assert checked.returncode == 0 and b"0 rows, 0 errors" in checked.stdout
+
+
+def test_the_pool_knows_its_workers_without_the_executors_private_attributes():
+    from evalconv.pools import WorkerPool, start_method
+
+    forked = start_method() == "fork"
+    with WorkerPool(2) as pool:
+        ran = {f.result(timeout=WAIT_SECONDS) for f in [pool.submit(os.getpid) for _ in range(6)]}
+        known = pool.worker_pids()  # each worker reports itself as it starts
+        assert ran <= known and 1 <= len(known) <= 2
+        assert not forked or known <= set(children(os.getpid()))
