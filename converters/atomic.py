@@ -225,8 +225,8 @@ def together() -> Iterator[list[AtomicOutput]]:
     for i, out in enumerate(group):
         try:
             out.publish()
-        except (WriteError, OSError) as err:
-            for rest in group[i + 1:]:
+        except BaseException as err:  # a failed rename, or Ctrl-C: the rest are not published
+            for rest in group[i:]:
                 rest.abort()
             if not done or not isinstance(err, WriteError):
                 raise
