@@ -154,3 +154,20 @@ def test_a_declared_option_reaches_the_writer():
 def test_output_suffix_defaults_to_the_first_extension():
     assert REGISTRY.get("deepeval").output_suffix == ".deepeval.json"
     assert all(f.output_suffix for f in REGISTRY.all() if f.can_write)
+
+
+def test_canonical_imports_nothing_from_the_application_layer():
+    """canonical/ is the bottom layer: the registry, API, reports and CLI build on it, never the reverse."""
+    import ast
+
+    for path in sorted((ROOT / "canonical").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] if node.level == 0 else []
+                assert node.level <= 1, f"{path.name} imports from outside canonical/ ({node.module})"
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            assert not [n for n in names if n.split(".")[0] in ("evalconv", "converters", "vendors")], (
+                f"{path.name} imports {names}")
