@@ -10,7 +10,7 @@ from . import parallel
 from .atomic import AtomicOutput, target_kind, together
 from .canonical import jsonvalue
 from .canonical.errors import UsageError, WriteError
-from .canonical.format import Format
+from .canonical.format import Format, RowWriter
 from .canonical.row import Row
 from .canonical.validator import Checked, Validator
 from .registry import REGISTRY
@@ -41,31 +41,27 @@ def read(path: str, *, from_: str | None = None, encoding: str | None = None) ->
         return ReadResult(fmt.name, valid, log, report)
 
 
-def _write_row(writer: Any, row: Row) -> None:
+def _write_row(writer: RowWriter, row: Row) -> None:
     try:
         writer.write(row)
     except jsonvalue.JSONValueError as err:  # rows built in code can hold NaN; read rows cannot
         raise WriteError(f"row '{row.id}' cannot be written: {err}") from None
 
 
-def _committed(writer: Any) -> None:
-    hook = getattr(writer, "committed", None)
-    if hook is not None:
-        hook()
-
-
 def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> LossReport:
-    """Write valid rows atomically (`path=None`: standard output); returns the loss report."""
+    """Write valid rows atomically (`path=None`: standard output); returns the loss report.
+    `options`: the target format's declared writer options, e.g. `excel_safe=True` for CSV."""
     fmt = _writer_format(to)
+    writer_options = REGISTRY.writer_options(fmt, path, options)
     report = LossReport(fmt.name, path)
     with AtomicOutput(path) as out:
-        writer = fmt.open_writer(out.stream, report, {"path": path, **options})
+        writer = fmt.open_writer(out.stream, report, writer_options)
         for row in rows:
             _write_row(writer, row)
             report.rows += 1
         writer.close()
         out.commit()
-        _committed(writer)
+        fmt.committed(writer, writer_options)
     return report
 
 
@@ -212,18 +208,18 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     ledger_file = (ledger or ledger_path_for(source, output)) if keep_going else None
     check_written_paths(source, {"the output": output, "the ledger": ledger_file, "the report": report})
     fmt_out = _writer_format(to)
+    writer_options = REGISTRY.writer_options(fmt_out, output, options)
     loss = LossReport(fmt_out.name, output) if report_ids else LossReport.counting(fmt_out.name, output)
     log = FindingLog()
     rejects = _RejectLedger(ledger_file) if ledger_file else None
     try:
-        writer_options = {"path": output, **options}
         with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \
                 parallel.checked_rows(source, fmt_in.name, rows, to=fmt_out.name, encoding=encoding, jobs=jobs,
                                       label=label(source), options=writer_options) as checker, \
                 AtomicOutput(output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
             validator = Validator(source=label(source))
-            row_writer = checker.row_writer(writer, out)
+            row_writer = checker.row_writer(writer, out)  # a Row, or text the workers wrote
             valid_rows = 0
             for checked in checker.checked(validator):
                 if checked.findings:
@@ -241,7 +237,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
             if write_it:
                 with together():
                     out.commit()
-                    _committed(writer)  # a promptfoo config
+                    fmt_out.committed(writer, writer_options)  # a promptfoo config
                     ledger_file = rejects.commit() if rejects is not None else None
                     if report:
                         _write_report(report, loss)
