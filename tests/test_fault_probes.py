@@ -30,6 +30,8 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="POSIX signals, 
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount, mknod); CI runs as root")
 VENDORS = ["promptfoo", "deepeval", "langsmith", "braintrust"]
+SUFFIX = {"csv": ".csv", "json": ".json", "jsonl": ".jsonl", "promptfoo": ".yaml", "deepeval": ".json",
+          "langsmith": ".jsonl", "braintrust": ".jsonl"}
 
 
 def run(args: list, *, stdin=None, env=None, timeout: float = WAIT_SECONDS, **kwargs) -> subprocess.CompletedProcess:
@@ -272,7 +274,7 @@ def fill(folder: Path, leave: int = 0) -> None:
 @pytest.mark.parametrize("old", [False, True], ids=["new-target", "old-target"])
 def test_a_full_disk_leaves_no_temp_file_and_names_the_output(small_set, mount_tmpfs, to, old):
     disk = mount_tmpfs("disk")
-    target = disk / f"set.{to}"
+    target = disk / f"set{SUFFIX[to]}"
     if old:
         target.write_bytes(b"old\n")
     done = run([small_set, "--to", to, "-o", target])
@@ -298,7 +300,7 @@ def test_a_side_output_that_cannot_be_written_publishes_nothing(mount_tmpfs, tmp
     where = mount_tmpfs("side", read_only=fault == "read-only")
     if fault == "full":
         fill(where)
-    main = tmp_path / "main" / "tests.out"
+    main = tmp_path / "main" / ("tests.yaml" if kind == "--config" else "tests.jsonl")
     main.parent.mkdir()
     main.write_bytes(b"old\n")
     args, side = side_output_args(kind, where, tmp_path)
