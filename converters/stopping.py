@@ -54,10 +54,18 @@ def _on_signal(signum: int, frame: Any) -> None:
 
 def finishing() -> None:
     """The run is over (its outputs published or discarded): a signal now is ignored, so
-    nothing interrupts the interpreter's shutdown."""
+    nothing interrupts the interpreter's shutdown. Ignored by the OS, not just by the handler:
+    Python puts the default handlers back as it shuts down, and a Ctrl-C landing then would kill
+    the process (exit -2) after its one line was printed."""
     global _stopping_since
     if _stopping_since is None:
         _stopping_since = time.monotonic()
+    if signal.getsignal(signal.SIGINT) is _on_signal:
+        try:
+            for signum in EXIT_CODES:
+                signal.signal(signum, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            pass
 
 
 def signal_of(err: BaseException) -> int:
