@@ -47,7 +47,7 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
     fails or rows are invalid; 2 on usage errors or unreadable files.
     """
     if html_path is not None:
-        _check_page_path(html_path, targets)
+        check_page_path(html_path, targets)
     result = coverage.stats(targets, by=by, from_=from_, encoding=encoding, include=include, exclude=exclude,
                             samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on)
     data = result.to_json()
@@ -75,7 +75,7 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
     sys.exit(result.exit_code)
 
 
-def _check_page_path(path: str, targets: tuple[str, ...]) -> None:
+def check_page_path(path: str, targets: tuple[str, ...]) -> None:
     import os
 
     if os.path.isdir(path):
