@@ -32,6 +32,8 @@ MULTI_NOTE = "a row counts once under each of its values, so the counts add up t
               help="A case family with fewer cases is a thin-family gap.")
 @click.option("--samples", type=click.IntRange(0, 1000), default=coverage.DEFAULT_SAMPLES, show_default=True,
               help="Rows kept behind each value for drill-down (JSON and the page).")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
+              help="Worker processes for a large JSONL file (default up to 2; 1 is serial).")
 @from_option
 @click.option("--include", multiple=True, metavar="GLOB", help="In folders, count only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="In folders, leave matching files out.")
@@ -39,7 +41,7 @@ MULTI_NOTE = "a row counts once under each of its values, so the counts add up t
 @handles_errors
 def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: str, html_path: str | None,
                   minimums: tuple[str, ...], fail_on: tuple[str, ...], family_min: int, samples: int,
-                  from_: str | None, include: tuple[str, ...], exclude: tuple[str, ...],
+                  jobs: int | None, from_: str | None, include: tuple[str, ...], exclude: tuple[str, ...],
                   encoding: str | None) -> None:
     """Count a set's rows by slice, list its coverage gaps, and gate on them.
 
@@ -49,7 +51,8 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
     if html_path is not None:
         check_page_path(html_path, targets)
     result = coverage.stats(targets, by=by, from_=from_, encoding=encoding, include=include, exclude=exclude,
-                            samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on)
+                            samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on,
+                            jobs=jobs)
     data = result.to_json()
     for line in result.unreadable:
         click.echo(f"evalconv: error: {line}", err=True)
