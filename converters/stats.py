@@ -54,6 +54,7 @@ KNOWN_VALUES: dict[str, tuple[str, ...]] = {
     "metadata.gate": ("release", "trend"),
 }
 DETERMINISTIC = AUTOMATED_NO_MODEL
+IMPLIED_BY_ORACLE = {oracle: implied_evaluator(oracle) for oracle in ADMISSIBILITY}
 
 GAP_CODES = {
     "invalid-rows": "rows the schema rejects (not counted; run `evalconv validate`)",
@@ -116,7 +117,7 @@ def preview(value: Any) -> str:
         if isinstance(last, dict) and isinstance(last.get("content"), str):
             value = last["content"]
     text = value if isinstance(value, str) else jsonvalue.dumps(value)
-    text = " ".join(text.split())
+    text = " ".join(text[:2 * PREVIEW_CHARS].split())
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
 
 
@@ -127,7 +128,7 @@ class Tally:
     under `_JSON`), one dict increment a row; `expand` turns raw values into the values a row
     counts under once, at the end. Past `RAW_CAP` raw values a new one is expanded at once."""
 
-    __slots__ = ("pair", "samples", "raw", "expanded", "rows", "capped", "multi")
+    __slots__ = ("pair", "samples", "raw", "expanded", "rows", "capped", "multi", "wanted")
 
     def __init__(self, samples: int, pair: bool = False) -> None:
         self.pair = pair
@@ -137,6 +138,14 @@ class Tally:
         self.rows: dict[Any, list[dict[str, Any]]] = {}
         self.capped = False
         self.multi = False
+        self.wanted: set[Any] | None = None  # in a worker: the only raw values still wanting rows
+
+    def still_wanted(self) -> set[Any] | None:
+        """The raw values whose rows a later chunk can still add: None (any) until the budget
+        of values is spent, then the kept values short of `samples` rows."""
+        if len(self.rows) < SAMPLED_VALUES:
+            return None
+        return {raw for raw, kept in self.rows.items() if len(kept) < self.samples}
 
     def add_new(self, raw: Any, n: int = 1) -> None:
         if len(self.raw) < RAW_CAP:
@@ -182,10 +191,21 @@ class Tally:
 
     def merge(self, other: "Tally", adjust: Any) -> None:
         """Add a later part of the file's counts (a worker's chunk); `adjust` fixes its sample rows."""
+        mine, room = self.raw, RAW_CAP - len(self.raw)
         for raw, n in other.raw.items():
-            self.add_raw(raw, n)
+            if raw in mine:
+                mine[raw] += n
+            elif room > 0:
+                mine[raw] = n
+                room -= 1
+            else:
+                self.add_new(raw, n)
+        expanded = self.expanded
         for key, n in other.expanded.items():
-            self._count(key, n)
+            if key in expanded:
+                expanded[key] += n
+            else:
+                self._count(key, n)
         for raw, entries in other.rows.items():
             kept = self.rows.get(raw)
             if kept is None:
@@ -350,11 +370,8 @@ class _Counter:
 
     CASE, METADATA, NESTED, EVALUATOR = range(4)
 
-    def __init__(self, slices: list[str], crosstabs: list[tuple[str, str]], samples: int,
-                 sampled_values: int = SAMPLED_VALUES) -> None:
-        # A worker counting one chunk keeps rows for every value it meets (a chunk is small), so
-        # that adding chunks up keeps the rows of the file's first values, as one pass would.
-        self.sampled_values = sampled_values
+    def __init__(self, slices: list[str], crosstabs: list[tuple[str, str]], samples: int) -> None:
+        self.sampled_values = SAMPLED_VALUES  # a worker's chunk keeps rows for all its values
         self.tallies = {n: Tally(samples) for n in slices}
         self.plan = [(self.tallies[n], *self._where(n)) for n in slices]
         # a cross-tab's two slices are always slices too: it reuses their raw values
@@ -421,6 +438,10 @@ class _Counter:
                 raw = (case if where == 0 else metadata).get(key)
                 if raw is not None and raw.__class__ is not str:
                     raw = _raw(raw)
+            elif where == 3:  # EVALUATOR
+                raw = case.get("evaluator")
+                if raw is None:
+                    raw = (_IMPLIED, case["oracleType"])
             else:
                 raw = raw_of(where, key, metadata, case)
             if raws is not None:
@@ -435,7 +456,8 @@ class _Counter:
             if n < limit:  # this raw value may still want sample rows
                 kept = tally.rows.get(raw)
                 if kept is None:
-                    if n or len(tally.rows) >= self.sampled_values:
+                    if n or len(tally.rows) >= self.sampled_values or (
+                            tally.wanted is not None and raw not in tally.wanted):
                         continue
                     kept = tally.rows[raw] = []
                 if len(kept) < limit:
@@ -453,7 +475,8 @@ class _Counter:
                 counts[raw] = n + 1
             if n < limit:
                 kept = tally.rows.get(raw)
-                if kept is None and not n and len(tally.rows) < self.sampled_values:
+                if kept is None and not n and len(tally.rows) < self.sampled_values and (
+                        tally.wanted is None or raw in tally.wanted):
                     kept = tally.rows[raw] = []
                 if kept is not None and len(kept) < limit:
                     if sample is None:
@@ -477,7 +500,7 @@ class _Counter:
         evaluator = case.get("evaluator")
         implied = evaluator is None
         if implied:
-            evaluator = implied_evaluator(oracle)
+            evaluator = IMPLIED_BY_ORACLE[oracle]
         if evaluator == "llm-judge":
             gaps["judge-needs-validation"].add(row_id, limit)
             self.judge_implied += implied
