@@ -176,5 +176,7 @@ def test_roundtrip_page_shows_the_gate(browser, roundtrip_page):
     expected: dict = {}
     for p in failing["problems"]:
         expected.setdefault((p["path"], p["problem"]), []).append(p["id"])
-    assert rows["cells"] == [[path, problem, str(len(ids)), ", ".join(ids)] for (path, problem), ids in expected.items()]
-    assert browser.eval("[...document.querySelectorAll('#failed li')].map(li => li.dataset.code)") == ["dishonest: fail"]
+    assert rows["cells"] == [[path, problem, str(len(ids)), ", ".join(ids)]
+                             for (path, problem), ids in expected.items()]
+    codes = browser.eval("[...document.querySelectorAll('#failed li')].map(li => li.dataset.code)")
+    assert codes == ["dishonest: fail"]

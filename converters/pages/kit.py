@@ -12,6 +12,7 @@ from .. import __version__
 from ..canonical import jsonvalue
 
 MAX_BARS = 24        # a chart draws this many values; the rest are listed under it
+MAX_TABLE_ROWS = 300  # the values listed under a chart (the embedded JSON has them all)
 LABEL_CHARS = 31     # a bar label longer than this is cut (the full text is in its tooltip)
 NONE_LABELS = ("(none)", "(other values)")
 
@@ -79,7 +80,8 @@ table.heat td.total,table.heat th.total{color:var(--muted);text-align:center}
 .drill .close{font-size:12px;white-space:nowrap}
 .grouped table{table-layout:fixed}
 .grouped th:nth-child(1){width:26%}.grouped th:nth-child(2){width:24%}.grouped th:nth-child(3){width:64px}
-.drill span.id,.drill td.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;font-size:12px}
+.drill span.id,.drill td.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;
+font-size:12px}
 .drill td.where{color:var(--muted);font-size:12px;white-space:nowrap}
 ul.gaps{list-style:none;margin:0;padding:0}
 ul.gaps li{display:flex;gap:10px;align-items:flex-start;padding:8px 2px;border-bottom:1px solid var(--line)}
@@ -193,12 +195,14 @@ def bar_chart(name: str, counts: dict[str, int], *, total: int, link: Any = None
     svg = (f'<svg class="chart" data-slice="{esc(name)}" viewBox="0 0 {width} {height}" role="img" '
            f'aria-label="{esc(name)}: rows by value" xmlns="http://www.w3.org/2000/svg">{"".join(rows)}</svg>')
     if rest:
-        svg += (f'<p class="more">{len(rest)} more values ({sum(n for _, n in rest)} rows) are in the table '
-                f'below.</p>')
+        svg += f'<p class="more">{len(rest)} more values ({sum(n for _, n in rest)} rows): see the table below.</p>'
     if len(items) > 8:
-        body = [[esc(v), f'<span data-count="{n}">{n}</span>'] for v, n in items]
-        svg += (f'<details><summary>All {len(items)} values as a table</summary>'
-                f'{table(["value", "rows"], body, numeric=(1,))}</details>')
+        body = [[esc(v), f'<span data-count="{n}">{n}</span>'] for v, n in items[:MAX_TABLE_ROWS]]
+        cut = (f'<p class="more">The first {MAX_TABLE_ROWS} of {len(items)} values; the embedded JSON has '
+               f'them all.</p>' if len(items) > MAX_TABLE_ROWS else "")
+        what = f"All {len(items)} values" if len(items) <= MAX_TABLE_ROWS else f"The first {MAX_TABLE_ROWS} values"
+        svg += (f'<details><summary>{what} as a table</summary>'
+                f'{table(["value", "rows"], body, numeric=(1,))}{cut}</details>')
     return svg
 
 
