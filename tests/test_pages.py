@@ -180,3 +180,11 @@ def test_roundtrip_page_shows_the_gate(browser, roundtrip_page):
                              for (path, problem), ids in expected.items()]
     codes = browser.eval("[...document.querySelectorAll('#failed li')].map(li => li.dataset.code)")
     assert codes == ["dishonest: fail"]
+
+
+def test_roundtrip_html_is_refused_before_anything_runs(tmp_path):
+    result = run("roundtrip", GOLDEN / "support-agent.jsonl", "--via", "jsonl", "--html", tmp_path / "no" / "p.html")
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+    page = tmp_path / "p.html"
+    result = run("roundtrip", GOLDEN / "support-agent.jsonl", "--via", "jsonl", "--html", page)
+    assert result.exit_code == 0 and page.read_text(encoding="utf-8").startswith("<!doctype html>")

@@ -141,6 +141,8 @@ def text(data: dict[str, Any]) -> str:
         width = min(max((len(k) for k, _ in shown), default=0), 40)
         digits = max((len(str(n)) for _, n in shown), default=1)
         out += ["", name] + [f"  # {note}" for note in _notes(name, data)]
+        if not counts:
+            out.append("  (no rows)")
         for key, n in shown:
             label = key if len(key) <= width else key[:width - 1] + "…"
             out.append(f"  {label.ljust(width)}  {str(n).rjust(digits)}  {_share(n, rows)}  {_bar(n, top)}".rstrip())
