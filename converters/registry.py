@@ -94,7 +94,7 @@ for _name, _target in (("csv", "evalconv.canonical.csv_format:FORMAT"),
                        ("json", "evalconv.canonical.json_format:JSON_FORMAT"),
                        ("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT")):
     REGISTRY.register(_name, _target, fallback=True)
-for _vendor in ("promptfoo", "deepeval", "langsmith", "braintrust"):
+for _vendor in ("promptfoo", "deepeval", "langsmith", "braintrust", "inspect", "ragas"):
     if find_spec(f"evalconv.vendors.{_vendor}") is not None:
         REGISTRY.register(_vendor, f"evalconv.vendors.{_vendor}:FORMAT")
 
