@@ -42,10 +42,9 @@ REASONS = {
 
 def _case_entry(name: str) -> FieldLoss:
     if name == "evaluationCriteria":
-        return FieldLoss("$.metadata.case.evaluationCriteria", "native",
-                         "target (a rubric case without expected): one target per criterion",
-                         "model_graded_qa hands the target to the judge as its grading guidance; "
-                         "the profile copy is also carried in metadata.case")
+        return FieldLoss("$.metadata.case.evaluationCriteria", "carried", "metadata.case.evaluationCriteria; "
+                         "a rubric case without expected also gets one target per criterion",
+                         _CASE_REASON + "; as targets, model_graded_qa hands them to the judge as its guidance")
     if name == "extensions":
         return FieldLoss("$.metadata.case.extensions", "carried", "metadata.case.extensions; "
                          "extensions.inspect.{choices, sandbox, files, setup, description} also native",

@@ -52,6 +52,8 @@ def extension(row: Row) -> dict[str, Any]:
 
 def build_sample(row: Row, report: Any, *, csv_cells: bool = False) -> dict[str, Any]:
     """The Inspect sample of one row; `csv_cells` gives csv_dataset's text cells instead."""
+    if csv_cells and "\x00" in row.id:
+        raise WriteError(f"row {row.id!r}: a NUL cannot stand in an Inspect CSV id; write JSONL", field="$.id")
     envelope: dict[str, Any] = {}
     ext = extension(row)
     sample: dict[str, Any] = {"id": _sample_id(row.id, ext)}
@@ -78,7 +80,7 @@ def _sample_id(row_id: str, ext: dict[str, Any]) -> str | int:
 
 def _input(row: Row, envelope: dict[str, Any], report: Any, csv_cells: bool) -> Any:
     value = row.input
-    if isinstance(value, str):
+    if isinstance(value, str) and not (csv_cells and "\x00" in value):
         if value == "":
             raise WriteError(f"row '{row.id}': Inspect refuses an empty input ('No input in dataset')",
                              field="$.input")
@@ -102,7 +104,9 @@ def _target(row: Row, envelope: dict[str, Any], report: Any, csv_cells: bool) ->
     expected = row.expected
     why = {"expected-tool-calls": "expected.calls", "expected-final-state": "expected.state",
            "expected-behavior-only": "expected.behavior"}.get(oracle)
-    if why is None and isinstance(expected, str):
+    if why is None and isinstance(expected, str) and csv_cells and "\x00" in expected:
+        why = "expected.text"  # a NUL cannot stand in a CSV line: JSON text escapes it
+    elif why is None and isinstance(expected, str):
         if expected:
             return expected
         why = "expected.empty"
