@@ -42,6 +42,7 @@ REASONS = {
                     "the exact input is " + _CARRIED,
     "expected.text": "a Ragas reference is text: the JSON text of this value is written; the exact value "
                      "is " + _CARRIED,
+    "expected.empty": "an empty Ragas reference reads as none; the empty text is " + _CARRIED,
     "expected.set": "Ragas has no acceptable-set check (its reference is one answer); the set is "
                     + _CARRIED,
     "expected.calls": "single-turn Ragas samples hold no tool calls; the calls are " + _CARRIED,

@@ -49,7 +49,8 @@ def _csv_rows(first: str, rest: Iterator[str], lines: Lines, report: Any) -> Ite
                 yield SourceRow(None, start, index, parse_problem(
                     f"record has {len(cells)} cells but the header has {len(header)}"))
             else:
-                raw = {k: c for k, c in zip(header, cells) if c != ""}
+                # An empty cell is no value, except user_input: its column is there, so it is text.
+                raw = {k: c for k, c in zip(header, cells) if c != "" or k == "user_input"}
                 try:
                     yield SourceRow(row_value(_decoded(raw), index, report, raw), start, index)
                 except rec.BadRecord as err:
@@ -136,7 +137,7 @@ def _take_edits(value: dict[str, Any], sample: dict[str, Any], multi: bool, repo
                 raw: dict[str, str] | None) -> None:
     """Where a native field differs from what evalconv writes for the carried row, the edit wins."""
     try:
-        written = build_sample(Row.from_json(value), Quiet(), multi)
+        written = build_sample(Row.from_json(value), Quiet(), multi, raw is not None)
     except Exception:  # the carried copy is not a valid row; the validator will say why
         return
     row_id, metadata, case = value["id"], value["metadata"], value["metadata"]["case"]

@@ -45,7 +45,7 @@ def messages_for(value: Any) -> tuple[list[dict[str, Any]], bool]:
     return out, exact and bool(out)
 
 
-def build_sample(row: Row, report: Any, multi: bool) -> dict[str, Any]:
+def build_sample(row: Row, report: Any, multi: bool, csv_cells: bool = False) -> dict[str, Any]:
     env: dict[str, Any] = {"id": row.id}
     sample: dict[str, Any] = {"user_input": _user_input(row, env, report, multi)}
     sample.update(_reference(row, env, report, multi))
@@ -54,7 +54,7 @@ def build_sample(row: Row, report: Any, multi: bool) -> dict[str, Any]:
         if not multi and _texts(metadata.get(key), ids=field.endswith("ids")):
             sample[field] = metadata.pop(key)
     run = metadata.get(RUN_KEY)
-    if not multi and _run_fields(run):
+    if not multi and _run_fields(run) and not (csv_cells and run.get("response") == ""):  # empty cell: no value
         sample.update(metadata.pop(RUN_KEY))
     ext = row.case.get("extensions", {}).get(VENDOR)
     allowed = MULTI_FIELDS if multi else SINGLE_FIELDS
@@ -89,8 +89,8 @@ def _user_input(row: Row, env: dict[str, Any], report: Any, multi: bool) -> Any:
             env["input"] = value
             report.carry("$.input", row.id, REASONS_TURN)
             return [{"content": value, "type": "human"}]
-        if is_chat(value):
-            messages, exact = messages_for(value)
+        messages, exact = messages_for(value) if is_chat(value) else ([], False)
+        if messages:  # a chat of system messages alone has none left: JSON text below
             if not exact:
                 env["input"] = value
                 report.carry("$.input", row.id, REASONS["input.system"])
@@ -107,7 +107,7 @@ def _reference(row: Row, env: dict[str, Any], report: Any, multi: bool) -> dict[
     if not row.has_expected:
         return {}
     oracle, expected = row.case["oracleType"], row.expected
-    if oracle in ("reference-answer", "rubric") and isinstance(expected, str):
+    if oracle in ("reference-answer", "rubric") and isinstance(expected, str) and expected:
         return {"reference": expected}
     if oracle == "expected-tool-calls" and multi and isinstance(expected, list):
         calls = [{"name": c["name"], "args": c.get("arguments", {})} for c in expected
@@ -118,6 +118,10 @@ def _reference(row: Row, env: dict[str, Any], report: Any, multi: bool) -> dict[
             env["expected"] = expected
             report.carry("$.expected", row.id, REASONS["expected.args"])
         return {"reference_tool_calls": calls}
+    if expected == "":
+        env["expected"] = expected
+        report.carry("$.expected", row.id, REASONS["expected.empty"])
+        return {}
     why = {"reference-answer": "expected.text", "rubric": "expected.text", "acceptable-set": "expected.set",
            "expected-tool-calls": "expected.calls"}.get(oracle, "expected.other")
     env["expected"] = expected
@@ -150,7 +154,7 @@ class SampleWriter:
         self._multi = self._multi or is_chat(row.input)
 
     def close(self) -> None:
-        samples = [build_sample(row, self._report, self._multi) for row in self._rows]
+        samples = [build_sample(row, self._report, self._multi, self._variant == "csv") for row in self._rows]
         if self._multi and any(not is_chat(r.input) for r in self._rows):
             self._report.notes.append("the set mixes chat and text inputs; Ragas holds one kind per dataset, "
                                       "so every sample is multi-turn (a text input is one human message)")
@@ -160,6 +164,6 @@ class SampleWriter:
             self._out.write(jsonvalue.dumps(samples, indent=True) + "\n")
         else:
             columns = list(dict.fromkeys(k for s in samples for k in s))
-            writer = csv.writer(self._out, lineterminator="\n")
+            writer = csv.writer(self._out)  # the excel dialect, as to_csv's DictWriter
             writer.writerow(columns)
             writer.writerows([csv_cell(s.get(k)) for k in columns] for s in samples)
