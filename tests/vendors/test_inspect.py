@@ -5,7 +5,6 @@ import io
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import WriteError
@@ -15,23 +14,9 @@ from evalconv.vendors.inspect.read import FieldSpec, read_samples
 from evalconv.reports import ReadReport
 from evalconv.canonical.source import Lines
 from roundtrip_helpers import assert_exact, read_text, write_text
-from strategies import json_values, row_sets, rows, texts
+from strategies import inspect_rows
 
 CARRIED = {f.path for f in FIELD_MAP if f.fate == "carried"}
-ROLES = ["system", "user", "assistant", "tool"]
-chats = st.lists(st.fixed_dictionaries({"role": st.sampled_from(ROLES), "content": texts}), min_size=1,
-                 max_size=3).map(lambda m: {"messages": m})
-
-
-@st.composite
-def inspect_rows(draw):
-    """Rows Inspect can load: any input but the empty text, chat inputs often."""
-    out = []
-    for row in draw(row_sets()):
-        value = row.to_json()
-        value["input"] = draw(st.one_of(chats, texts.filter(bool), json_values.filter(lambda v: v != "")))
-        out.append(Row.from_json(value))
-    return out
 
 
 def case(oracle="reference-answer", **extra):

@@ -3,40 +3,14 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
 from evalconv.vendors.ragas.fields import FIELD_MAP
 from roundtrip_helpers import assert_exact, read_text, write_text
-from strategies import json_values, row_sets, texts
+from strategies import ragas_rows
 
 CARRIED = {f.path for f in FIELD_MAP if f.fate == "carried"}
-chats = st.lists(st.fixed_dictionaries({"role": st.sampled_from(["system", "user", "assistant", "tool"]),
-                                        "content": texts}), min_size=1, max_size=3).map(lambda m: {"messages": m})
-calls = st.lists(st.fixed_dictionaries({"name": texts}, optional={"arguments": st.dictionaries(texts, json_values, max_size=2)}),
-                 max_size=3)
-
-
-@st.composite
-def ragas_rows(draw):
-    """Rows with chat inputs, tool calls, reference contexts and Ragas run output mixed in."""
-    out = []
-    for row in draw(row_sets()):
-        value = row.to_json()
-        if draw(st.booleans()):
-            value["input"] = draw(chats)
-        if value["metadata"]["case"]["oracleType"] == "expected-tool-calls" and draw(st.booleans()):
-            value["expected"] = draw(calls)
-        if draw(st.booleans()):
-            value["metadata"]["referenceContexts"] = draw(st.lists(texts, max_size=3))
-        if draw(st.booleans()):
-            value["metadata"]["ragas_run"] = draw(st.fixed_dictionaries(
-                {}, optional={"response": texts, "retrieved_contexts": st.lists(texts, max_size=2)}))
-        out.append(Row.from_json(value))
-    return out
-
-
 @settings(max_examples=120)
 @pytest.mark.parametrize("variant", ["jsonl", "json", "csv"])
 @given(rows=ragas_rows())
@@ -54,7 +28,7 @@ def case(oracle="reference-answer", **extra):
 
 def samples(rows, variant="jsonl"):
     text, loss = write_text("ragas", [Row.from_json(r) for r in rows], path=f"x.ragas.{variant}")
-    return [jsonvalue.loads(line) for line in text.splitlines()], loss
+    return [jsonvalue.loads(line) for line in text.split("\n")[:-1]], loss
 
 
 def test_reference_contexts_are_labels_and_run_output_goes_back_in_place():

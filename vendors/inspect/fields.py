@@ -36,6 +36,8 @@ REASONS = {
     "expected.behavior": "an expected-behavior-only case has no target in Inspect; the value is carried",
     "expected.csv": "Inspect's CSV holds one target text a sample, so the set is written as JSON text and "
                     "match/includes compare that text; write JSONL to keep one target per member",
+    "csv.cr": "csv_dataset opens the file with universal newlines, so Inspect reads CR LF and CR inside a "
+              "cell as LF; the exact text is carried in metadata.evalconv",
     "criteria.csv": "Inspect's CSV holds one target text: the criteria are joined one per line",
 }
 

@@ -21,7 +21,7 @@ _SAMPLE_KEYS = frozenset(SAMPLE_FIELDS)
 class InspectFormat(Format):
     name = VENDOR
     title = "Inspect AI dataset samples (JSONL, JSON array or CSV, as json_dataset / csv_dataset read them)"
-    extensions = (".inspect.jsonl", ".inspect.json", ".inspect.csv")
+    extensions = (".inspect.jsonl", ".inspect.json", ".inspect.csv", ".jsonl", ".json", ".csv")
     streaming_read = True
     streaming_write = True
     field_map = FIELD_MAP

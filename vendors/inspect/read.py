@@ -147,7 +147,6 @@ def _own_row(sample: dict[str, Any], metadata: dict[str, Any], report: Any, cell
     envelope = envelope if isinstance(envelope, dict) else {}
     meta = {k: v for k, v in metadata.items() if k != rec.ENVELOPE}
     rec.restore_shadowed(meta, envelope, (rec.ENVELOPE,))
-    case = meta["case"]
     value: dict[str, Any] = {"id": row_id}
     value["input"] = envelope["input"] if "input" in envelope else _natural_input(sample["input"])
     target = sample.get("target")

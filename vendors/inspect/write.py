@@ -84,6 +84,9 @@ def _input(row: Row, envelope: dict[str, Any], report: Any, csv_cells: bool) -> 
         if value == "":
             raise WriteError(f"row '{row.id}': Inspect refuses an empty input ('No input in dataset')",
                              field="$.input")
+        if csv_cells and "\r" in value:
+            envelope["input"] = value
+            report.carry("$.input", row.id, REASONS["csv.cr"])
         return value
     messages = None if csv_cells else chat_messages(value)
     if messages is not None:
@@ -107,6 +110,9 @@ def _target(row: Row, envelope: dict[str, Any], report: Any, csv_cells: bool) ->
     if why is None and isinstance(expected, str) and csv_cells and "\x00" in expected:
         why = "expected.text"  # a NUL cannot stand in a CSV line: JSON text escapes it
     elif why is None and isinstance(expected, str):
+        if expected and csv_cells and "\r" in expected:
+            envelope["expected"] = expected
+            report.carry("$.expected", row.id, REASONS["csv.cr"])
         if expected:
             return expected
         why = "expected.empty"

@@ -40,6 +40,9 @@ REASONS = {
                   "is written; the exact value is " + _CARRIED,
     "input.system": "Ragas messages have no system role: the system message is left out of user_input; "
                     "the exact input is " + _CARRIED,
+    "input.order": "Ragas loads a conversation only if each tool message follows an AI message with tool "
+                   "calls (and not one of system messages alone): the JSON text of this chat is written as one "
+                   "human message; the exact value is " + _CARRIED,
     "expected.text": "a Ragas reference is text: the JSON text of this value is written; the exact value "
                      "is " + _CARRIED,
     "expected.empty": "an empty Ragas reference reads as none; the empty text is " + _CARRIED,

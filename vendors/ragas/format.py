@@ -21,7 +21,7 @@ from .write import SampleWriter, variant_for
 class RagasFormat(Format):
     name = VENDOR
     title = "Ragas evaluation samples (JSONL for from_jsonl, JSON array, or to_csv's CSV)"
-    extensions = (".ragas.jsonl", ".ragas.json", ".ragas.csv")
+    extensions = (".ragas.jsonl", ".ragas.json", ".ragas.csv", ".jsonl", ".json", ".csv")
     streaming_read = True
     streaming_write = False  # one dataset is all single-turn or all multi-turn: decided at the end
     field_map = FIELD_MAP

@@ -87,7 +87,8 @@ def _is_messages(value: Any) -> bool:
 
 def _natural_input(value: Any) -> Any:
     if isinstance(value, list):
-        return {"messages": [{"role": TYPE_TO_ROLE.get(m.get("type"), str(m.get("type"))), "content": m.get("content")}
+        return {"messages": [{"role": TYPE_TO_ROLE.get(m.get("type"), str(m.get("type"))), "content": m.get("content"),
+                              **{k: v for k, v in m.items() if k not in ("type", "content")}}
                              for m in value if isinstance(m, dict)]}
     return value
 
@@ -148,6 +149,9 @@ def _take_edits(value: dict[str, Any], sample: dict[str, Any], multi: bool, repo
             continue
         if field == "user_input":
             value["input"], path = _natural_input(theirs), "$.input"
+        elif field == "reference" and "reference_tool_calls" in written:
+            path = "$.metadata.case.expectedBehavior"
+            case["expectedBehavior"] = theirs if isinstance(theirs, str) else ""
         elif field in ("reference", "reference_tool_calls"):
             path = "$.expected"
             if theirs is None:

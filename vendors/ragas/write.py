@@ -31,18 +31,43 @@ def is_chat(value: Any) -> bool:
             and bool(value["messages"]) and all(isinstance(m, dict) for m in value["messages"]))
 
 
+def _ragas_calls(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(c, dict) and c.keys() == {"name", "args"} and isinstance(c["name"], str)
+        and isinstance(c["args"], dict) for c in value)
+
+
 def messages_for(value: Any) -> tuple[list[dict[str, Any]], bool]:
-    """Ragas messages for a chat input, and whether they hold it exactly."""
+    """Ragas messages for a chat input, and whether they hold it exactly (an AI message keeps
+    its tool_calls, any message its metadata object, when they have Ragas' shape)."""
     out, exact = [], True
     for m in value["messages"]:
         kind = ROLE_TO_TYPE.get(m.get("role"))
         content = m.get("content")
-        if kind is None or not isinstance(content, str) or m.keys() != {"role", "content"}:
+        if kind is None or not isinstance(content, str):
             exact = False
-            if kind is None or not isinstance(content, str):
-                continue
-        out.append({"content": content, "type": kind})
+            continue
+        message: dict[str, Any] = {"content": content, "type": kind}
+        for key in m.keys() - {"role", "content"}:
+            if (key == "tool_calls" and kind == "ai" and _ragas_calls(m[key])) or \
+                    (key == "metadata" and isinstance(m[key], dict)):
+                message[key] = m[key]
+            else:
+                exact = False
+        out.append(message)
     return out, exact and bool(out)
+
+
+def ragas_accepts(messages: list[dict[str, Any]]) -> bool:
+    """MultiTurnSample's rule: a tool message follows an AI message that made tool calls, or
+    another tool message."""
+    previous: dict[str, Any] | None = None
+    for m in messages:
+        if m["type"] == "tool" and not (previous and (previous["type"] == "tool" or
+                                                       (previous["type"] == "ai" and previous.get("tool_calls")))):
+            return False
+        previous = m
+    return True
 
 
 def build_sample(row: Row, report: Any, multi: bool, csv_cells: bool = False) -> dict[str, Any]:
@@ -90,7 +115,7 @@ def _user_input(row: Row, env: dict[str, Any], report: Any, multi: bool) -> Any:
             report.carry("$.input", row.id, REASONS_TURN)
             return [{"content": value, "type": "human"}]
         messages, exact = messages_for(value) if is_chat(value) else ([], False)
-        if messages:  # a chat of system messages alone has none left: JSON text below
+        if messages and ragas_accepts(messages):  # else (system messages alone, a stray tool message) JSON text
             if not exact:
                 env["input"] = value
                 report.carry("$.input", row.id, REASONS["input.system"])
@@ -98,7 +123,7 @@ def _user_input(row: Row, env: dict[str, Any], report: Any, multi: bool) -> Any:
     elif isinstance(value, str):
         return value
     env["input"] = value
-    report.carry("$.input", row.id, REASONS["input.text"])
+    report.carry("$.input", row.id, REASONS["input.text"] if not multi or not is_chat(value) else REASONS["input.order"])
     text = jsonvalue.dumps(value)
     return [{"content": text, "type": "human"}] if multi else text
 
@@ -117,7 +142,10 @@ def _reference(row: Row, env: dict[str, Any], report: Any, multi: bool) -> dict[
         if not exact:
             env["expected"] = expected
             report.carry("$.expected", row.id, REASONS["expected.args"])
-        return {"reference_tool_calls": calls}
+        out: dict[str, Any] = {"reference_tool_calls": calls}
+        if row.case.get("expectedBehavior"):  # the outcome in words, as agent-goal metrics read it
+            out["reference"] = row.case["expectedBehavior"]
+        return out
     if expected == "":
         env["expected"] = expected
         report.carry("$.expected", row.id, REASONS["expected.empty"])
