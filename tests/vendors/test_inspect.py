@@ -147,3 +147,12 @@ def test_field_spec_maps_other_column_names():
 def test_bad_samples_are_parse_findings(line, words):
     checked, _ = read_text("inspect", line + "\n")
     assert checked[0].row is None and words in checked[0].findings[0].message
+
+
+def test_docs_table_is_the_field_map():
+    import re
+    from conftest import ROOT
+    from evalconv.vendors._common.records import render_field_table
+    doc = (ROOT / "docs" / "vendors" / "inspect.md").read_text("utf-8")
+    table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
+    assert table == render_field_table(FIELD_MAP)

@@ -108,3 +108,12 @@ def test_to_csv_cells_are_read_as_ragas_writes_them():
 def test_bad_samples_are_parse_findings(line, words):
     checked, _ = read_text("ragas", line + "\n")
     assert checked[0].row is None and words in checked[0].findings[0].message
+
+
+def test_docs_table_is_the_field_map():
+    import re
+    from conftest import ROOT
+    from evalconv.vendors._common.records import render_field_table
+    doc = (ROOT / "docs" / "vendors" / "ragas.md").read_text("utf-8")
+    table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
+    assert table == render_field_table(FIELD_MAP)

@@ -78,3 +78,17 @@ def test_what_evalconv_reads_from_ragas_goes_back_to_ragas_unchanged(ragas, tmp_
         ours = ragas.EvaluationDataset.from_jsonl(str(tmp_path / name)).to_list()
         theirs = ragas.EvaluationDataset.from_jsonl(str(FIXTURES / name)).to_list()
         assert ours == theirs
+
+
+def test_dataset_objects_in_and_out_with_what_an_object_cannot_hold_reported(ragas):
+    rows = evalconv.read(str(GOLDEN)).rows
+    dataset, loss = evalconv.to_ragas_dataset(rows)
+    assert isinstance(dataset, ragas.EvaluationDataset) and len(dataset) == len(rows)
+    assert loss.lossy and "$.id" in {p for p, _ in loss.dropped.entries}
+    assert not any("evalconv" in sample.model_dump() for sample in dataset.samples)
+    back, log, report = evalconv.from_ragas_dataset(dataset)
+    assert log.errors == [] and len(back) == len(rows)
+    assert [r.id for r in back] == [f"ragas-{i}" for i in range(1, len(rows) + 1)]
+    for before, after in zip(rows, back):
+        if before.case["oracleType"] == "reference-answer" and isinstance(before.expected, str) and before.expected:
+            assert after.expected == before.expected
