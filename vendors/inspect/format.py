@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Any, Iterator, TextIO
 
-from evalconv.canonical.format import Format
+from evalconv.canonical.format import Format, Variant, WriteOptions
+from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
 
 from .._common import records as rec
 from .fields import FIELD_MAP, SAMPLE_FIELDS, VENDOR
 from .read import read_samples
-from .write import SampleWriter, variant_for
+from .write import SampleWriter
 
 _SAMPLE_KEYS = frozenset(SAMPLE_FIELDS)
 
@@ -22,23 +23,25 @@ class InspectFormat(Format):
     name = VENDOR
     title = "Inspect AI dataset samples (JSONL, JSON array or CSV, as json_dataset / csv_dataset read them)"
     extensions = (".inspect.jsonl", ".inspect.json", ".inspect.csv", ".jsonl", ".json", ".csv")
+    variants = (Variant("jsonl", "JSONL", (".jsonl", ".ndjson")), Variant("json", "a JSON array", (".json",)),
+                Variant("csv", "CSV", (".csv",)))
     streaming_read = True
     streaming_write = True
     field_map = FIELD_MAP
 
-    def detect(self, head: str) -> bool:
+    def detect(self, head: str) -> float:
         keys = rec.first_record_keys(head)
         if keys:
             top = {k for k in keys if "." not in k}
-            return "target" in top and "input" in top and top <= _SAMPLE_KEYS
+            return 1.0 if "target" in top and "input" in top and top <= _SAMPLE_KEYS else 0.0
         first = head.lstrip("\ufeff").split("\n", 1)[0].strip().split(",")
-        return "input" in first and "target" in first and set(first) <= _SAMPLE_KEYS
+        return 0.9 if "input" in first and "target" in first and set(first) <= _SAMPLE_KEYS else 0.0
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return read_samples(lines, report)
 
-    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> SampleWriter:
-        return SampleWriter(out, report, variant_for(options.get("path")))
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> SampleWriter:
+        return SampleWriter(out, report, options.variant or self.write_variant(options.path))
 
 
 FORMAT = InspectFormat()

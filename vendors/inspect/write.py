@@ -147,13 +147,8 @@ def _as_cells(sample: dict[str, Any]) -> dict[str, str]:
     return cells
 
 
-def variant_for(path: str | None) -> str:
-    name = (path or "").lower()
-    return "csv" if name.endswith(".csv") else "json" if name.endswith(".json") else "jsonl"
-
-
 class SampleWriter:
-    """Streams samples: JSONL (the default), a JSON array, or CSV (`variant_for` the output)."""
+    """Streams samples: JSONL (the default), a JSON array, or CSV (the variant the output's name says)."""
 
     def __init__(self, out: TextIO, report: Any, variant: str) -> None:
         self._out, self._report, self._variant = out, report, variant

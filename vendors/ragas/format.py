@@ -9,24 +9,27 @@ from __future__ import annotations
 import csv
 from typing import Any, Iterator, TextIO
 
-from evalconv.canonical.format import Format
+from evalconv.canonical.format import Format, Variant, WriteOptions
+from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
 
 from .._common import records as rec
 from .fields import FIELD_MAP, VENDOR
 from .read import KNOWN, read_samples
-from .write import SampleWriter, variant_for
+from .write import SampleWriter
 
 
 class RagasFormat(Format):
     name = VENDOR
     title = "Ragas evaluation samples (JSONL for from_jsonl, JSON array, or to_csv's CSV)"
     extensions = (".ragas.jsonl", ".ragas.json", ".ragas.csv", ".jsonl", ".json", ".csv")
+    variants = (Variant("jsonl", "JSONL", (".jsonl",)), Variant("json", "a JSON array", (".json",)),
+                Variant("csv", "CSV as to_csv writes it", (".csv",)))
     streaming_read = True
     streaming_write = False  # one dataset is all single-turn or all multi-turn: decided at the end
     field_map = FIELD_MAP
 
-    def detect(self, head: str) -> bool:
+    def detect(self, head: str) -> float:
         keys = rec.first_record_keys(head)
         if keys is None:
             first = head.lstrip("\ufeff").split("\n", 1)[0]
@@ -35,13 +38,13 @@ class RagasFormat(Format):
             except csv.Error:
                 return False
         top = {k for k in keys if "." not in k}
-        return "user_input" in top and top <= KNOWN
+        return 1.0 if "user_input" in top and top <= KNOWN else 0.0
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return read_samples(lines, report)
 
-    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> SampleWriter:
-        return SampleWriter(out, report, variant_for(options.get("path")))
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> SampleWriter:
+        return SampleWriter(out, report, options.variant or self.write_variant(options.path))
 
 
 FORMAT = RagasFormat()

@@ -164,11 +164,6 @@ def csv_cell(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def variant_for(path: str | None) -> str:
-    name = (path or "").lower()
-    return "csv" if name.endswith(".csv") else "json" if name.endswith(".json") else "jsonl"
-
-
 class SampleWriter:
     """Holds the rows (a Ragas dataset is all single-turn or all multi-turn), writes on close."""
 
