@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from .canonical.errors import EvalconvError, ReadError, UsageError, WriteError
     from .canonical.findings import Finding
     from .canonical.row import ABSENT, Row
+    from .ragas_objects import from_ragas_dataset, to_ragas_dataset
     from .registry import REGISTRY
     from .reports import LossReport, ReadReport
 
@@ -21,6 +22,7 @@ _EXPORTS = {
     "canonical.errors": ("EvalconvError", "ReadError", "UsageError", "WriteError"),
     "canonical.findings": ("Finding",),
     "canonical.row": ("ABSENT", "Row"),
+    "ragas_objects": ("from_ragas_dataset", "to_ragas_dataset"),
     "registry": ("REGISTRY",),
     "reports": ("LossReport", "ReadReport"),
 }
@@ -29,7 +31,7 @@ _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = [
     "ABSENT", "ConversionResult", "EvalconvError", "Finding", "LossReport", "REGISTRY", "ReadError",
     "ReadReport", "ReadResult", "Row", "UsageError", "ValidationReport", "WriteError", "convert",
-    "read", "reading", "validate", "validate_file", "write",
+    "read", "reading", "validate", "validate_file", "write", "from_ragas_dataset", "to_ragas_dataset",
 ]
 __version__ = "0.1.0"
 
