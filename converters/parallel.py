@@ -138,7 +138,8 @@ class _ByteSink:
         return len(text)
 
 
-def _chunks(path: str, size: int) -> Iterator[tuple[int, int]]:
+def _chunks(path: str, size: int | None = None) -> Iterator[tuple[int, int]]:
+    size = os.path.getsize(path) if size is None else size
     with open(path, "rb") as f:
         start = 0
         while start < size:
