@@ -11,7 +11,8 @@ Severity = Literal["error", "warning"]
 ERROR_CODES = ("parse", "schema", "id-mismatch", "duplicate-id", "inadmissible-evaluator",
                "case-family-conflict", "missing-required-field")
 WARNING_CODES = ("starter-example", "judge-needs-validation", "rubric-without-criteria",
-                 "expert-without-expertise", "expected-on-behavior-only", "expected-shape")
+                 "expert-without-expertise", "expected-on-behavior-only", "expected-shape",
+                 "unknown-case-family")
 
 
 @dataclass(slots=True, frozen=True)
