@@ -12,7 +12,9 @@ import click
 
 from .. import __version__
 from .convert import convert_command
+from .explain import explain_command
 from .info import formats_command, schema_command
+from .new import new_command
 from .roundtrip import roundtrip_command
 from .validate import validate_command
 
@@ -36,6 +38,8 @@ def cli() -> None:
       evalconv validate set.jsonl                       check rows against the schema and rules
       evalconv formats                                  what each format reads, writes and loses
       evalconv schema                                   the published JSON Schema
+      evalconv new --list                               start a set from a task family's starter rows
+      evalconv explain rubric                           which evaluators an oracle type admits, and why
     """
 
 
@@ -44,6 +48,8 @@ cli.add_command(validate_command)
 cli.add_command(formats_command)
 cli.add_command(schema_command)
 cli.add_command(roundtrip_command)
+cli.add_command(new_command)
+cli.add_command(explain_command)
 
 
 def main(argv: list[str] | None = None) -> Any:
