@@ -18,6 +18,12 @@ from .row import Row
 from .source import SourceRow
 
 STARTER_PROVENANCES = ("starter-example", "overlay-starter-needs-expert-validation")
+# What every written format says about a starter row, where that tool's user sees it.
+STARTER_MARK = "starter example, not a validated gold-standard answer: replace it before grading"
+
+
+def is_starter(case: Any) -> bool:
+    return isinstance(case, dict) and case.get("provenance") in STARTER_PROVENANCES
 
 
 @dataclass(slots=True)

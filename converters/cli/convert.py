@@ -90,6 +90,9 @@ def _summary(result: api.ConversionResult) -> str:
         parts.append(f"{result.rejected} rejected to {result.ledger}")
     if result.log.warning_count:
         parts.append(f"{result.log.warning_count} warnings")
+    starters = result.log.by_code.get("starter-example", 0)
+    if starters:
+        parts.append(f"{starters} starter example{'s' if starters != 1 else ''} to replace before use")
     loss = result.loss
     if loss.lossy:
         parts.append(f"lossy: {len(loss.dropped.entries)} field(s) dropped (see --report)")
