@@ -13,6 +13,7 @@ import click
 from .. import __version__
 from .convert import convert_command
 from .explain import explain_command
+from .import_ import import_command
 from .info import formats_command, schema_command
 from .new import new_command
 from .roundtrip import roundtrip_command
@@ -39,6 +40,7 @@ def cli() -> None:
       evalconv formats                                  what each format reads, writes and loses
       evalconv schema                                   the published JSON Schema
       evalconv new --list                               start a set from a task family's starter rows
+      evalconv import sheet.csv -o set.csv              the sheet you already have, as canonical rows
       evalconv explain rubric                           which evaluators an oracle type admits, and why
     """
 
@@ -50,6 +52,7 @@ cli.add_command(schema_command)
 cli.add_command(roundtrip_command)
 cli.add_command(new_command)
 cli.add_command(explain_command)
+cli.add_command(import_command)
 
 
 def main(argv: list[str] | None = None) -> Any:
