@@ -6,6 +6,7 @@ import sys
 import click
 
 from .. import api
+from ..builder import load_packs
 from ..registry import REGISTRY
 from ..junit import Case, write_junit
 from .common import echo_json, encoding_option, from_option, handles_errors, print_findings
@@ -22,15 +23,18 @@ from .common import echo_json, encoding_option, from_option, handles_errors, pri
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
               help="Worker processes for a large JSONL file (default up to 2; 1 is serial).")
+@click.option("--pack", "packs", multiple=True, metavar="FILE",
+              help="Also check case families against this task-family pack (repeatable; built-in packs always).")
 @handles_errors
 def validate_command(sources: tuple[str, ...], from_: str | None, output_format: str,
                      encoding: str | None, require: tuple[str, ...], junit_path: str | None,
-                     jobs: int | None) -> None:
+                     jobs: int | None, packs: tuple[str, ...]) -> None:
     """Check rows against the schema, the admissibility map and the set rules.
 
     Exit 0 with no errors (warnings allowed), 1 with any error, 2 when a file cannot be read.
     """
-    report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs)
+    index = load_packs(packs) if packs else None
+    report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs, packs=index)
     if junit_path:
         write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":
