@@ -433,9 +433,9 @@ def import_sheet(sheet_path: str, output: str | None, *, to: str | None = None, 
                         count_starters(rows))
 
 
-def plan(sheet: Sheet, map_path: str | None) -> ColumnMap:
+def plan(sheet: Sheet, map_path: str | None, *, need_input: bool = True) -> ColumnMap:
     cmap = column_map(sheet.columns, read_map(map_path) if map_path else None, map_path or "--map")
-    if "$.input" not in cmap.targets.values():
+    if need_input and "$.input" not in cmap.targets.values():
         raise UsageError("no input column: name one question, prompt or input, or map one with --map "
                          f"(columns: {', '.join(sheet.columns)}; --suggest-map prints a map to edit)")
     return cmap

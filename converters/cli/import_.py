@@ -39,7 +39,7 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
       evalconv import answers.csv --map map.yaml -o set.csv     import with your map
     """
     if suggest_map:
-        cmap = sheet_import.plan(sheet_import.read_sheet(sheet, encoding), map_path)
+        cmap = sheet_import.plan(sheet_import.read_sheet(sheet, encoding), map_path, need_input=False)
         click.echo(sheet_import.suggested_map(cmap), nl=False)
         return
     options = {"excel_safe": True} if excel_safe else {}
