@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 import evalconv
@@ -140,7 +141,10 @@ def test_suggest_map_prints_a_map_the_import_takes_back(tmp_path):
     text = suggested.stdout
     assert "Gold: expected" in text and "why: metadata.reason" in text and "flagged:" in text
     edited = tmp_path / "map.yaml"
-    edited.write_text(text.replace("Prompt Text: metadata['Prompt Text']", "Prompt Text: input"), encoding="utf-8")
+    mapping = yaml.safe_load(text)
+    assert mapping["Prompt Text"] == "metadata['Prompt Text']"
+    mapping["Prompt Text"] = "input"
+    edited.write_text(yaml.safe_dump(mapping), encoding="utf-8")
     assert run("import", src).exit_code == 2  # no column is named like an input
     result, rows = imported(tmp_path, src, "--map", edited)
     assert result.exit_code == 0, result.output
