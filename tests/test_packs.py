@@ -337,3 +337,35 @@ def test_rows_that_are_not_starters_carry_no_mark(tmp_path, write_jsonl):
         run(path, "--to", to, "-o", out)
         text = out.read_text(encoding="utf-8")
         assert "starter" not in text, to
+
+
+# ---------------------------------------------------------------- the schema and the docs
+
+def test_every_shipped_pack_file_validates_against_the_published_pack_schema():
+    import jsonschema
+    import yaml
+
+    from conftest import ROOT
+    from evalconv.canonical.pack import pack_schema
+
+    files = sorted((ROOT / "canonical" / "packs").glob("*.yaml"))
+    assert len(files) == len(PACKS)
+    validator = jsonschema.Draft7Validator(pack_schema())
+    for path in files:
+        value = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert list(validator.iter_errors(value)) == [], path.name
+        assert value["id"] == path.stem
+
+
+def test_packs_page_is_generated_from_the_packs():
+    from conftest import ROOT
+    from evalconv.packs_doc import packs_markdown
+
+    page = (ROOT / "docs" / "packs.md").read_text(encoding="utf-8")
+    assert page == packs_markdown(builtin_packs()), "regenerate: evalconv new --list --format markdown > docs/packs.md"
+    assert all(f"### {family}" in page for family in FAMILIES)
+
+
+def test_the_packs_ship_in_the_package():
+    from conftest import ROOT
+    assert '"packs/*.yaml"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")

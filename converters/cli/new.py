@@ -11,6 +11,7 @@ from ..canonical import jsonvalue
 from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.errors import UsageError
 from ..canonical.pack import PackError
+from ..packs_doc import packs_markdown
 from .common import echo_json, fail, handles_errors, print_findings
 
 EVALUATORS = list(next(iter(ADMISSIBILITY.values())))
@@ -29,8 +30,8 @@ EVALUATORS = list(next(iter(ADMISSIBILITY.values())))
               help="Grade every row with this evaluator; refused when the oracle type bars it.")
 @click.option("--report", "report_path", metavar="PATH", help="Write the loss report here as JSON.")
 @click.option("--excel-safe", is_flag=True, help="CSV: guard cells a spreadsheet would run as formulas.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="--list: text or JSON.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="--list: text, JSON, or the markdown of docs/packs.md.")
 @handles_errors
 def new_command(family: str | None, list_: bool, output: str | None, to: str | None, packs: tuple[str, ...],
                 case_families: tuple[str, ...], evaluator: str | None, report_path: str | None,
@@ -54,6 +55,9 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
         listing = builder.family_list(index)
         if output_format == "json":
             echo_json(listing)
+            return
+        if output_format == "markdown":
+            click.echo(packs_markdown(index), nl=False)
             return
         for fam in listing["families"]:
             click.echo(f"{fam['id']:<22} {fam['title']}")
