@@ -211,7 +211,7 @@ def test_a_broken_pack_gets_a_located_error(tmp_path, edit, line, field, fragmen
     pack.write_text(GOOD_PACK.replace(*edit), encoding="utf-8")
     result = run("new", "billing-bot", "--pack", pack, "-o", tmp_path / "out.jsonl")
     assert result.exit_code == 2
-    first = result.stderr.strip().splitlines()[-1]
+    first = result.stderr.strip().splitlines()[0]
     assert first.startswith(f"evalconv: error: {pack}:{line}: {field}".rstrip(": ")), first
     assert fragment in first
     assert "Traceback" not in result.output and not (tmp_path / "out.jsonl").exists()
@@ -369,3 +369,21 @@ def test_packs_page_is_generated_from_the_packs():
 def test_the_packs_ship_in_the_package():
     from conftest import ROOT
     assert '"packs/*.yaml"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
+def test_a_pack_with_several_problems_lists_each_on_its_own_line(tmp_path):
+    pack = tmp_path / "billing.yaml"
+    pack.write_text(GOOD_PACK.replace("oracleType: reference-answer", "oracleType: nope")
+                    .replace("gate: release", "gate: sometimes"), encoding="utf-8")
+    result = run("new", "--list", "--pack", pack)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 2
+    assert lines[0].startswith(f"evalconv: error: {pack}:7: $.caseFamilies[0].oracleType")
+    assert lines[1].startswith(f"evalconv: error: {pack}:9: $.caseFamilies[0].severity.gate")
+
+
+def test_validate_counts_the_rows_that_are_still_starters(tmp_path):
+    out = tmp_path / "set.jsonl"
+    run("new", "rag-qa", "-o", out)
+    result = run("validate", out)
+    assert result.exit_code == 0 and "6 still starter examples: ok" in result.stdout

@@ -45,10 +45,10 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
     """
     try:
         index = builder.load_packs(packs)
-    except PackError as err:
-        for line in err.lines()[1:]:
+    except PackError as err:  # every problem of a broken pack, each on its own line
+        for line in err.lines():
             click.echo(f"evalconv: error: {line}", err=True)
-        raise
+        sys.exit(err.exit_code)
     if list_:
         if family:
             raise UsageError("--list takes no FAMILY")
@@ -86,7 +86,8 @@ def summary(result: builder.BuildResult) -> str:
     head = f"evalconv: new {result.family} -> {result.output or '<stdout>'} ({result.format}): "
     if result.log.error_count:
         return head + f"nothing written: {result.log.error_count} errors in the starter rows"
-    parts = [f"{result.rows} rows written ({len(result.case_families)} case families)",
+    families = len(result.case_families)
+    parts = [f"{result.rows} rows written ({families} case famil{'y' if families == 1 else 'ies'})",
              f"{result.starters} starter examples to replace before use"]
     loss = result.loss
     if loss.lossy:

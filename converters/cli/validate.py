@@ -50,8 +50,10 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
                 click.echo(f"evalconv: note: {result.path} was read as {result.format} by its content; "
                            f"if it is a canonical set, name it with --from", err=True)
             status = "ok" if result.valid else "INVALID"
+            starters = result.log.by_code.get("starter-example", 0)
+            still = f", {starters} still starter examples" if starters else ""
             click.echo(f"{result.path} ({result.format}): {result.rows} rows, {result.log.error_count} errors, "
-                       f"{result.log.warning_count} warnings: {status}")
+                       f"{result.log.warning_count} warnings{still}: {status}")
     sys.exit(report.exit_code)
 
 
