@@ -17,6 +17,7 @@ from .import_ import import_command
 from .info import formats_command, schema_command
 from .new import new_command
 from .roundtrip import roundtrip_command
+from .stats import stats_command
 from .validate import validate_command
 
 
@@ -37,6 +38,7 @@ def cli() -> None:
     \b
       evalconv set.csv --to promptfoo -o tests.yaml     convert (short for `convert`)
       evalconv validate set.jsonl                       check rows against the schema and rules
+      evalconv stats set.jsonl --html coverage.html     rows by slice, coverage gaps, a gate on them
       evalconv formats                                  what each format reads, writes and loses
       evalconv schema                                   the published JSON Schema
       evalconv new --list                               start a set from a task family's starter rows
@@ -50,6 +52,7 @@ cli.add_command(validate_command)
 cli.add_command(formats_command)
 cli.add_command(schema_command)
 cli.add_command(roundtrip_command)
+cli.add_command(stats_command)
 cli.add_command(new_command)
 cli.add_command(explain_command)
 cli.add_command(import_command)
