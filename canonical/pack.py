@@ -8,10 +8,11 @@ The built-in packs live in `packs/`; docs/packs.md is generated from them.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import yaml
 
@@ -127,7 +128,7 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def pack_schema() -> dict[str, Any]:
     return json.loads(resources.files(__package__).joinpath("schema", SCHEMA_FILE).read_text("utf-8"))
 
@@ -229,8 +230,8 @@ def _id_and_evaluator_problems(value: dict[str, Any]) -> Iterator[tuple[str, str
                 (f"alternativeEvaluators[{j}]", e) for j, e in enumerate(fam.get("alternativeEvaluators", []))]:
             status, why = verdict(fam["oracleType"], evaluator)
             if status == "barred":
-                yield (f"{at}.{key}", f"{evaluator} cannot grade a {fam['oracleType']} case: {why}. "
-                                      f"Admissible: {', '.join(admitted(fam['oracleType']))}")
+                yield (f"{at}.{key}", (f"{evaluator} cannot grade a {fam['oracleType']} case: {why}. "
+                                       f"Admissible: {', '.join(admitted(fam['oracleType']))}"))
         for j, row in enumerate(fam["rows"]):
             if row["id"] in row_ids:
                 yield f"{at}.rows[{j}].id", f"row id '{row['id']}' is already used at {row_ids[row['id']]}"
@@ -293,11 +294,11 @@ class PackIndex:
     def family(self, family_id: str) -> tuple[Pack, CaseFamily] | None:
         return self._families.get(family_id)  # type: ignore[attr-defined]
 
-    def with_packs(self, extra: Iterable[Pack]) -> "PackIndex":
+    def with_packs(self, extra: Iterable[Pack]) -> PackIndex:
         return PackIndex((*self.packs, *extra))
 
 
-@lru_cache(maxsize=None)
+@cache
 def builtin_packs() -> PackIndex:
     folder = resources.files(__package__).joinpath("packs")
     packs = []

@@ -2,12 +2,20 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from . import api
-from .canonical.pack import CaseFamily, Pack, PackIndex, admissible_override, builtin_packs, load_pack
 from .canonical.errors import UsageError
+from .canonical.pack import (
+    CaseFamily,
+    Pack,
+    PackIndex,
+    admissible_override,
+    builtin_packs,
+    load_pack,
+)
 from .canonical.row import Row
 from .canonical.source import SourceRow
 from .canonical.validator import STARTER_PROVENANCES, Validator

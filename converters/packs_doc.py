@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .canonical.pack import STARTER_NOTE, PackIndex, pack_schema
 from .canonical import jsonvalue
+from .canonical.pack import STARTER_NOTE, PackIndex, pack_schema
 
 
 def _cell(text: str) -> str:

@@ -10,8 +10,9 @@ import csv
 import hashlib
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
@@ -78,7 +79,7 @@ _BY_NAME = {name: target for target, names in SYNONYMS.items() for name in names
 @dataclass
 class Sheet:
     columns: list[str]
-    records: list[tuple[int, dict[str, Any]]]  # (line, {column: value}) for each non-blank row
+    records: list[tuple[int | None, dict[str, Any]]]  # (line, {column: value}) for each non-blank row
     blank: int = 0
     text_cells: bool = True  # CSV: every cell is text; JSONL/JSON: values are JSON already
 
@@ -157,7 +158,9 @@ def _json_sheet(text: str, path: str) -> Sheet:
             items = jsonvalue.loads(text)
         except jsonvalue.JSONValueError as err:
             raise ReadError(f"not valid JSON: {err}", source=path) from None
-        records = [(None, item) for item in items] if isinstance(items, list) else []
+        if not isinstance(items, list):
+            raise ReadError("a JSON sheet must be an array of objects, or one object a line (JSONL)", source=path)
+        records: list[tuple[int | None, Any]] = [(None, item) for item in items]
     else:
         records = []
         for number, line in enumerate(text.splitlines(), 1):
@@ -168,7 +171,7 @@ def _json_sheet(text: str, path: str) -> Sheet:
                 records.append((number, jsonvalue.loads(line)))
             except jsonvalue.JSONValueError as err:
                 raise ReadError(f"line is not valid JSON: {err}", source=path, line=number) from None
-    for index, (line, record) in enumerate(records, 1):
+    for line, record in records:
         if not isinstance(record, dict):
             raise ReadError("each record must be a JSON object (one sheet row)", source=path, line=line)
         if not record:
@@ -177,7 +180,7 @@ def _json_sheet(text: str, path: str) -> Sheet:
         for key in record:
             if key not in sheet.columns:
                 sheet.columns.append(key)
-        sheet.records.append((line or index, record))
+        sheet.records.append((line, record))
     return sheet
 
 

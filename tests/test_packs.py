@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import json
 
+import evalconv
 import pytest
 from click.testing import CliRunner
-
-import evalconv
 from conftest import row
 from evalconv.canonical.admissibility import ADMISSIBILITY
 from evalconv.canonical.pack import STARTER_NOTE, builtin_packs
@@ -344,7 +343,6 @@ def test_rows_that_are_not_starters_carry_no_mark(tmp_path, write_jsonl):
 def test_every_shipped_pack_file_validates_against_the_published_pack_schema():
     import jsonschema
     import yaml
-
     from conftest import ROOT
     from evalconv.canonical.pack import pack_schema
 

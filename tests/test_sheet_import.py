@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import json
 
+import evalconv
 import pytest
 import yaml
 from click.testing import CliRunner
-
-import evalconv
 from evalconv.canonical.admissibility import OMITTED_FIELDS
 from evalconv.cli import cli
 
@@ -54,7 +53,7 @@ def test_a_messy_sheet_imports_with_nothing_lost(tmp_path):
     assert "2 blank rows skipped" in result.stderr
     assert "matched: Question -> input, Expected Output -> expected, Notes -> metadata.notes" in result.stderr
     assert "defaulted: oracleType: reference-answer" in result.stderr
-    assert f"flagged: SCORE is kept in user metadata" in result.stderr and OMITTED_FIELDS["score"] in result.stderr
+    assert "flagged: SCORE is kept in user metadata" in result.stderr and OMITTED_FIELDS["score"] in result.stderr
     assert evalconv.validate([str(tmp_path / "out.jsonl")]).valid
 
 
@@ -184,3 +183,10 @@ def test_a_ragged_row_is_located(tmp_path):
 def test_two_columns_with_one_name_are_refused(tmp_path):
     result, _ = imported(tmp_path, sheet(tmp_path, "question,notes,notes\nQ,a,b\n"))
     assert result.exit_code == 2 and "two columns are named 'notes'" in result.stderr
+
+
+def test_a_json_array_sheet_imports_and_a_json_scalar_is_refused(tmp_path):
+    result, rows = imported(tmp_path, sheet(tmp_path, '[{"question": "Q?", "answer": "A"}]', "s.json"))
+    assert result.exit_code == 0 and rows[0]["expected"] == "A"
+    result, _ = imported(tmp_path, sheet(tmp_path, '[1, 2]', "t.json"))
+    assert result.exit_code == 2 and "JSON object" in result.stderr
