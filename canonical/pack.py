@@ -20,12 +20,13 @@ from . import paths
 from .admissibility import ADMISSIBILITY, admitted, verdict
 from .errors import EvalconvError, one_line
 from .jsonvalue import value_problem
+from .validator import (
+    BLUEPRINT,  # rows built from a pack name it in metadata.case.extensions[BLUEPRINT]
+)
 
 SCHEMA_FILE = "pack.schema.json"
 STARTER_NOTE = "Starter example to replace with what is correct for your system: "
 BUILTIN = "built-in"
-# Rows built from a pack say which pack in metadata.case.extensions[BLUEPRINT]["pack"].
-BLUEPRINT = "blueprint"
 
 
 class PackError(EvalconvError):

@@ -18,6 +18,8 @@ from .row import Row
 from .source import SourceRow
 
 STARTER_PROVENANCES = ("starter-example", "overlay-starter-needs-expert-validation")
+# Rows built from a pack name it in metadata.case.extensions[BLUEPRINT]["pack"].
+BLUEPRINT = "blueprint"
 # What every written format says about a starter row, where that tool's user sees it.
 STARTER_MARK = "starter example, not a validated gold-standard answer: replace it before grading"
 
@@ -141,8 +143,6 @@ class Validator:
 def pack_findings(case: dict[str, Any], index: Any) -> list[Finding]:
     """A row of a case family some pack declares must agree with that pack; a row built from a
     pack (metadata.case.extensions.blueprint.pack) must name a family that pack declares."""
-    from .pack import BLUEPRINT
-
     family, oracle, evaluator = case["caseFamily"], case.get("oracleType"), case.get("evaluator")
     extensions = case.get("extensions")
     blueprint = extensions.get(BLUEPRINT) if isinstance(extensions, dict) else None
