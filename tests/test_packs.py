@@ -16,8 +16,8 @@ from evalconv.cli import cli
 PACKS = builtin_packs().all()
 FAMILIES = [p.id for p in PACKS]
 VENDORS = ["promptfoo", "deepeval", "langsmith", "braintrust"]
-EXT = {"csv": ".csv", "json": ".json", "jsonl": ".jsonl", "promptfoo": ".yaml", "deepeval": ".deepeval.json",
-       "langsmith": ".langsmith.jsonl", "braintrust": ".braintrust.jsonl"}
+# Every format that reads and writes, with its first (most specific) extension.
+EXT = {f.name: f.extensions[0] for f in evalconv.REGISTRY.all() if f.can_read and f.can_write}
 
 
 def run(*args):
