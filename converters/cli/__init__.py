@@ -12,6 +12,7 @@ import click
 
 from .. import __version__
 from .convert import convert_command
+from .report import report_command, runs_group
 from .info import formats_command, schema_command
 from .roundtrip import roundtrip_command
 from .validate import validate_command
@@ -36,6 +37,7 @@ def cli() -> None:
       evalconv validate set.jsonl                       check rows against the schema and rules
       evalconv formats                                  what each format reads, writes and loses
       evalconv schema                                   the published JSON Schema
+      evalconv report results.json --cases set.jsonl    pass rates of a run, sliced
     """
 
 
@@ -44,6 +46,8 @@ cli.add_command(validate_command)
 cli.add_command(formats_command)
 cli.add_command(schema_command)
 cli.add_command(roundtrip_command)
+cli.add_command(report_command)
+cli.add_command(runs_group)
 
 
 def main(argv: list[str] | None = None) -> Any:
