@@ -263,8 +263,8 @@ class RunReport:
                 continue
             case = self.cases[case_index]
             type_, passed = TYPES[code // 3], (False, True, None)[code % 3]
-            if type_ is None and passed is not None:  # a verdict nobody can check against the map
-                untyped += 1
+            if type_ is None:
+                untyped += passed is not None  # a verdict nobody can check against the map
             elif ADMISSIBILITY[case.oracle].get(type_, ("barred",))[0] == "barred":
                 case.excluded += 1
                 continue
