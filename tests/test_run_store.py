@@ -176,3 +176,12 @@ def test_ids_are_stable_and_distinct():
     assert [r["id"] for _, r in a] == [r["id"] for _, r in b]
     ids = [r["id"] for _, r in a]
     assert len(ids) == len(set(ids))
+
+
+def test_readers_recover_the_counts_each_manifest_entry_names():
+    manifest = json.loads((RUNS / "MANIFEST.json").read_text("utf-8"))
+    assert len(manifest["files"]) >= 10
+    for entry in manifest["files"]:
+        kinds = [k for k, _ in RESULTS_REGISTRY.read(str(RUNS / entry["path"]))]
+        got = {"attempts": kinds.count("attempt"), "results": kinds.count("result"), "ledger": kinds.count("ledger")}
+        assert got == entry["reader_must_recover"], entry["path"]
