@@ -17,6 +17,7 @@ The rules (docs/runs.md says them to users):
 from __future__ import annotations
 
 import os
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -165,9 +166,9 @@ class RunReport:
         self._case_index: dict[str, int] = {}
         self._langsmith: dict[str, int] = {}
         self._attempt_index: dict[str, int] = {}
-        self._attempt_case: list[int] = []  # case index, -1: unlinked
+        self._attempt_case = array("l")  # case index per attempt, -1: unlinked
         self._names: dict[str, int] = {}
-        self._latest: dict[tuple[int, int], int] = {}  # (attempt, evaluator name) -> type * 3 + passed
+        self._verdicts = _Verdicts()
         self.results = 0
         self.ledger = Ledger()
         self._gate_slices: dict[int, dict[str, list[str]]] = {}
@@ -227,6 +228,7 @@ class RunReport:
         case = self._resolve(record)
         self._attempt_index[attempt_id] = len(self._attempt_case)
         self._attempt_case.append(case)
+        self._verdicts.grow()
         if case < 0:
             wanted = record.get("caseId") or (record.get("caseRef") or {}).get("value")
             why = (f"no case '{wanted}' in the case set" if wanted else
@@ -250,14 +252,14 @@ class RunReport:
         passed = record.get("passed") if isinstance(record.get("passed"), bool) else None
         code = (TYPES.index(type_) if type_ in TYPES else len(TYPES) - 1) * 3 + _PASSED[passed]
         name_index = self._names.setdefault(name, len(self._names))
-        self._latest[(attempt, name_index)] = code  # newer supersedes older
+        self._verdicts.set(attempt, name_index, code)  # newer supersedes older
 
     # ---- the report
     def finish(self, sources: list[str] | None = None) -> dict[str, Any]:
         untyped = 0
         judge: dict[int, list[tuple[str, bool]]] = {}
         human: dict[int, list[bool]] = {}
-        for (attempt, _name), code in self._latest.items():
+        for attempt, _name, code in self._verdicts.items():
             case_index = self._attempt_case[attempt]
             if case_index < 0:
                 continue
@@ -307,6 +309,40 @@ class RunReport:
         }
 
 
+class _Verdicts:
+    """The newest verdict of each evaluator on each attempt, packed: five bits per evaluator name
+    in one 64-bit word per attempt for the first twelve names, a dict for any others. This is
+    what keeps a report over millions of results small: one word per attempt."""
+
+    SLOTS, BITS = 12, 5
+
+    def __init__(self) -> None:
+        self._packed = array("Q")
+        self._more: dict[tuple[int, int], int] = {}
+
+    def grow(self) -> None:
+        self._packed.append(0)
+
+    def set(self, attempt: int, name: int, code: int) -> None:
+        if name < self.SLOTS:
+            shift = name * self.BITS
+            word = self._packed[attempt] & ~(31 << shift)
+            self._packed[attempt] = word | ((code + 1) << shift)  # 0: no verdict
+        else:
+            self._more[(attempt, name)] = code
+
+    def items(self) -> Iterator[tuple[int, int, int]]:
+        for attempt, word in enumerate(self._packed):
+            name = 0
+            while word:
+                if word & 31:
+                    yield attempt, name, (word & 31) - 1
+                word >>= self.BITS
+                name += 1
+        for (attempt, name), code in self._more.items():
+            yield attempt, name, code
+
+
 def _worst_first(name: str, buckets: dict[str, Bucket]) -> list[tuple[str, Bucket]]:
     """Lowest pass rate first (nothing scored last), then the worse severity, then more failures."""
     severity = name in ("metadata.severity", "$.metadata.severity")
@@ -345,7 +381,7 @@ def kappa(both_pass: int, both_fail: int, judge_only: int, human_only: int) -> f
 
 
 def _agreement(judge: dict[int, list[tuple[str, bool]]], human: dict[int, list[bool]],
-               attempt_case: list[int], cases: list[Case]) -> dict[str, Any]:
+               attempt_case: "array[int]", cases: list[Case]) -> dict[str, Any]:
     """Per case family: every llm-judge verdict paired with every human verdict on the same attempt."""
     tables: dict[str, list[int]] = {}
     for attempt, verdicts in judge.items():

@@ -77,3 +77,17 @@ def test_kappa_by_hand(table, expected):
 
 def test_kappa_of_nothing_is_undefined():
     assert kappa(0, 0, 0, 0) is None
+
+
+def test_packed_verdicts_keep_the_newest_per_evaluator_past_twelve_names():
+    from evalconv.runreport import _Verdicts
+
+    verdicts = _Verdicts()
+    for _ in range(3):
+        verdicts.grow()
+    for name in range(15):
+        verdicts.set(1, name, name % 21)
+        verdicts.set(1, name, (name + 1) % 21)  # a rescoring supersedes
+    verdicts.set(2, 0, 0)
+    got = sorted(verdicts.items())
+    assert got == [(1, n, (n + 1) % 21) for n in range(15)] + [(2, 0, 0)]
