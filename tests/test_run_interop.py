@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
-from interop import require_module, require_promptfoo
 from evalconv.runreport import report
+from interop import require_module, require_promptfoo
 
 pytestmark = pytest.mark.interop
 RUNS = ROOT / "tests" / "fixtures" / "runs"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from evalconv.canonical import runs
 from evalconv.runreport import kappa, report
 

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import ROOT
 from evalconv.cli import cli
 from evalconv.runreport import DEFAULT_BY, report

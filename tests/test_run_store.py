@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import ROOT
 from evalconv.canonical import runs
 from evalconv.cli import cli

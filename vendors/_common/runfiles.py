@@ -6,7 +6,6 @@ import json
 from typing import Any, Iterator
 
 import ijson
-
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.runs import ledger_entry
 

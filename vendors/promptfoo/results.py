@@ -14,7 +14,7 @@ from typing import Any, Iterator
 from evalconv.canonical import runs
 
 from .._common import runfiles
-from .read import ENVELOPE, cannot_pass_reason, parse_envelope, TestError
+from .read import ENVELOPE, TestError, cannot_pass_reason, parse_envelope
 
 HARNESS = "promptfoo"
 PLACEHOLDER = "evalconv:needs-grading"
