@@ -258,3 +258,23 @@ def test_text_report_names_the_ledger_and_the_exclusions():
     assert "by metadata.severity (worst first):" in out.output
     assert "excluded: 1 result(s)" in out.output and "ledger: 1 attempt-without-case" in out.output
     assert "not run: 1 case(s)" in out.output
+
+
+def test_a_cut_short_harness_file_is_one_line_naming_it(tmp_path):
+    cut = tmp_path / "results.json"
+    cut.write_bytes((RUNS / "promptfoo" / "results.json").read_bytes()[:3000])
+    out = run("report", cut, "--cases", CASES)
+    assert out.exit_code == 2 and "Traceback" not in out.output
+    message = out.stderr.strip()
+    assert "\n" not in message and str(cut) in message and "not valid JSON" in message
+
+
+def test_a_broken_line_in_a_harness_jsonl_goes_to_the_ledger(tmp_path):
+    lines_ = (RUNS / "promptfoo" / "rerun.jsonl").read_text("utf-8").splitlines()
+    broken = tmp_path / "rerun.jsonl"
+    broken.write_text("\n".join(lines_[:3] + ['{"testCase": '] + lines_[3:]) + "\n")
+    result = report([str(broken)], [str(CASES)])
+    assert result["ledgerCounts"] == {"attempt-without-case": 1, "unreadable": 1}
+    unreadable = next(e for e in result["ledger"] if e["kind"] == "unreadable")
+    assert unreadable["source"]["line"] == 4 and unreadable["source"]["file"] == str(broken)
+    assert result["attempts"] == 10

@@ -43,8 +43,11 @@ def items(path: str, prefix: str) -> Iterator[Any]:
             yield from ijson.items(stream, prefix, use_float=True)
     except FileNotFoundError:
         raise ReadError("no such file", source=path) from None
-    except ijson.JSONError as err:
-        raise ReadError(f"not valid JSON: {err}", source=path) from None
+    except ijson.JSONError as err:  # yajl's message draws an arrow over several lines: keep the first
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else "cut short"
+        raise ReadError(f"not valid JSON ({detail}); the file may be cut short", source=path) from None
+    except UnicodeDecodeError as err:
+        raise ReadError(f"not UTF-8 text ({err.reason} at byte {err.start})", source=path) from None
 
 
 def first_value(path: str, prefix: str) -> Any:
