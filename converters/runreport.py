@@ -6,8 +6,10 @@ rescorings or the number of result records.
 
 The rules (docs/runs.md says them to users):
 - A case is counted once. Its verdicts are the newest result of each evaluator on each of its
-  attempts (a rescoring supersedes; the store keeps both). A result whose evaluator the case's
-  oracle type bars is excluded (counted, never in a rate: the mixing problem).
+  attempts (a rescoring supersedes; the store keeps both). Where a person (rubric-human,
+  human-expert) gave an admitted verdict on an attempt, the people's verdicts decide that attempt.
+  A result whose evaluator the case's oracle type bars is excluded (counted, never in a rate: the
+  mixing problem).
 - failed: some admitted verdict failed. unscored: none failed, and some admitted verdict is
   pending or errored, or there is no admitted verdict at all (not run, human grading not done).
   passed: otherwise. passRate = passed / (passed + failed), null when nothing was scored.
@@ -259,7 +261,8 @@ class RunReport:
         untyped = 0
         judge: dict[int, list[tuple[str, bool]]] = {}
         human: dict[int, list[bool]] = {}
-        for attempt, _name, code in self._verdicts.items():
+        machine: dict[int, set[bool | None]] = {}
+        for attempt, name, code in self._verdicts.items():
             case_index = self._attempt_case[attempt]
             if case_index < 0:
                 continue
@@ -270,16 +273,20 @@ class RunReport:
             elif ADMISSIBILITY[case.oracle].get(type_, ("barred",))[0] == "barred":
                 case.excluded += 1
                 continue
-            if passed is None:
-                case.pending = True
-            elif passed:
-                case.passed = True
-            else:
-                case.fail = True
-            if passed is not None and type_ == "llm-judge":
-                judge.setdefault(attempt, []).append((str(_name), passed))
-            elif passed is not None and type_ in runs.HUMAN_TYPES:
+            if type_ in runs.HUMAN_TYPES and passed is not None:
                 human.setdefault(attempt, []).append(passed)
+            else:
+                machine.setdefault(attempt, set()).add(passed)
+                if type_ == "llm-judge" and passed is not None:
+                    judge.setdefault(attempt, []).append((str(name), passed))
+        for attempt in machine.keys() | human.keys():
+            # A person's admitted verdict on an attempt decides it (promptfoo's manual rating
+            # overrides its assertions the same way); else the machines' verdicts do.
+            verdicts = set(human[attempt]) if attempt in human else machine[attempt]
+            case = self.cases[self._attempt_case[attempt]]
+            case.fail |= False in verdicts
+            case.pending |= None in verdicts
+            case.passed |= True in verdicts
         overall = Bucket()
         slices: dict[str, dict[str, Bucket]] = {name: {} for name in self.by}
         gate_buckets = [Bucket() for _ in self._gates]

@@ -90,3 +90,12 @@ def test_packed_verdicts_keep_the_newest_per_evaluator_past_twelve_names():
     verdicts.set(2, 0, 0)
     got = sorted(verdicts.items())
     assert got == [(1, n, (n + 1) % 21) for n in range(15)] + [(2, 0, 0)]
+
+
+def test_the_peoples_verdict_decides_an_attempt_the_judge_also_graded(store):
+    folder, cases = store
+    family = report([str(folder)], [str(cases)])["slices"]["case.caseFamily"]
+    # tone: the humans passed 5 of 10 attempts (4 both-pass + 1 human-only pass); the judge's
+    # 2 passes that humans failed do not count, nor its 1 fail that a human passed
+    assert (family["tone"]["passed"], family["tone"]["failed"]) == (5, 5)
+    assert (family["policy"]["passed"], family["policy"]["failed"]) == (4, 0)

@@ -91,20 +91,21 @@ def _rescored(store: Path, passed: bool) -> None:
     assert summary.added == {"attempts": 0, "results": 1, "ledger": 0}
 
 
-def test_rescoring_adds_a_result_and_the_newest_verdict_counts(tmp_path):
+@pytest.mark.parametrize("first, then, outcome", [(False, True, "passed"), (True, False, "failed")])
+def test_rescoring_adds_a_result_and_the_newest_verdict_counts(tmp_path, first, then, outcome):
     store = tmp_path / "store"
     imported(store, PROMPTFOO)
     results_before = lines(store / "results.jsonl")
-    _rescored(store, passed=False)
-    _rescored(store, passed=True)
+    before = report([str(store)], [str(CASES)])["slices"]["case.caseFamily"]["warranty"]
+    assert (before["passed"], before["failed"], before["unscored"]) == (0, 0, 1)  # waiting for a person
+    _rescored(store, passed=first)
+    _rescored(store, passed=then)
     assert lines(store / "results.jsonl")[: len(results_before)] == results_before
     assert len(lines(store / "results.jsonl")) == len(results_before) + 2
-    result = report([str(store)], [str(CASES)])
-    warranty = result["slices"]["case.caseFamily"]["warranty"]
-    # the placeholder ("needs human-expert grading") is still pending in promptfoo's own result,
-    # so the case stays unscored until that evaluator is rescored too; the newest human verdict
-    # (passed) superseded the failing one, or the case would be failed
-    assert (warranty["passed"], warranty["failed"], warranty["unscored"]) == (0, 0, 1)
+    warranty = report([str(store)], [str(CASES)])["slices"]["case.caseFamily"]["warranty"]
+    # the human expert's newest verdict decides the attempt; the older one is kept, superseded
+    assert warranty[outcome] == 1 and warranty["unscored"] == 0
+    assert warranty["excluded"] == 1  # promptfoo's defaultTest javascript check stays barred
 
 
 def test_a_stored_attempt_never_changes(tmp_path):
