@@ -25,9 +25,15 @@ def is_store(path: str) -> bool:
     return os.path.isdir(path) and any(os.path.exists(os.path.join(path, f)) for f in (ATTEMPTS, RESULTS))
 
 
+# What an attempt did. Where it was read from, and what one output file of a run says about the
+# run but another does not (promptfoo's results.json has the eval id and timestamp, its .jsonl
+# not), are not part of it.
+_WHAT_HAPPENED = ("caseId", "caseRef", "caseVersion", "system", "durationMs", "status", "error", "output",
+                  "outputRef", "toolTrace")
+
+
 def _content_digest(record: dict[str, Any]) -> bytes:
-    """What makes an attempt the same attempt: everything but where it was read from."""
-    body = {k: v for k, v in record.items() if k != "source"}
+    body = {k: record.get(k) for k in _WHAT_HAPPENED}
     return hashlib.blake2b(json.dumps(body, sort_keys=True, ensure_ascii=False).encode(), digest_size=12).digest()
 
 

@@ -185,3 +185,14 @@ def test_readers_recover_the_counts_each_manifest_entry_names():
         kinds = [k for k, _ in RESULTS_REGISTRY.read(str(RUNS / entry["path"]))]
         got = {"attempts": kinds.count("attempt"), "results": kinds.count("result"), "ledger": kinds.count("ledger")}
         assert got == entry["reader_must_recover"], entry["path"]
+
+
+def test_the_same_promptfoo_eval_as_json_and_as_jsonl_is_one_run(tmp_path):
+    """promptfoo writes the same EvaluateResult objects to -o results.jsonl, without the eval id."""
+    entries = json.loads(PROMPTFOO.read_text("utf-8"))["results"]["results"]
+    as_jsonl = tmp_path / "results.jsonl"
+    as_jsonl.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    summary = imported(store, as_jsonl)
+    assert summary.conflicts == [] and summary.added == {"attempts": 0, "results": 0, "ledger": 0}
