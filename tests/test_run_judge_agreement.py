@@ -32,6 +32,11 @@ POLICY = [(True, True)] * 4
 
 @pytest.fixture
 def store(tmp_path):
+    return build_store(tmp_path)
+
+
+def build_store(tmp_path):
+    """A run store (and its cases) with the judge and human verdicts above."""
     cases, attempts, results = [], [], []
     for family, oracle, pairs in (("tone", "rubric", TONE), ("policy", "reference-answer", POLICY)):
         for i, (by_judge, by_human) in enumerate(pairs):

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from .. import runreport, runstore
+from ..atomic import AtomicOutput
 from ..canonical.errors import UsageError
 from ..results_registry import RESULTS_REGISTRY
 from .common import echo_json, handles_errors
@@ -42,21 +43,46 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @_harness_option
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json prints exactly what the library returns.")
+@click.option("--html", "html_path", metavar="PAGE", help="Also write a self-contained HTML page (the stats page style).")
 @handles_errors
 def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str, ...], evaluators: tuple[str, ...],
-                   gates: tuple[str, ...], gate_field: str, harness: str | None, output_format: str) -> None:
+                   gates: tuple[str, ...], gate_field: str, harness: str | None, output_format: str,
+                   html_path: str | None) -> None:
     """Pass rates of runs against their cases, overall and per slice, worst slice first.
 
     A RUN is a run store folder (`evalconv runs import`) or a harness's own output file
     (promptfoo, DeepEval, Braintrust, LangSmith). Exit 1 when a --fail-under gate is not met.
     """
+    if html_path is not None:
+        _check_page_path(html_path, runs + cases)
     result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
                               gates=gates, gate_field=gate_field, harness=harness)
     if output_format == "json":
         echo_json(result)
     else:
         click.echo(render_text(result))
+    if html_path is not None:
+        from ..pages.report_page import render
+
+        with AtomicOutput(html_path) as out:
+            assert out.stream is not None
+            out.stream.write(render(result))
+            out.commit()
+        click.echo(f"evalconv: wrote {html_path}", err=True)
     sys.exit(1 if any(not g["ok"] for g in result["gates"]) else 0)
+
+
+def _check_page_path(path: str, inputs: tuple[str, ...]) -> None:
+    import os
+
+    if os.path.isdir(path):
+        raise UsageError("--html is a folder, not a file", source=path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--html: the folder {folder} does not exist", source=path)
+    for target in inputs:
+        if os.path.exists(target) and os.path.exists(path) and os.path.samefile(target, path):
+            raise UsageError("--html is an input; evalconv never overwrites its input", source=path)
 
 
 def _rate(bucket: dict[str, Any]) -> str:
