@@ -15,6 +15,7 @@ from .convert import convert_command
 from .report import report_command, runs_group
 from .info import formats_command, schema_command
 from .roundtrip import roundtrip_command
+from .stats import stats_command
 from .validate import validate_command
 
 
@@ -35,6 +36,7 @@ def cli() -> None:
     \b
       evalconv set.csv --to promptfoo -o tests.yaml     convert (short for `convert`)
       evalconv validate set.jsonl                       check rows against the schema and rules
+      evalconv stats set.jsonl --html coverage.html     rows by slice, coverage gaps, a gate on them
       evalconv formats                                  what each format reads, writes and loses
       evalconv schema                                   the published JSON Schema
       evalconv report results.json --cases set.jsonl    pass rates of a run, sliced
@@ -46,6 +48,7 @@ cli.add_command(validate_command)
 cli.add_command(formats_command)
 cli.add_command(schema_command)
 cli.add_command(roundtrip_command)
+cli.add_command(stats_command)
 cli.add_command(report_command)
 cli.add_command(runs_group)
 
