@@ -120,10 +120,9 @@ def render(data: dict[str, Any]) -> str:
     rate = overall["passRate"]
     tone = "" if rate is None else "good" if rate >= 0.95 else "warn" if rate >= 0.8 else "bad"
     gates = data["gates"]
-    gate_tile = ("—", "") if not gates else ("passed", "good") if all(g["ok"] for g in gates) else (
-        f"failed ({sum(not g['ok'] for g in gates)})", "bad")
+    gate_tile = ("—", "") if not gates else ("passed", "good") if all(g["ok"] for g in gates) else ("failed", "bad")
     ledger = sum(data["ledgerCounts"].values())
-    body = [tiles([("pass rate", _percent(rate), tone), ("cases", data["cases"], ""),
+    body = [tiles([("pass rate", _percent(rate), tone),
                    ("passed", overall["passed"], "good" if overall["passed"] else ""),
                    ("failed", overall["failed"], "bad" if overall["failed"] else "good"),
                    ("unscored", overall["unscored"], "warn" if overall["unscored"] else ""),
