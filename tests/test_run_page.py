@@ -5,9 +5,8 @@ import json
 import re
 
 import pytest
-from click.testing import CliRunner
-
 from browser import OVERFLOW_JS, Browser
+from click.testing import CliRunner
 from conftest import ROOT
 from evalconv.cli import cli
 

@@ -56,9 +56,9 @@ def rate_chart(name: str, buckets: dict[str, dict[str, Any]]) -> str:
     body = [[esc(value), _percent(b["passRate"]), *(f'<span data-count="{b[k]}">{b[k]}</span>'
                                                      for k in ("passed", "failed", "unscored", "excluded", "starter"))]
             for value, b in buckets.items()]
+    header = ["value", "pass rate", "passed", "failed", "unscored", "excluded", "starter"]
     svg += (f'<details><summary>All {len(buckets)} values as a table</summary>'
-            f'{table(["value", "pass rate", "passed", "failed", "unscored", "excluded", "starter"], body, numeric=(1, 2, 3, 4, 5, 6))}'
-            f'</details>')
+            f'{table(header, body, numeric=tuple(range(1, 7)))}</details>')
     return svg
 
 
