@@ -196,3 +196,13 @@ def test_the_same_promptfoo_eval_as_json_and_as_jsonl_is_one_run(tmp_path):
     imported(store, PROMPTFOO)
     summary = imported(store, as_jsonl)
     assert summary.conflicts == [] and summary.added == {"attempts": 0, "results": 0, "ledger": 0}
+
+
+def test_results_readers_are_not_formats():
+    """Run output has its own registry: format detection and round-trip routes never see it."""
+    from evalconv.registry import REGISTRY
+
+    formats = {type(f).__module__ for f in REGISTRY.all()}
+    readers = {type(r).__module__ for r in RESULTS_REGISTRY.readers.values()}
+    assert readers and not readers & formats
+    assert all(m.endswith(".results") for m in readers)
