@@ -6,7 +6,7 @@ import sys
 from contextlib import contextmanager
 from typing import IO, Iterator
 
-from .canonical.errors import ReadError, UsageError
+from .canonical.errors import EvalconvError, ReadError, UsageError
 from .canonical.format import Format
 from .canonical.source import Lines, SourceRow
 from .registry import REGISTRY
@@ -60,6 +60,18 @@ def detect(path: str, head: bytes, from_: str | None = None, encoding: str | Non
 def reading(path: str, *, from_: str | None = None, encoding: str | None = None
             ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
     """Open `path` and yield its format, its rows (lazily) and the read report."""
+    try:
+        with _read(path, from_, encoding) as opened:
+            yield opened
+    except Exception as err:  # a bug, not bad input: the CLI's last guard names the file
+        if not isinstance(err, EvalconvError) and not hasattr(err, "evalconv_source"):
+            err.evalconv_source = label(path)  # type: ignore[attr-defined]
+        raise
+
+
+@contextmanager
+def _read(path: str, from_: str | None, encoding: str | None
+          ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
     with _open_bytes(path) as stream:
         fmt = detect(path, _peek(stream), from_, encoding)
         if not fmt.can_read:
