@@ -16,6 +16,7 @@ import jsonschema_rs
 
 from . import paths
 from .admissibility import OMITTED_FIELDS
+from .suggest import did_you_mean
 
 SCHEMA_FILE = "row.schema.json"
 
@@ -118,7 +119,9 @@ def _messages(err: Any, where: list[str | int]) -> Iterator[tuple[str, str]]:
     elif kind == "enum":
         choices = ", ".join(err.validator_value)
         field = where[-1] if where else "value"
-        yield at, f"{json.dumps(err.instance, ensure_ascii=False)} is not a valid {field}; expected one of: {choices}"
+        hint = did_you_mean(err.instance, err.validator_value) if isinstance(err.instance, str) else ""
+        yield at, (f"{json.dumps(err.instance, ensure_ascii=False)} is not a valid {field}{hint}; "
+                   f"expected one of: {choices}")
     elif kind == "minLength":
         yield at, "must not be empty"
     else:

@@ -57,11 +57,12 @@ def detect(path: str, head: bytes, from_: str | None = None, encoding: str | Non
 
 
 @contextmanager
-def reading(path: str, *, from_: str | None = None, encoding: str | None = None
+def reading(path: str, *, from_: str | None = None, encoding: str | None = None, delimiter: str | None = None
             ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
-    """Open `path` and yield its format, its rows (lazily) and the read report."""
+    """Open `path` and yield its format, its rows (lazily) and the read report. `delimiter`:
+    CSV cells are separated by it (default: told by the header)."""
     try:
-        with _read(path, from_, encoding) as opened:
+        with _read(path, from_, encoding, delimiter_option(delimiter)) as opened:
             yield opened
     except Exception as err:  # a bug, not bad input: the CLI's last guard names the file
         if not isinstance(err, EvalconvError) and not hasattr(err, "evalconv_source"):
@@ -70,7 +71,7 @@ def reading(path: str, *, from_: str | None = None, encoding: str | None = None
 
 
 @contextmanager
-def _read(path: str, from_: str | None, encoding: str | None
+def _read(path: str, from_: str | None, encoding: str | None, delimiter: str | None
           ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
     with _open_bytes(path) as stream:
         fmt = detect(path, _peek(stream), from_, encoding)
@@ -79,7 +80,22 @@ def _read(path: str, from_: str | None, encoding: str | None
         report = ReadReport(fmt.name, label(path))
         lines = Lines(stream, source=label(path), encoding=encoding,
                       path=None if path == STDIO else path)
+        if delimiter is not None:
+            lines.options["delimiter"] = delimiter
         yield fmt, _counted(fmt.read(lines, report), report), report
+
+
+_DELIMITER_WORDS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
+
+
+def delimiter_option(value: str | None) -> str | None:
+    """`--delimiter`: one character, or `tab` / `\\t`, `comma`, `semicolon`, `pipe`."""
+    if value is None:
+        return None
+    value = _DELIMITER_WORDS.get(value.lower(), value)
+    if len(value) != 1 or value in "\r\n\"" or value.isalnum():
+        raise UsageError(f"--delimiter takes one character such as ';' or the word 'tab', not {value!r}")
+    return value
 
 
 def _counted(rows: Iterator[SourceRow], report: ReadReport) -> Iterator[SourceRow]:

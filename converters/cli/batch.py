@@ -9,6 +9,7 @@ import click
 from ..atomic import AtomicOutput
 from ..batch import FAILED, BatchResult, FileOutcome, convert_tree, plan
 from ..canonical import jsonvalue
+from ..canonical.suggest import count
 
 
 def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, include: tuple[str, ...],
@@ -42,7 +43,7 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
             out.stream.write(jsonvalue.dumps(result.to_json(), indent=True) + "\n")
             out.commit()
     failed = sum(1 for f in result.files if f.status in FAILED)
-    click.echo(f"evalconv: {len(result.files)} files, {sum(f.rows for f in result.files)} rows, "
+    click.echo(f"evalconv: {count(len(result.files), 'file')}, {count(sum(f.rows for f in result.files), 'row')}, "
                f"{failed} failed", err=True)
     sys.exit(result.exit_code)
 

@@ -10,7 +10,10 @@ from .. import api
 from ..atomic import AtomicOutput
 from ..canonical import jsonvalue
 from ..canonical.errors import UsageError
+from ..canonical.suggest import count
 from .batch import run_folder
+from ..sources import delimiter_option
+from .common import delimiter_flag
 from .common import encoding_option, from_option, handles_errors, print_findings
 
 
@@ -28,6 +31,7 @@ from .common import encoding_option, from_option, handles_errors, print_findings
 @click.option("--config", "config_path", metavar="PATH",
               help="promptfoo: also write a runnable promptfooconfig.yaml here, pointing at the tests.")
 @encoding_option
+@delimiter_flag
 @click.option("--include", multiple=True, metavar="GLOB", help="Folder: convert only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Folder: leave matching files out.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
@@ -37,7 +41,7 @@ from .common import encoding_option, from_option, handles_errors, print_findings
 @handles_errors
 def convert_command(source: str, to: str, output: str | None, from_: str | None, report_path: str | None,
                     keep_going: bool, ledger: str | None, excel_safe: bool, config_path: str | None,
-                    encoding: str | None,
+                    encoding: str | None, delimiter: str | None,
                     include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
                     summary_path: str | None) -> None:
     """Convert IN (a file, a folder, or - for standard input) to FORMAT.
@@ -46,6 +50,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     A folder is mirrored under -o OUTDIR; one bad file never stops the others.
     """
     options = {"excel_safe": excel_safe}
+    if delimiter is not None:
+        options["delimiter"] = delimiter_option(delimiter)
     if excel_safe and to != "csv":
         raise UsageError("--excel-safe guards CSV cells; it goes with a CSV output")
     if config_path:
@@ -83,18 +89,18 @@ def _summary(result: api.ConversionResult) -> str:
     target = result.output or "<stdout>"
     head = f"evalconv: {result.source} ({result.from_format}) -> {target} ({result.to_format}): "
     if not result.wrote_output:
-        return head + (f"nothing written: {result.rejected} of {result.rows_read} rows invalid "
-                       f"({result.log.error_count} errors); use --keep-going to write the valid rows")
-    parts = [f"{result.rows_written} rows written"]
+        return head + (f"nothing written: {result.rejected} of {count(result.rows_read, 'row')} invalid "
+                       f"({count(result.log.error_count, 'error')}); use --keep-going to write the valid rows")
+    parts = [f"{count(result.rows_written, 'row')} written"]
     if result.rejected:
         parts.append(f"{result.rejected} rejected to {result.ledger}")
     if result.log.warning_count:
-        parts.append(f"{result.log.warning_count} warnings")
+        parts.append(count(result.log.warning_count, "warning"))
     loss = result.loss
     if loss.lossy:
-        parts.append(f"lossy: {len(loss.dropped.entries)} field(s) dropped (see --report)")
+        parts.append(f"lossy: {count(len(loss.dropped.entries), 'field')} dropped (see --report)")
     elif loss.carried:
-        parts.append(f"{len(loss.carried.entries)} field(s) carried in vendor metadata only")
+        parts.append(f"{count(len(loss.carried.entries), 'field')} carried in vendor metadata only")
     else:
         parts.append("lossless")
     return head + ", ".join(parts)

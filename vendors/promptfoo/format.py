@@ -18,6 +18,7 @@ from evalconv.canonical.paths import key_segment
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
+from evalconv.canonical.suggest import count as count_of
 
 from . import files
 from .config import check_config_option, write_config
@@ -185,7 +186,7 @@ class _Notes:
         out = []
         for text, (count, ids) in self._groups.items():
             more = f" and {count - len(ids)} more" if count > len(ids) else ""
-            out.append(f"{count} row(s) ({', '.join(ids)}{more}) {text}")
+            out.append(f"{count_of(count, 'row')} ({', '.join(ids)}{more}) {text}")
         if kind == "csv":
             out.append("promptfoo CSV cells are text, flat and trimmed (no nesting, types, leading or trailing "
                        "whitespace in __expected, weights, or more than one assertion column here): evalconv "
