@@ -407,7 +407,8 @@ class CSVWriter:
     def close(self) -> None:
         if self._chunk:
             return
-        self._out.write(csv_line(self._columns))
+        # Excel reads UTF-8 without a BOM in the legacy code page (mojibake); evalconv strips it
+        self._out.write(("\ufeff" if self._excel_safe else "") + csv_line(self._columns))
         self._spool.replay(self._out, tuple(self._columns))
 
 

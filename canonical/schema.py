@@ -137,3 +137,25 @@ def _unknown_key_message(where: list[str | int], key: str) -> str:
         return (f"unknown case-profile field '{key}': put it under metadata.case.extensions "
                 f"(a namespace object) or elsewhere in metadata")
     return f"unknown key '{key}'"
+
+
+def enum_fields() -> dict[str, tuple[str, ...]]:
+    """Case-profile fields whose values come from a fixed list, with the list (schema order)."""
+    definitions = row_schema()["definitions"]
+    out = {}
+    for name, spec in definitions["caseProfile"]["properties"].items():
+        spec = definitions.get(spec.get("$ref", "").split("/")[-1], spec)
+        if "enum" in spec:
+            out[name] = tuple(spec["enum"])
+    return out
+
+
+ALLOWED_VALUES_BEGIN = "<!-- allowed values: generated from the schema by evalconv.canonical.schema.allowed_values_markdown() -->"
+ALLOWED_VALUES_END = "<!-- end of allowed values -->"
+
+
+def allowed_values_markdown() -> str:
+    """The allowed-values table of docs/csv-spec.md (tests/test_docs.py keeps it in sync)."""
+    lines = [ALLOWED_VALUES_BEGIN, "", "| column | allowed values |", "|--------|----------------|"]
+    lines += [f"| `case.{name}` | {', '.join(f'`{v}`' for v in values)} |" for name, values in enum_fields().items()]
+    return "\n".join(lines + ["", ALLOWED_VALUES_END])

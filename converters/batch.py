@@ -29,6 +29,7 @@ class FileOutcome:
     warnings: int = 0
     status: str = "ok"  # ok | lossy | invalid | unreadable | unwritable
     messages: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # what the target does differently (LossReport)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,6 +92,7 @@ def convert_one(source: str, label: str, output: str, to: str, from_: str | None
     outcome.rows, outcome.rejected = result.rows_read, result.rejected
     outcome.lossy_fields = len({path for path, _ in result.loss.dropped.entries})
     outcome.warnings = result.log.warning_count
+    outcome.notices = list(result.loss.notices) if result.wrote_output else []
     outcome.messages = [f.render() for f in (result.log.errors + result.log.warnings)[:MESSAGES_PER_FILE]]
     if not result.wrote_output:
         outcome.output = None

@@ -12,6 +12,7 @@ from importlib.util import find_spec
 
 from .canonical.errors import UsageError
 from .canonical.format import Format
+from .canonical.suggest import by_closeness, did_you_mean
 
 
 class Registry:
@@ -37,7 +38,8 @@ class Registry:
     def get(self, name: str) -> Format:
         target = self._targets.get(name)
         if target is None:
-            raise UsageError(f"unknown format '{name}' (known: {', '.join(self._targets)})")
+            known = by_closeness(name, self._targets)
+            raise UsageError(f"unknown format '{name}'{did_you_mean(name, known)} (known: {', '.join(known)})")
         if isinstance(target, str):
             module, _, attr = target.partition(":")
             try:

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from .. import __version__
+from ..canonical.suggest import by_closeness, did_you_mean
 from .convert import convert_command
 from .info import formats_command, schema_command
 from .roundtrip import roundtrip_command
@@ -26,8 +27,21 @@ class _DefaultToConvert(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            if _mistyped_command(args[0]):
+                commands = by_closeness(args[0], self.commands)
+                ctx.fail(f"'{args[0]}' is neither a file or folder here nor a command"
+                         f"{did_you_mean(args[0], commands)}; the commands are {', '.join(commands)} "
+                         f"(`evalconv FILE --to FORMAT` converts a file)")
             args = ["convert", *args]
         return super().parse_args(ctx, args)
+
+
+def _mistyped_command(word: str) -> bool:
+    """A first word that names no file and does not look like a path: a command misspelt or
+    one evalconv does not have (`evalconv init`), not a file that went missing."""
+    if word == "-" or word.startswith("-") or os.path.exists(word):
+        return False
+    return not any(ch in word for ch in "./\\") and word.isprintable()
 
 
 @click.group(cls=_DefaultToConvert, context_settings={"help_option_names": ["-h", "--help"]})

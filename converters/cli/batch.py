@@ -12,6 +12,9 @@ from ..canonical import jsonvalue
 from ..canonical.suggest import count
 
 
+WARNINGS_SHOWN = 3  # per file; a folder of many files must stay readable
+
+
 def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, include: tuple[str, ...],
                exclude: tuple[str, ...], jobs: int, options: dict[str, Any], **kwargs: Any) -> None:
     total = len(plan(source, outdir, to=to, include=include, exclude=exclude))
@@ -28,6 +31,15 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
         if outcome.status in FAILED:
             for message in outcome.messages:
                 click.echo(message, err=True)
+        elif outcome.warnings:
+            click.echo(f"evalconv: {outcome.source}: {count(outcome.warnings, 'warning')}", err=True)
+            for message in outcome.messages[:WARNINGS_SHOWN]:
+                click.echo(f"  {message}", err=True)
+            if outcome.warnings > WARNINGS_SHOWN:
+                click.echo(f"  ... and {count(outcome.warnings - WARNINGS_SHOWN, 'more warning')} "
+                           f"(convert the file alone, or validate it, for all)", err=True)
+        for notice in outcome.notices:
+            click.echo(f"evalconv: note: {outcome.source}: {notice}", err=True)
         if bar is not None:
             bar.update(1, f"{rows_done} rows")
 

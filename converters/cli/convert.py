@@ -75,6 +75,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
                          ledger=ledger, report_ids=bool(report_path), jobs=jobs, **options)
     print_findings(result.log.errors, result.log.error_count, "errors")
     print_findings(result.log.warnings, result.log.warning_count, "warnings")
+    for notice in result.loss.notices if result.wrote_output else ():
+        click.echo(f"evalconv: note: {notice}", err=True)
     if report_path and result.wrote_output:
         with AtomicOutput(report_path) as out:
             out.stream.write(jsonvalue.dumps(result.loss.to_json(), indent=True) + "\n")
