@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 import sys
 from contextlib import contextmanager
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 from .canonical.errors import EvalconvError, ReadError, UsageError
 from .canonical.format import Format
@@ -57,12 +57,14 @@ def detect(path: str, head: bytes, from_: str | None = None, encoding: str | Non
 
 
 @contextmanager
-def reading(path: str, *, from_: str | None = None, encoding: str | None = None, delimiter: str | None = None
-            ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
+def reading(path: str, *, from_: str | None = None, encoding: str | None = None, delimiter: str | None = None,
+            allow_outside_refs: bool = False) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
     """Open `path` and yield its format, its rows (lazily) and the read report. `delimiter`:
-    CSV cells are separated by it (default: told by the header)."""
+    CSV cells are separated by it (default: told by the header). `allow_outside_refs`: files
+    the input names (promptfoo's `file://`) may lie outside the input's folder."""
+    hints = {"delimiter": delimiter_option(delimiter), "allow_outside_refs": allow_outside_refs or None}
     try:
-        with _read(path, from_, encoding, delimiter_option(delimiter)) as opened:
+        with _read(path, from_, encoding, {k: v for k, v in hints.items() if v is not None}) as opened:
             yield opened
     except Exception as err:  # a bug, not bad input: the CLI's last guard names the file
         if not isinstance(err, EvalconvError) and not hasattr(err, "evalconv_source"):
@@ -71,7 +73,7 @@ def reading(path: str, *, from_: str | None = None, encoding: str | None = None,
 
 
 @contextmanager
-def _read(path: str, from_: str | None, encoding: str | None, delimiter: str | None
+def _read(path: str, from_: str | None, encoding: str | None, hints: dict[str, Any]
           ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
     with _open_bytes(path) as stream:
         fmt = detect(path, _peek(stream), from_, encoding)
@@ -80,8 +82,7 @@ def _read(path: str, from_: str | None, encoding: str | None, delimiter: str | N
         report = ReadReport(fmt.name, label(path))
         lines = Lines(stream, source=label(path), encoding=encoding,
                       path=None if path == STDIO else path)
-        if delimiter is not None:
-            lines.options["delimiter"] = delimiter
+        lines.options.update(hints)
         yield fmt, _counted(fmt.read(lines, report), report), report
 
 

@@ -55,13 +55,14 @@ class ValidationReport:
 
 def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None,
                   require: Iterable[str] = (), jobs: int | None = None,
-                  delimiter: str | None = None) -> FileValidation:
+                  delimiter: str | None = None, allow_outside_refs: bool = False) -> FileValidation:
     """Validate one file; `require` lists paths every row must fill (`metadata.reason`).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
     result = FileValidation(label(path), from_)
     required = tuple(_required_paths(require))
     try:
-        with reading(path, from_=from_, encoding=encoding, delimiter=delimiter) as (fmt, rows, report), \
+        with reading(path, from_=from_, encoding=encoding, delimiter=delimiter,
+                     allow_outside_refs=allow_outside_refs) as (fmt, rows, report), \
                 parallel.workers_for(path, fmt.name, None, encoding, jobs, label=label(path), options={},
                                      require=required) as workers:
             result.format = fmt.name
@@ -86,7 +87,7 @@ def _required_paths(require: Iterable[str]) -> Iterator[str]:
 
 def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
              require: Iterable[str] = (), jobs: int | None = None,
-             delimiter: str | None = None) -> ValidationReport:
+             delimiter: str | None = None, allow_outside_refs: bool = False) -> ValidationReport:
     """Validate files; folders are walked for files with a known extension."""
     from .walk import collect
 
@@ -97,5 +98,5 @@ def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str |
         if not files:  # a gate that checked nothing must not pass
             results.append(FileValidation(target, None, unreadable=f"{target}: no set files found in this folder"))
         results += [validate_file(p, from_=from_, encoding=encoding, require=require, jobs=jobs,
-                                  delimiter=delimiter) for p in files]
+                                  delimiter=delimiter, allow_outside_refs=allow_outside_refs) for p in files]
     return ValidationReport(results)

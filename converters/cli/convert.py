@@ -13,7 +13,7 @@ from ..canonical.errors import UsageError
 from ..canonical.suggest import count
 from .batch import run_folder
 from ..sources import delimiter_option
-from .common import delimiter_flag
+from .common import delimiter_flag, outside_refs_flag
 from .common import encoding_option, from_option, handles_errors, print_findings
 
 
@@ -32,6 +32,7 @@ from .common import encoding_option, from_option, handles_errors, print_findings
               help="promptfoo: also write a runnable promptfooconfig.yaml here, pointing at the tests.")
 @encoding_option
 @delimiter_flag
+@outside_refs_flag
 @click.option("--include", multiple=True, metavar="GLOB", help="Folder: convert only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Folder: leave matching files out.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
@@ -41,7 +42,7 @@ from .common import encoding_option, from_option, handles_errors, print_findings
 @handles_errors
 def convert_command(source: str, to: str, output: str | None, from_: str | None, report_path: str | None,
                     keep_going: bool, ledger: str | None, excel_safe: bool, config_path: str | None,
-                    encoding: str | None, delimiter: str | None,
+                    encoding: str | None, delimiter: str | None, allow_outside_refs: bool,
                     include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
                     summary_path: str | None) -> None:
     """Convert IN (a file, a folder, or - for standard input) to FORMAT.
@@ -52,6 +53,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     options = {"excel_safe": excel_safe}
     if delimiter is not None:
         options["delimiter"] = delimiter_option(delimiter)
+    if allow_outside_refs:
+        options["allow_outside_refs"] = True
     if excel_safe and to != "csv":
         raise UsageError("--excel-safe guards CSV cells; it goes with a CSV output")
     if config_path:

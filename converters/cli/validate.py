@@ -10,6 +10,7 @@ from ..sources import delimiter_option
 from ..canonical.suggest import count
 from ..registry import REGISTRY
 from ..junit import Case, write_junit
+from .common import outside_refs_flag
 from .common import delimiter_flag, echo_json, encoding_option, from_option, handles_errors, print_findings
 
 
@@ -20,6 +21,7 @@ from .common import delimiter_flag, echo_json, encoding_option, from_option, han
               show_default=True, help="json prints exactly what the library returns.")
 @encoding_option
 @delimiter_flag
+@outside_refs_flag
 @click.option("--require", multiple=True, metavar="FIELD",
               help="Rows that leave FIELD empty fail (repeatable), e.g. --require metadata.reason.")
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row.")
@@ -27,14 +29,14 @@ from .common import delimiter_flag, echo_json, encoding_option, from_option, han
               help="Worker processes for a large JSONL file (default up to 2; 1 is serial).")
 @handles_errors
 def validate_command(sources: tuple[str, ...], from_: str | None, output_format: str,
-                     encoding: str | None, delimiter: str | None, require: tuple[str, ...],
+                     encoding: str | None, delimiter: str | None, allow_outside_refs: bool, require: tuple[str, ...],
                      junit_path: str | None, jobs: int | None) -> None:
     """Check rows against the schema, the admissibility map and the set rules.
 
     Exit 0 with no errors (warnings allowed), 1 with any error, 2 when a file cannot be read.
     """
     report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs,
-                          delimiter=delimiter_option(delimiter))
+                          delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs)
     if junit_path:
         write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":
