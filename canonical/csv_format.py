@@ -11,13 +11,15 @@ from __future__ import annotations
 import codecs
 import csv
 import itertools
+from dataclasses import dataclass
 import re
 import tempfile
 from typing import Any, Iterator, TextIO
 
 from . import jsonvalue, paths
 from .errors import ReadError
-from .format import Format
+from .format import Format, WriteOptions, option
+from .reporting import LossReporter, ReadReporter
 from .row import ABSENT, Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS, row_schema
 from .source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
@@ -82,25 +84,34 @@ def split_list(cell: str) -> list[str]:
     return items
 
 
+@dataclass(frozen=True)
+class CSVOptions(WriteOptions):
+    excel_safe: bool = option(False, flag="--excel-safe", goes_with="guards CSV cells; it goes with a CSV output",
+                              help="CSV: put a ' before cells that a spreadsheet would run as formulas "
+                                   "(read back exactly).")
+
+
 class CanonicalCSV(Format):
     name = "csv"
     title = "Canonical CSV"
     extensions = (".csv",)
+    options = CSVOptions
+    fallback = True
     streaming_read = True
     streaming_write = True
     lossless = True
 
-    def detect(self, head: str) -> bool:
+    def detect(self, head: str) -> float:
         first = _LINE_END.split(head.lstrip("\ufeff"), maxsplit=1)[0]
         try:
-            return "id" in next(csv.reader([first], delimiter=sniff_delimiter(first)), [])
+            return 1.0 if "id" in next(csv.reader([first], delimiter=sniff_delimiter(first)), []) else 0.0
         except csv.Error:  # not CSV, whatever else it is
-            return False
+            return 0.0
 
-    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "CSVWriter":
-        return CSVWriter(out, excel_safe=bool(options.get("excel_safe")), chunk=bool(options.get("chunk")))
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "CSVWriter":
+        return CSVWriter(out, excel_safe=isinstance(options, CSVOptions) and options.excel_safe)
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         physical = iter(lines)
         before = []  # blank lines before the header, then the header's first line
         for line in physical:
@@ -333,21 +344,26 @@ class CSVWriter:
     copied as it is, an earlier run is read back and widened (only runs from before the last new
     column; in a set whose rows look alike, the first few rows)."""
 
-    def __init__(self, out: TextIO, *, excel_safe: bool = False, chunk: bool = False) -> None:
+    def __init__(self, out: TextIO, *, excel_safe: bool = False) -> None:
         self._out = out
         self._excel_safe = excel_safe
         self._needs_look = _EXCEL_LOOK if excel_safe else _QUOTE_LOOK
         self._columns: list[str] = []
         self._known: set[str] = set()
         self._meta_order: dict[str, int] = {}  # metadata.<key> -> first-seen position
-        # chunk mode (a worker of converters/parallel.py): lines go straight to `out`, and
-        # `runs` says under which columns each stretch of bytes was written
-        self._chunk = chunk
+        self._chunk = False  # see write_chunks
         self.runs: list[tuple[int, tuple[str, ...]]] = []
         self._spool = _Spool()
         for name in REQUIRED_COLUMNS:  # always there, even when a row's value needs case:json
             self._add_column(name)
         self._new_run()
+
+    def write_chunks(self) -> None:
+        """For a worker of converters/parallel.py, before the first row: lines go straight to
+        `out` (a byte sink with a `size`), and `runs` says under which columns each stretch of
+        its bytes was written, for the parent's `write_encoded`."""
+        self._chunk = True
+        self.runs = [(getattr(self._out, "size", 0), tuple(self._columns))]
 
     def write(self, row: Row) -> None:
         cells = row_cells(row)

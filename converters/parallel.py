@@ -171,7 +171,9 @@ def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
     lines = Lines(io.BytesIO(data), source=label, at_start=start == 0)
     validator = Validator(source=label, require=require, set_rules=False)
     sink = _ByteSink()
-    writer = REGISTRY.get(to).open_writer(sink, LossReport(to), {**options, "chunk": True}) if to else None
+    writer = REGISTRY.get(to).open_writer(sink, LossReport(to), options) if to else None
+    if hasattr(writer, "write_chunks"):  # a writer that writes in runs (CSV): told it is a worker
+        writer.write_chunks()
     sink.parts, sink.size = [], 0  # the parent writes the header
     ends, line_numbers, keys, notes = array("Q"), array("Q"), SetKeys(), {}
     error = None

@@ -13,7 +13,7 @@ def write_text(fmt_name: str, rows, **options) -> tuple[str, LossReport]:
     fmt = REGISTRY.get(fmt_name)
     out = io.StringIO(newline="")
     report = LossReport(fmt.name)
-    writer = fmt.open_writer(out, report, {"path": None, **options})
+    writer = fmt.open_writer(out, report, fmt.make_options(None, **options))
     for row in rows:
         writer.write(row)
         report.rows += 1

@@ -94,14 +94,14 @@ def test_enum_values_get_did_you_mean(tmp_path, capsys):
     assert "2 rows, 3 errors, 0 warnings: INVALID" in out
 
 
-@pytest.mark.parametrize("args, first", [(["init"], None), (["stats", "--to", "jsonl"], None),
+@pytest.mark.parametrize("args, first", [(["init"], None), (["lint", "--to", "jsonl"], None),
                                          (["valdate", "x.csv"], "validate"), (["convrt", "x.csv"], "convert")])
 def test_a_mistyped_command_is_not_taken_for_a_file(args, first, capsys):
     code, _, err = run(args, capsys)
     assert code == 2 and f"'{args[0]}' is neither a file or folder here nor a command" in err
     assert "Missing option" not in err and "no such file" not in err
     listed = err.split("the commands are ", 1)[1]
-    assert all(name in listed for name in ("convert", "validate", "formats", "schema", "roundtrip"))
+    assert all(name in listed for name in ("convert", "validate", "formats", "schema", "roundtrip", "stats"))
     if first:
         assert f"(did you mean '{first}'?)" in err and listed.startswith(first)
 

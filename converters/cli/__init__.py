@@ -19,6 +19,7 @@ from ..canonical.suggest import by_closeness, did_you_mean
 from .convert import convert_command
 from .info import formats_command, schema_command
 from .roundtrip import roundtrip_command
+from .stats import stats_command
 from .validate import validate_command
 
 
@@ -52,6 +53,7 @@ def cli() -> None:
     \b
       evalconv set.csv --to promptfoo -o tests.yaml     convert (short for `convert`)
       evalconv validate set.jsonl                       check rows against the schema and rules
+      evalconv stats set.jsonl --html coverage.html     rows by slice, coverage gaps, a gate on them
       evalconv formats                                  what each format reads, writes and loses
       evalconv schema                                   the published JSON Schema
 
@@ -64,6 +66,7 @@ cli.add_command(validate_command)
 cli.add_command(formats_command)
 cli.add_command(schema_command)
 cli.add_command(roundtrip_command)
+cli.add_command(stats_command)
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE in sysexits.h

@@ -11,6 +11,7 @@ from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+from evalconv.canonical.reporting import ReadReporter
 
 from .csv_tests import CSVTestError, test_from_cells
 from .read import TestError, evalconv_row, imported_row, is_evalconv_test
@@ -48,7 +49,7 @@ def first_object_keys(text: str) -> list[str]:
     return keys
 
 
-def read_rows(lines: Lines, kind: str, report: Any) -> Iterator[SourceRow]:
+def read_rows(lines: Lines, kind: str, report: ReadReporter) -> Iterator[SourceRow]:
     scope = Scope(lines.path, bool(lines.options.get("allow_outside_refs")))
     if kind == "yaml":
         located = _yaml_tests(lines, report, scope)
@@ -61,7 +62,7 @@ def read_rows(lines: Lines, kind: str, report: Any) -> Iterator[SourceRow]:
 
 
 def to_source_row(test: Any, line: int | None, where: str, number: int, taken: set[str],
-                  report: Any, source: str) -> SourceRow:
+                  report: ReadReporter, source: str) -> SourceRow:
     prefix = "" if where == source else f"{where}: "
     if isinstance(test, SourceRow):
         return test
@@ -80,12 +81,13 @@ def to_source_row(test: Any, line: int | None, where: str, number: int, taken: s
 
 # --- YAML: a test list, or a whole config --------------------------------------------------------
 
-def _vars_followed(located: Iterable[Located], base: str | None, scope: Scope, report: Any) -> Iterator[Located]:
+def _vars_followed(located: Iterable[Located], base: str | None, scope: Scope,
+                   report: ReadReporter) -> Iterator[Located]:
     for test, line, where in located:
         yield scope.with_vars(test, base, where, line, report), line, where
 
 
-def _yaml_tests(lines: Lines, report: Any, scope: Scope) -> Iterator[Located]:
+def _yaml_tests(lines: Lines, report: ReadReporter, scope: Scope) -> Iterator[Located]:
     head, rest = [], iter(lines)
     for line in rest:  # the first line that is not blank or a comment says what the file is
         head.append(line)
@@ -114,7 +116,7 @@ def _item_lines(node: Any, key: str | None = None) -> list[int | None]:
     return []
 
 
-def _config_tests(config: dict[str, Any], node: Any, lines: Lines, report: Any, scope: Scope) -> Iterator[Located]:
+def _config_tests(config: dict[str, Any], node: Any, lines: Lines, report: ReadReporter, scope: Scope) -> Iterator[Located]:
     if "tests" not in config:
         raise ReadError("this YAML mapping has no `tests:`; a promptfoo tests file is a list of tests",
                         source=lines.source, line=1)
@@ -147,7 +149,7 @@ def merge_default(default: dict[str, Any], test: dict[str, Any]) -> dict[str, An
 
 
 def _expand(items: list[Any], item_lines: list[int | None], base: str | None, source: str,
-            report: Any, scope: Scope) -> Iterator[Located]:
+            report: ReadReporter, scope: Scope) -> Iterator[Located]:
     """Inline tests with their vars files followed; `file://` strings replaced by the tests of
     the files they name (a glob, relative to the file naming it)."""
     for i, item in enumerate(items):
@@ -160,7 +162,7 @@ def _expand(items: list[Any], item_lines: list[int | None], base: str | None, so
             yield from _file_tests(path, source, line, report, scope)
 
 
-def _file_tests(path: str, source: str, line: int | None, report: Any, scope: Scope) -> Iterator[Located]:
+def _file_tests(path: str, source: str, line: int | None, report: ReadReporter, scope: Scope) -> Iterator[Located]:
     try:
         with open(path, "rb") as stream:
             lines = Lines(stream, source=path, path=path)
@@ -179,7 +181,7 @@ def _file_tests(path: str, source: str, line: int | None, report: Any, scope: Sc
 
 # --- JSON, JSONL ---------------------------------------------------------------------------------
 
-def _json_tests(lines: Lines, report: Any) -> Iterator[Located]:
+def _json_tests(lines: Lines, report: ReadReporter) -> Iterator[Located]:
     text = lines.text()
     if not text.strip() or text.lstrip().startswith("["):
         for row in iter_array([text if text.strip() else "[]"], lines.source):
@@ -191,7 +193,7 @@ def _json_tests(lines: Lines, report: Any) -> Iterator[Located]:
         raise ReadError(f"invalid JSON: {err}", source=lines.source) from None
 
 
-def _jsonl_tests(lines: Lines, report: Any) -> Iterator[Located]:
+def _jsonl_tests(lines: Lines, report: ReadReporter) -> Iterator[Located]:
     for text in lines:
         if not text.strip():
             continue
@@ -203,7 +205,7 @@ def _jsonl_tests(lines: Lines, report: Any) -> Iterator[Located]:
 
 # --- CSV -----------------------------------------------------------------------------------------
 
-def _csv_tests(lines: Lines, report: Any) -> Iterator[Located]:
+def _csv_tests(lines: Lines, report: ReadReporter) -> Iterator[Located]:
     csv.field_size_limit(MAX_LINE_BYTES)  # process-wide: every reader keeps the same bound
     counted = _Counting(lines)
     try:

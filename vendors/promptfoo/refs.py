@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError
+from evalconv.canonical.reporting import ReadReporter
 
 from .yaml_stream import load_yaml
 
@@ -52,14 +53,14 @@ class Scope:
                             f"folder of the file named on the command line; evalconv reads only inside it "
                             f"(pass {ALLOW_FLAG} to follow it)", source=source, line=line)
 
-    def note(self, report: Any, text: str) -> None:
+    def note(self, report: ReadReporter, text: str) -> None:
         if text not in self._noted:
             self._noted.add(text)
             report.notes.append(text)
 
     # --- defaultTest and vars -------------------------------------------------------------------
 
-    def default_test(self, value: str, base: str | None, source: str, report: Any) -> Any:
+    def default_test(self, value: str, base: str | None, source: str, report: ReadReporter) -> Any:
         """`defaultTest: file://defaults.yaml`: the mapping in that file (vars files followed)."""
         paths = self.paths(value, base, "defaultTest file", source, None)
         if not paths:
@@ -72,7 +73,7 @@ class Scope:
         self.note(report, f"defaultTest read from {path} (named as '{value}')")
         return self.with_vars(data, path, source, None, report)
 
-    def with_vars(self, test: Any, base: str | None, source: str, line: int | None, report: Any) -> Any:
+    def with_vars(self, test: Any, base: str | None, source: str, line: int | None, report: ReadReporter) -> Any:
         """The test with `vars` given as file paths or globs replaced by the mapping they hold:
         every file's keys merged in order, a later file's value winning, as promptfoo does."""
         if not isinstance(test, dict):
