@@ -26,7 +26,7 @@ HAND_WRITTEN = (
 
 
 def header_and_cells(text: str) -> list[list[str]]:
-    return list(csv.reader(io.StringIO(text)))
+    return list(csv.reader(io.StringIO(text.removeprefix("\ufeff"))))
 
 
 def run(args: list[str], capsys) -> int:

@@ -87,7 +87,8 @@ def _vars_followed(located: Iterable[Located], base: str | None, scope: Scope,
         yield scope.with_vars(test, base, where, line, report), line, where
 
 
-def _yaml_tests(lines: Lines, report: ReadReporter, scope: Scope) -> Iterator[Located]:
+def _yaml_tests(lines: Lines, report: ReadReporter, scope: Scope | None = None) -> Iterator[Located]:
+    scope = scope or Scope(lines.path, bool(lines.options.get("allow_outside_refs")))
     head, rest = [], iter(lines)
     for line in rest:  # the first line that is not blank or a comment says what the file is
         head.append(line)
