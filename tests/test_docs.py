@@ -45,3 +45,9 @@ def test_csv_spec_lists_the_allowed_values_from_the_schema():
         "regenerate the table in docs/csv-spec.md with evalconv.canonical.schema.allowed_values_markdown()"
     for column in ("oracleType", "evaluator", "provenance", "reversibility", "blastRadius"):
         assert f"| `case.{column}` |" in page[start:end]
+
+
+def test_the_finding_codes_in_errors_md_are_generated_from_the_table():
+    from evalconv.canonical.findings import codes_markdown
+    page = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
+    assert codes_markdown() in page, "regenerate the code list in docs/errors.md from canonical.findings.codes_markdown()"
