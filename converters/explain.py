@@ -80,7 +80,7 @@ def explain(oracle_type: str, evaluator: str | None = None) -> dict[str, Any]:
         if status == "ok":
             entry["reason"] = ADMITTED_BECAUSE[(oracle_type, name)]
         elif status == "cond":
-            entry["reason"] = "a model judge may grade it only when both conditions hold"
+            entry["reason"] = "a model judge may grade it only when these conditions hold"
             entry["conditions"] = [c.strip() for c in reason.split(", and ")]
         else:
             entry["reason"] = reason

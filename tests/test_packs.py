@@ -293,7 +293,7 @@ def test_explain_prints_every_pairing_with_reasons_and_conditions():
     verdicts = {p["evaluator"]: p for p in data["pairings"]}
     assert verdicts["exact-or-programmatic"]["verdict"] == "barred"
     assert verdicts["exact-or-programmatic"]["reason"] == "a string comparison cannot read a criterion"
-    assert verdicts["llm-judge"]["verdict"] == "cond" and len(verdicts["llm-judge"]["conditions"]) == 2
+    assert verdicts["llm-judge"]["verdict"] == "cond" and len(verdicts["llm-judge"]["conditions"]) >= 2
     assert "the rubric goes in the judge prompt" in verdicts["llm-judge"]["conditions"]
     assert all(p["reason"] for p in data["pairings"])
 
