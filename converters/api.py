@@ -30,9 +30,11 @@ class ReadResult:
     report: ReadReport
 
 
-def read(path: str, *, from_: str | None = None, encoding: str | None = None) -> ReadResult:
+def read(path: str, *, from_: str | None = None, encoding: str | None = None,
+         delimiter: str | None = None, allow_outside_refs: bool = False) -> ReadResult:
     """Read a whole file into valid rows; invalid rows are left out and listed in `log.errors`."""
-    with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report):
+    with reading(path, from_=from_, encoding=encoding, delimiter=delimiter,
+                 allow_outside_refs=allow_outside_refs) as (fmt, rows, report):
         log, valid = FindingLog(), []
         for checked in Validator(source=label(path)).check_all(rows):
             log.add(checked.findings)
@@ -193,7 +195,7 @@ def _write_report(path: str, loss: LossReport) -> None:
 def convert(source: str, output: str | None, *, to: str, from_: str | None = None,
             keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
             report: str | None = None, report_ids: bool = True, jobs: int | None = None,
-            **options: Any) -> ConversionResult:
+            delimiter: str | None = None, allow_outside_refs: bool = False, **options: Any) -> ConversionResult:
     """Read, validate and write. Any invalid row: nothing is written (exit code 1), unless
     `keep_going`, when the valid rows are written and the rejected ones go to the ledger.
     `report`: also write the loss report there as JSON. The output and its side outputs (the
@@ -213,7 +215,8 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     log = FindingLog()
     rejects = _RejectLedger(ledger_file) if ledger_file else None
     try:
-        with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \
+        with reading(source, from_=from_, encoding=encoding, delimiter=delimiter,
+                     allow_outside_refs=allow_outside_refs) as (fmt_in, rows, read_report), \
                 parallel.checked_rows(source, fmt_in.name, rows, to=fmt_out.name, encoding=encoding, jobs=jobs,
                                       label=label(source), options=writer_options) as checker, \
                 AtomicOutput(output) as out:  # opened after the workers start: they must not hold it

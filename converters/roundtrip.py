@@ -16,6 +16,7 @@ from .batch import output_extension
 from .canonical.diff import diff_paths, unexplained
 from .canonical.errors import EvalconvError
 from .canonical.row import Row
+from .canonical.suggest import count
 from .registry import REGISTRY
 from .walk import collect
 
@@ -81,11 +82,12 @@ def default_routes() -> list[str]:
     return [fmt.name for fmt in REGISTRY.all() if fmt.can_read and fmt.can_write]
 
 
-def route(rows: list[Row], via: str, label: str) -> RouteResult:
-    """Write `rows` with `via`, read them back, and hold the difference against the loss report."""
+def route(rows: list[Row], via: str, label: str, suffix: str | None = None) -> RouteResult:
+    """Write `rows` with `via`, read them back, and hold the difference against the loss report.
+    `suffix` picks one of the format's variants (default: its output suffix)."""
     result = RouteResult(label, via, len(rows), row_ids=[r.id for r in rows])
     with tempfile.TemporaryDirectory(prefix="evalconv-roundtrip-") as tmp:
-        path = os.path.join(tmp, "set" + output_extension(via))
+        path = os.path.join(tmp, "set" + (suffix or output_extension(via)))
         try:
             loss = api.write(rows, path, via)
             back = api.read(path, from_=via)
@@ -98,7 +100,7 @@ def route(rows: list[Row], via: str, label: str) -> RouteResult:
         result.problems.append(Problem(finding.id, finding.path, f"the export reads back invalid: "
                                                                  f"{finding.code}: {finding.message}"))
     if len(back.rows) != len(rows):
-        result.problems.append(Problem(None, "$", f"{len(rows)} rows went out, {len(back.rows)} came back"))
+        result.problems.append(Problem(None, "$", f"{count(len(rows), 'row')} went out, {len(back.rows)} came back"))
     for before, after in zip(rows, back.rows):
         differences = diff_paths(before.to_json(), after.to_json())
         unreported, idle = unexplained(differences, loss.dropped_paths(before.id))
@@ -136,7 +138,7 @@ def check(targets: Iterable[str], *, via: Iterable[str] = (), from_: str | None 
             first = read.log.errors[0]
             for name in routes:
                 report.results.append(RouteResult(label, name, status="error", problems=[Problem(
-                    first.id, first.path, f"the set itself is invalid ({read.log.error_count} errors; "
+                    first.id, first.path, f"the set itself is invalid ({count(read.log.error_count, 'error')}; "
                                           f"first: {first.render()})")]))
             continue
         report.results.extend(route(read.rows, name, label) for name in routes)
