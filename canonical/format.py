@@ -43,6 +43,12 @@ class Format:
     streaming_write: bool = False
     lossless: bool = False
     field_map: tuple[FieldLoss, ...] = ()
+    # A binary format reads `lines.binary()` (a seekable byte stream) and writes bytes to
+    # `out.buffer`; a folder format reads and writes a folder (`lines.path`, `out.folder`).
+    binary: bool = False
+    folder: bool = False
+    # The suffix of the files (or folders) this format writes; by default its first extension.
+    output_extension: str | None = None
 
     @property
     def can_read(self) -> bool:

@@ -92,9 +92,10 @@ def _suffix_length(fmt: Format, path: str) -> int:
 REGISTRY = Registry()
 for _name, _target in (("csv", "evalconv.canonical.csv_format:FORMAT"),
                        ("json", "evalconv.canonical.json_format:JSON_FORMAT"),
-                       ("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT")):
+                       ("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT"),
+                       ("parquet", "evalconv.canonical.parquet_format:FORMAT")):
     REGISTRY.register(_name, _target, fallback=True)
-for _vendor in ("promptfoo", "deepeval", "langsmith", "braintrust"):
+for _vendor in ("promptfoo", "deepeval", "langsmith", "braintrust", "huggingface"):
     if find_spec(f"evalconv.vendors.{_vendor}") is not None:
         REGISTRY.register(_vendor, f"evalconv.vendors.{_vendor}:FORMAT")
 
