@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from . import parallel
-from .atomic import AtomicOutput
+from .atomic import AtomicFolder, AtomicOutput
 from .canonical import jsonvalue
 from .canonical.errors import UsageError, WriteError
 from .canonical.format import Format
@@ -57,7 +57,7 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
     """Write valid rows atomically (`path=None`: standard output); returns the loss report."""
     fmt = _writer_format(to)
     report = LossReport(fmt.name, path)
-    with AtomicOutput(path) as out:
+    with _output(fmt, path) as out:
         writer = fmt.open_writer(out.stream, report, {"path": path, **options})
         for row in rows:
             _write_row(writer, row)
@@ -66,6 +66,26 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
         out.commit()
         _committed(writer)
     return report
+
+
+def _output(fmt: Format, path: str | None) -> "AtomicOutput | AtomicFolder":
+    if not fmt.folder:
+        return AtomicOutput(path)
+    if path is None:
+        raise UsageError(f"format '{fmt.name}' writes a folder; name it with -o DIR")
+    return AtomicFolder(path)
+
+
+def check_folder_output(source: str, path: str) -> None:
+    """A folder output may not hold the input, nor be a folder evalconv did not write."""
+    if source != STDIO:
+        real, inside = os.path.realpath(path), os.path.realpath(source)
+        if inside == real or inside.startswith(real + os.sep):
+            raise UsageError("-o is the input or holds it; evalconv never overwrites its input", source=path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"-o: the folder {folder} does not exist", source=path)
+    AtomicFolder(path).check_target()
 
 
 def _writer_format(to: str) -> Format:
@@ -183,8 +203,10 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     if keep_going and output is None and ledger is None:
         raise UsageError("--keep-going to standard output needs --ledger PATH for the rejected rows")
     ledger_file = (ledger or ledger_path_for(source, output)) if keep_going else None
-    check_written_paths(source, {"the output": output, "the ledger": ledger_file})
     fmt_out = _writer_format(to)
+    if fmt_out.folder and output is not None:
+        check_folder_output(source, output)
+    check_written_paths(source, {"the output": None if fmt_out.folder else output, "the ledger": ledger_file})
     loss = LossReport(fmt_out.name, output) if report_ids else LossReport.counting(fmt_out.name, output)
     log = FindingLog()
     rejects = _RejectLedger(ledger_file) if ledger_file else None
@@ -194,7 +216,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
         with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \
                 parallel.workers_for(source, fmt_in.name, fmt_out.name, encoding, jobs, label=label(source),
                                      options=writer_options) as workers, \
-                AtomicOutput(output) as out:  # opened after the workers start: they must not hold it
+                _output(fmt_out, output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
             validator = Validator(source=label(source))
             checked_rows, row_writer = validator.check_all(rows), writer

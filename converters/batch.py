@@ -48,7 +48,7 @@ class BatchResult:
 
 def output_extension(to: str) -> str:
     fmt = REGISTRY.get(to)
-    return getattr(fmt, "output_extension", None) or fmt.extensions[0]
+    return fmt.output_extension if fmt.output_extension is not None else fmt.extensions[0]
 
 
 def plan(root: str, outdir: str, *, to: str, include: tuple[str, ...] = (),

@@ -95,9 +95,10 @@ for _name, _target in (("csv", "evalconv.canonical.csv_format:FORMAT"),
                        ("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT"),
                        ("parquet", "evalconv.canonical.parquet_format:FORMAT")):
     REGISTRY.register(_name, _target, fallback=True)
-for _vendor in ("promptfoo", "deepeval", "langsmith", "braintrust", "huggingface"):
+for _name, _vendor in (("promptfoo", "promptfoo"), ("deepeval", "deepeval"), ("langsmith", "langsmith"),
+                       ("braintrust", "braintrust"), ("hf", "huggingface")):
     if find_spec(f"evalconv.vendors.{_vendor}") is not None:
-        REGISTRY.register(_vendor, f"evalconv.vendors.{_vendor}:FORMAT")
+        REGISTRY.register(_name, f"evalconv.vendors.{_vendor}:FORMAT")
 
 if not os.environ.get("EVALCONV_NO_PLUGINS"):
     for _ep in entry_points(group="evalconv.formats"):

@@ -10,6 +10,8 @@ from .. import api
 from ..atomic import AtomicOutput
 from ..canonical import jsonvalue
 from ..canonical.errors import UsageError
+from ..registry import REGISTRY
+from ..sources import folder_format
 from .batch import run_folder
 from .common import encoding_option, from_option, handles_errors, print_findings
 
@@ -52,7 +54,7 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
         if to != "promptfoo":
             raise UsageError("--config writes a promptfoo config; it goes with --to promptfoo")
         options["config"] = config_path
-    if os.path.isdir(source):
+    if os.path.isdir(source) and folder_format(source, from_) is None:
         for flag, given in (("--config", config_path), ("--report", report_path), ("--ledger", ledger)):
             if given:
                 raise UsageError(f"{flag} goes with one file, not a folder", source=source)
@@ -63,7 +65,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
         return
     if include or exclude or summary_path:
         raise UsageError("--include, --exclude and --summary apply to a folder", source=source)
-    api.check_written_paths(source, {"-o": None if output == "-" else output, "--report": report_path,
+    folder_output = REGISTRY.get(to).folder
+    api.check_written_paths(source, {"-o": None if output == "-" or folder_output else output, "--report": report_path,
                                      "--ledger": ledger, "--config": config_path})
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
                          ledger=ledger, report_ids=bool(report_path), jobs=jobs, **options)
