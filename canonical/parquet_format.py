@@ -86,9 +86,9 @@ class ParquetWriter:
     """Rows gather in per-column lists; every ROW_GROUP_ROWS rows they become one row group."""
 
     def __init__(self, sink: IO[bytes]) -> None:
-        pa = _pyarrow()
         self._schema = arrow_schema()
-        self._writer = pa.parquet.ParquetWriter(sink, self._schema, **WRITER_OPTIONS)
+        self._sink = sink
+        self._writer: Any = None  # opened with the first row group: a failed read writes nothing
         self._columns: list[list[Any]] = [[] for _ in COLUMNS]
         self._case_slots = [(f, self._columns[5 + i]) for i, f in enumerate(CASE_FIELDS)
                             if CASE_FIELD_KINDS[f] != "object"]
@@ -112,15 +112,24 @@ class ParquetWriter:
 
     def _flush(self) -> None:
         pa = _pyarrow()
+        if self._writer is None:
+            self._writer = pa.parquet.ParquetWriter(self._sink, self._schema, **WRITER_OPTIONS)
         arrays = [pa.array(values, type=field.type) for values, field in zip(self._columns, self._schema)]
         self._writer.write_table(pa.Table.from_arrays(arrays, schema=self._schema), row_group_size=ROW_GROUP_ROWS)
         for values in self._columns:
             values.clear()
 
     def close(self) -> None:
-        if self._columns[0]:
-            self._flush()
+        if self._columns[0] or self._writer is None:
+            self._flush()  # no rows at all: one empty row group, so the file has its schema
         self._writer.close()
+        self._writer = None
+
+    def __del__(self) -> None:
+        # A conversion that failed drops its output file unfinished: pyarrow must not try to
+        # finish it (writing to a closed file) when it is collected.
+        if self._writer is not None:
+            self._writer.is_open = False
 
 
 def _typed(value: Any, plain: list[Any], typed: list[Any]) -> None:
