@@ -128,8 +128,9 @@ class ParquetWriter:
     def __del__(self) -> None:
         # A conversion that failed drops its output file unfinished: pyarrow must not try to
         # finish it (writing to a closed file) when it is collected.
-        if self._writer is not None:
-            self._writer.is_open = False
+        writer = getattr(self, "_writer", None)  # None too when __init__ failed (no pyarrow)
+        if writer is not None:
+            writer.is_open = False
 
 
 def _typed(value: Any, plain: list[Any], typed: list[Any]) -> None:

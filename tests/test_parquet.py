@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -148,3 +149,18 @@ def test_regression_a_failed_conversion_leaves_no_half_written_parquet(tmp_path)
     gc.collect()
     assert result.exit_code == 2 and list(tmp_path.iterdir()) == []
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [["--to", "parquet"], ["--to", "hf", "-o", "{tmp}/ds"]])
+def test_without_pyarrow_the_cli_says_what_to_install_in_one_line(tmp_path, args):
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['pyarrow'] = None; sys.modules['pyarrow.parquet'] = None\n"
+            "from evalconv.cli import main; sys.argv = ['evalconv', *sys.argv[1:]]; main()")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    done = subprocess.run([sys.executable, "-c", code, "convert", str(GOLDEN), *argv],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "evalconv: error: Parquet needs pyarrow, which is not installed (pip install 'evalconv[parquet]')")
+    assert "Traceback" not in done.stderr and os.listdir(tmp_path) == []
