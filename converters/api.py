@@ -221,13 +221,14 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
             validator = Validator(source=label(source))
             checked_rows, row_writer = validator.check_all(rows), writer
             if workers is not None:
-                checked_rows, row_writer = workers.checked_rows(validator), parallel.EncodedWriter(out)
+                checked_rows = workers.checked_rows(validator)
+                row_writer = parallel.writer_for(out, writer, fmt_out.name)
             valid_rows = 0
             for checked in checked_rows:
                 if isinstance(checked, parallel.CleanRows):  # valid, encoded, nothing to report
                     valid_rows += checked.count
                     if rejects is not None or log.error_count == 0:
-                        out.write_encoded(checked.data)
+                        row_writer.write_clean(checked)
                         loss.rows += checked.count
                     continue
                 if checked.findings:
