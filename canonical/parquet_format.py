@@ -71,13 +71,13 @@ class CanonicalParquet(Format):
     lossless = True
     binary = True
 
-    def detect(self, head: str) -> bool:
-        return head.startswith("PAR1")
+    def detect(self, head: str) -> float:
+        return 1.0 if head.startswith("PAR1") else 0.0
 
     def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
         return read_parquet(lines.binary(), lines.source)
 
-    def open_writer(self, out: Any, report: Any, options: dict[str, Any]) -> "ParquetWriter":
+    def open_writer(self, out: Any, report: Any, options: Any) -> "ParquetWriter":
         out.flush()  # nothing was written as text; the bytes go under the text layer
         return ParquetWriter(out.buffer)
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import evalconv
 from conftest import ROOT
 from evalconv.cli import cli
-from evalconv.vendors.huggingface import card
+from evalconv.vendors.hf import card
 from test_parquet import DISTINCTIONS, _row
 
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"

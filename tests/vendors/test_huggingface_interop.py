@@ -48,7 +48,7 @@ def test_load_dataset_loads_the_folder_as_is(tmp_path, datasets):
 def test_the_card_header_matches_what_datasets_infers(tmp_path, datasets):
     out = tmp_path / "ds"
     evalconv.write(DISTINCTIONS, str(out), "hf")
-    from evalconv.vendors.huggingface import card
+    from evalconv.vendors.hf import card
     declared = card.read_header((out / "README.md").read_text(encoding="utf-8"))["dataset_info"]["features"]
     inferred = datasets.load_dataset(str(out), split="test").features
     assert datasets.Features._from_yaml_list(declared) == inferred

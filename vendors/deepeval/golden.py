@@ -11,13 +11,14 @@ from typing import Any, Callable
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.row import ABSENT, Row
 from evalconv.canonical.schema import CASE_FIELDS
+from evalconv.canonical.reporting import LossReporter
 
 from .fields import CARRIER, GOLDEN_KEYS, RESTORED, TOOL_KEYS, VENDOR_KEY, field
 
 Carry = Callable[..., None]
 
 
-def build_golden(row: Row, report: Any) -> dict[str, Any]:
+def build_golden(row: Row, report: LossReporter) -> dict[str, Any]:
     """The golden for `row`, keys in save_as order; notes in `report` what is only carried."""
 
     def carry(key: str, path: str | None = None) -> None:

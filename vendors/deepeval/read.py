@@ -17,6 +17,7 @@ from evalconv.canonical.errors import ReadError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+from evalconv.canonical.reporting import ReadReporter
 
 from .fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, RUN_FIELDS, RUN_KEY, VENDOR_KEY
 from .golden import build_golden
@@ -38,7 +39,7 @@ class _Bad(Exception):
         self.message, self.path = message, path
 
 
-def read_goldens(lines: Lines, report: Any) -> Iterator[SourceRow]:
+def read_goldens(lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
     numbered = _numbered(lines)
     head: list[tuple[int, str]] = []
     for number, text in numbered:
@@ -63,7 +64,7 @@ def _numbered(lines: Lines) -> Iterator[tuple[int, str]]:
         yield number, text
 
 
-def _jsonl(lines: Iterable[tuple[int, str]], source: str, report: Any) -> Iterator[SourceRow]:
+def _jsonl(lines: Iterable[tuple[int, str]], source: str, report: ReadReporter) -> Iterator[SourceRow]:
     index = 0
     for number, text in lines:
         if not text.strip():
@@ -84,7 +85,7 @@ def _jsonl(lines: Iterable[tuple[int, str]], source: str, report: Any) -> Iterat
         yield _row(value, number, None, index, "jsonl", report)
 
 
-def _csv(lines: Iterable[tuple[int, str]], source: str, report: Any) -> Iterator[SourceRow]:
+def _csv(lines: Iterable[tuple[int, str]], source: str, report: ReadReporter) -> Iterator[SourceRow]:
     position = {"line": 0}
 
     def texts() -> Iterator[str]:
@@ -137,7 +138,7 @@ def decode_csv_cell(key: str, cell: str) -> Any:
 
 
 def _row(golden: dict[str, Any], line: int, record: int | None, index: int, variant: str,
-         report: Any) -> SourceRow:
+         report: ReadReporter) -> SourceRow:
     name = golden.get("name")
     try:
         golden = _normalised(golden)
@@ -164,7 +165,7 @@ def _normalised(golden: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _note_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, report: Any) -> None:
+def _note_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, report: ReadReporter) -> None:
     """The carried row wins; say so for each native field that no longer matches it."""
     if not schema.is_valid(value):
         return  # the validator reports what is wrong with the carried row
@@ -181,7 +182,7 @@ def _note_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, rep
                           f"additional_metadata.{CARRIER} (edited after export?); the carried row is kept")
 
 
-def _import(golden: dict[str, Any], index: int, report: Any) -> dict[str, Any]:
+def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
     name = golden.get("name")
     if name is not None and (not isinstance(name, str) or not name):
         raise _Bad("'name' must be a non-empty string", "$.id")

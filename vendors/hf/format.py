@@ -54,7 +54,7 @@ class HuggingFaceFormat(Format):
     name = "hf"
     title = "Hugging Face dataset folder (Parquet data files + README.md dataset card)"
     extensions = ()
-    output_extension = ""
+    output_suffix = ""  # a folder conversion makes OUTDIR/<name>/, a dataset folder per set
     streaming_read = True
     streaming_write = True
     lossless = True
@@ -83,8 +83,8 @@ class HuggingFaceFormat(Format):
                     record += 1
                     yield row
 
-    def open_writer(self, out: Any, report: Any, options: dict[str, Any]) -> "DatasetWriter":
-        target = options.get("path") or "dataset"
+    def open_writer(self, out: Any, report: Any, options: Any) -> "DatasetWriter":
+        target = options.path or "dataset"
         return DatasetWriter(out.folder, os.path.basename(os.path.normpath(target)) or "dataset", report)
 
 
