@@ -1,13 +1,13 @@
 """How the malformed Parquet files here were made (with pyarrow, from the golden set's Parquet):
 
-    python tests/malformed/make_parquet.py
+    python tests/make_malformed_parquet.py
 """
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent / "malformed"
 GOLDEN = HERE.parent.parent / "golden_roundtrips" / "support-agent.parquet"
 
 
