@@ -49,7 +49,7 @@ def missing_dependency(what: str, extra: str = "parquet") -> ReadError:
 def _pyarrow() -> Any:
     try:
         import pyarrow
-        import pyarrow.parquet  # noqa: F401
+        import pyarrow.parquet
     except ImportError:
         raise missing_dependency("Parquet") from None
     return pyarrow
