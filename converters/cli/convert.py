@@ -115,6 +115,9 @@ def _summary(result: api.ConversionResult) -> str:
         parts.append(f"{result.rejected} rejected to {result.ledger}")
     if result.log.warning_count:
         parts.append(count(result.log.warning_count, "warning"))
+    starters = result.log.by_code.get("starter-example", 0)
+    if starters:
+        parts.append(f"{count(starters, 'starter example')} to replace before use")
     loss = result.loss
     if loss.lossy:
         parts.append(f"lossy: {count(len(loss.dropped.entries), 'field')} dropped (see --report)")
