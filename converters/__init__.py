@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from .canonical.errors import EvalconvError, ReadError, UsageError, WriteError
     from .canonical.findings import Finding
     from .canonical.row import ABSENT, Row
+    from .frames import from_dataframe, to_dataframe
     from .ragas_objects import from_ragas_dataset, to_ragas_dataset
     from .registry import REGISTRY
     from .reports import LossReport, ReadReport
@@ -22,6 +23,7 @@ _EXPORTS = {
     "canonical.errors": ("EvalconvError", "ReadError", "UsageError", "WriteError"),
     "canonical.findings": ("Finding",),
     "canonical.row": ("ABSENT", "Row"),
+    "frames": ("from_dataframe", "to_dataframe"),
     "ragas_objects": ("from_ragas_dataset", "to_ragas_dataset"),
     "registry": ("REGISTRY",),
     "reports": ("LossReport", "ReadReport"),
@@ -31,7 +33,8 @@ _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = [
     "ABSENT", "ConversionResult", "EvalconvError", "Finding", "LossReport", "REGISTRY", "ReadError",
     "ReadReport", "ReadResult", "Row", "UsageError", "ValidationReport", "WriteError", "convert",
-    "read", "reading", "validate", "validate_file", "write", "from_ragas_dataset", "to_ragas_dataset",
+    "from_dataframe", "read", "reading", "to_dataframe", "validate", "validate_file", "write",
+    "from_ragas_dataset", "to_ragas_dataset",
 ]
 __version__ = "0.1.0"
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from . import parallel
-from .atomic import AtomicOutput, target_kind, together
+from .atomic import AtomicFolder, AtomicOutput, target_kind, together
 from .canonical import jsonvalue
 from .canonical.errors import UsageError, WriteError
 from .canonical.format import Format, RowWriter
@@ -56,7 +56,7 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
     fmt = _writer_format(to)
     writer_options = REGISTRY.writer_options(fmt, path, options)
     report = LossReport(fmt.name, path)
-    with AtomicOutput(path) as out:
+    with _output(fmt, path) as out:
         writer = fmt.open_writer(out.stream, report, writer_options)
         for row in rows:
             _write_row(writer, row)
@@ -65,6 +65,26 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
         out.commit()
         fmt.committed(writer, writer_options)
     return report
+
+
+def _output(fmt: Format, path: str | None) -> "AtomicOutput | AtomicFolder":
+    if not fmt.folder:
+        return AtomicOutput(path)
+    if path is None:
+        raise UsageError(f"format '{fmt.name}' writes a folder; name it with -o DIR")
+    return AtomicFolder(path)
+
+
+def check_folder_output(source: str, path: str) -> None:
+    """A folder output may not hold the input, nor be a folder evalconv did not write."""
+    if source != STDIO:
+        real, inside = os.path.realpath(path), os.path.realpath(source)
+        if inside == real or inside.startswith(real + os.sep):
+            raise UsageError("-o is the input or holds it; evalconv never overwrites its input", source=path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"-o: the folder {folder} does not exist", source=path)
+    AtomicFolder(path).check_target()
 
 
 def _writer_format(to: str) -> Format:
@@ -205,11 +225,14 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
     if output == STDIO:
         output = None
-    if keep_going and ledger is None and target_kind(output) != "file":
+    fmt_out = _writer_format(to)
+    if keep_going and ledger is None and not fmt_out.folder and target_kind(output) != "file":
         raise UsageError("--keep-going to standard output or a stream needs --ledger PATH for the rejected rows")
     ledger_file = (ledger or ledger_path_for(source, output)) if keep_going else None
-    check_written_paths(source, {"the output": output, "the ledger": ledger_file, "the report": report})
-    fmt_out = _writer_format(to)
+    if fmt_out.folder and output is not None:
+        check_folder_output(source, output)
+    check_written_paths(source, {"the output": None if fmt_out.folder else output, "the ledger": ledger_file,
+                                 "the report": report})
     writer_options = REGISTRY.writer_options(fmt_out, output, options)
     loss = LossReport(fmt_out.name, output) if report_ids else LossReport.counting(fmt_out.name, output)
     log = FindingLog()
@@ -219,10 +242,10 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
                      allow_outside_refs=allow_outside_refs) as (fmt_in, rows, read_report), \
                 parallel.checked_rows(source, fmt_in.name, rows, to=fmt_out.name, encoding=encoding, jobs=jobs,
                                       label=label(source), options=writer_options) as checker, \
-                AtomicOutput(output) as out:  # opened after the workers start: they must not hold it
+                _output(fmt_out, output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
             validator = Validator(source=label(source))
-            row_writer = checker.row_writer(writer, out)  # a Row, or text the workers wrote
+            row_writer = checker.row_writer(writer, out, fmt_out.name)  # a Row, or what the workers wrote
             valid_rows = 0
             for checked in checker.checked(validator):
                 if checked.findings:

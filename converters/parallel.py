@@ -26,6 +26,7 @@ from .atomic import AtomicOutput
 from .canonical import jsonvalue
 from .canonical.errors import ReadError
 from .canonical.json_format import JSONL_FORMAT
+from .canonical.row import Row
 from .canonical.source import Lines, SourceRow
 from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
 CHUNK_BYTES = 4 * 1024 * 1024
 PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES   # below this, starting workers costs more than it saves
 LINE_PER_ROW = ("csv", "jsonl")        # writers whose output is one self-contained text per row
+# Writers that need the rows themselves (a columnar file): the workers check and encode rows as
+# canonical JSONL, and the parent decodes them, which costs far less than checking them.
+DECODED = ("parquet", "hf")
 
 
 def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str | None,
@@ -49,7 +53,8 @@ def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str
     jobs = default_jobs() if jobs is None else jobs
     if eligible(source, fmt_in, to, encoding, jobs):
         try:
-            return Workers(source, label=label, to=to, options=options, require=require, jobs=jobs)
+            return Workers(source, label=label, to="jsonl" if to in DECODED else to, options=options,
+                           require=require, jobs=jobs)
         except OSError:  # no processes to be had (a process limit, say): one core will do
             pass
     return SerialRows(rows)
@@ -64,7 +69,7 @@ class SerialRows:
     def checked(self, validator: Validator) -> Iterator[Checked]:
         return validator.check_all(self._rows)
 
-    def row_writer(self, writer: Any, out: AtomicOutput) -> Any:
+    def row_writer(self, writer: Any, out: AtomicOutput, to: str) -> Any:
         """What writes a valid row's payload: here the format's own writer."""
         return writer
 
@@ -76,7 +81,7 @@ class SerialRows:
 
 
 def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int) -> bool:
-    if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW):
+    if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW + DECODED):
         return False
     if encoding not in (None, "utf-8", "utf8") or path == "-":
         return False
@@ -135,6 +140,9 @@ class EncodedWriter:
     def write(self, row: Encoded | CleanRows) -> None:
         write_encoded(self._out, self._writer, row)
 
+    def write_clean(self, rows: CleanRows) -> None:
+        write_encoded(self._out, self._writer, rows)
+
 
 def _runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
     """The runs of `data[start:end]`, offsets made relative to `start`."""
@@ -149,6 +157,29 @@ def _runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
             break
         out.append((max(at - start, 0), what))
     return out
+
+
+class DecodedWriter:
+    """For a DECODED target: the workers' canonical JSONL lines (valid rows: JSON escapes every
+    line break, so a row is one line) become Rows again for the format's own writer."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    def write(self, row: Encoded | CleanRows) -> None:
+        if isinstance(row, CleanRows):
+            self.write_clean(row)
+            return
+        self._writer.write(Row.from_json(jsonvalue.loads(row.data)))
+
+    def write_clean(self, rows: CleanRows) -> None:
+        write, loads = self._writer.write, jsonvalue.loads
+        for line in rows.data.split(b"\n")[:-1]:
+            write(Row.from_json(loads(line)))
+
+
+def writer_for(out: AtomicOutput, writer: Any, to: str) -> "EncodedWriter | DecodedWriter":
+    return DecodedWriter(writer) if to in DECODED else EncodedWriter(out, writer)
 
 
 class _ByteSink:
@@ -273,9 +304,10 @@ class Workers:
         if now != self._identity:
             raise changed(self._label, self._identity, now)
 
-    def row_writer(self, writer: Any, out: AtomicOutput) -> EncodedWriter:
-        """What writes a valid row's payload: the workers' text, as it is."""
-        return EncodedWriter(out, writer)
+    def row_writer(self, writer: Any, out: AtomicOutput, to: str) -> "EncodedWriter | DecodedWriter":
+        """What writes a valid row's payload: the workers' text, as it is (or, for a format
+        that is not text, read back into rows for the format's writer)."""
+        return writer_for(out, writer, to)
 
     def __enter__(self) -> "Workers":
         return self

@@ -99,7 +99,9 @@ def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str |
     require = list(require)
     results = []
     for target in paths_:
-        files = [f.path for f in collect([target])] if os.path.isdir(target) else [target]
+        from .sources import folder_format
+        whole = os.path.isdir(target) and folder_format(target, from_) is not None  # a dataset folder
+        files = [f.path for f in collect([target])] if os.path.isdir(target) and not whole else [target]
         if not files:  # a gate that checked nothing must not pass
             results.append(FileValidation(target, None, unreadable=f"{target}: no set files found in this folder"))
         results += [validate_file(p, from_=from_, encoding=encoding, require=require, jobs=jobs,

@@ -90,7 +90,7 @@ def test_mutated_real_files_never_reach_the_guard(batch, tmp_path, capsys):
         except EvalconvError:
             pass
         runs = [["validate", str(path)]]
-        runs += [[str(path), "--to", f.name, "-o", str(tmp_path / f"out{number}-{f.name}{f.extensions[0]}")]
+        runs += [[str(path), "--to", f.name, "-o", str(tmp_path / f"out{number}-{f.name}{f.output_suffix}")]
                  for f in WRITERS]
         for args in runs:
             code, err = run_cli(args, capsys)

@@ -17,7 +17,7 @@ PACKS = builtin_packs().all()
 FAMILIES = [p.id for p in PACKS]
 VENDORS = ["promptfoo", "deepeval", "langsmith", "braintrust"]
 # Every format that reads and writes, with its first (most specific) extension.
-EXT = {f.name: f.extensions[0] for f in evalconv.REGISTRY.all() if f.can_read and f.can_write}
+EXT = {f.name: f.output_suffix for f in evalconv.REGISTRY.all() if f.can_read and f.can_write}
 
 
 def run(*args):
