@@ -67,6 +67,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
                                      "--ledger": ledger, "--config": config_path})
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
                          ledger=ledger, report_ids=bool(report_path), jobs=jobs, **options)
+    for notice in result.read.notices():
+        click.echo(f"evalconv: {result.source}: edited in the file: {notice}", err=True)
     print_findings(result.log.errors, result.log.error_count, "errors")
     print_findings(result.log.warnings, result.log.warning_count, "warnings")
     if report_path and result.wrote_output:
@@ -86,6 +88,9 @@ def _summary(result: api.ConversionResult) -> str:
         return head + (f"nothing written: {result.rejected} of {result.rows_read} rows invalid "
                        f"({result.log.error_count} errors); use --keep-going to write the valid rows")
     parts = [f"{result.rows_written} rows written"]
+    if result.read.edited:
+        parts.append(f"{sum(len(ids) for ids in result.read.edited.entries.values())} edit(s) in the "
+                     f"{result.from_format} file taken (listed above)")
     if result.rejected:
         parts.append(f"{result.rejected} rejected to {result.ledger}")
     if result.log.warning_count:

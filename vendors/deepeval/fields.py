@@ -51,14 +51,30 @@ _FIELDS: dict[str, FieldLoss] = {
     "expected.tools.none": FieldLoss("$.expected", "carried", f"expected_tools [] (JSONL), {_KEPT}",
                                      "JSONL: DeepEval's JSONL loader reads an empty expected_tools (a case "
                                      "expecting no tool calls) as no expected tools"),
+    "expected.set": FieldLoss("$.expected", "carried", _KEPT,
+                              "an acceptable set: DeepEval has no membership metric, and as text in "
+                              "expected_output its stock metrics would compare the output with the whole list; "
+                              "grade it with the membership metric in docs/vendors/deepeval.md"),
+    "expected.state": FieldLoss("$.expected", "carried", _KEPT,
+                                "an expected final state is checked against the state the app leaves, not its "
+                                "text output; as text in expected_output DeepEval's metrics would compare the "
+                                "output with it"),
     "expected.null": FieldLoss("$.expected", "carried", _KEPT,
                                "expected null and no expected both become expected_output null"),
     "expectedBehavior": FieldLoss("$.metadata.case.expectedBehavior", "native", "expectations.must[0]",
-                                  "DeepEval 4.3+ judges it (without surrounding spaces); 3.x ignores expectations"),
+                                  "LLM-judged cases only: DeepEval 4.3+ judges it (without surrounding spaces); "
+                                  "3.x ignores expectations"),
     "expectedBehavior.blank": FieldLoss("$.metadata.case.expectedBehavior", "carried", _KEPT,
                                         "blank text, which expectations.must rejects"),
     "unacceptableBehavior": FieldLoss("$.metadata.case.unacceptableBehavior", "native", "expectations.must_not",
-                                      "DeepEval 4.3+ judges it (without surrounding spaces); 3.x ignores expectations"),
+                                      "LLM-judged cases only: DeepEval 4.3+ judges it (without surrounding "
+                                      "spaces); 3.x ignores expectations"),
+    "expectedBehavior.not_judged": FieldLoss("$.metadata.case.expectedBehavior", "carried", _KEPT,
+                                             "the case is not graded by an LLM judge: expectations would make "
+                                             "DeepEval attach an LLM-judged metric to it"),
+    "unacceptableBehavior.not_judged": FieldLoss("$.metadata.case.unacceptableBehavior", "carried", _KEPT,
+                                                 "the case is not graded by an LLM judge: expectations.must_not "
+                                                 "would make DeepEval attach an LLM-judged metric to it"),
     "unacceptableBehavior.blank": FieldLoss("$.metadata.case.unacceptableBehavior[*]", "carried", _KEPT,
                                             "a blank item, which expectations.must_not rejects"),
     "scenario": FieldLoss("$.metadata.case.scenario", "carried", _KEPT,

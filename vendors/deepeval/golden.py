@@ -12,6 +12,7 @@ from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.row import ABSENT, Row
 from evalconv.canonical.schema import CASE_FIELDS
 
+from .._common.grading import llm_judge_may_grade
 from .fields import CARRIER, GOLDEN_KEYS, RESTORED, TOOL_KEYS, VENDOR_KEY, field
 
 Carry = Callable[..., None]
@@ -32,7 +33,12 @@ def build_golden(row: Row, report: Any) -> dict[str, Any]:
         golden["input"] = jsonvalue.dumps(row.input)
         carry("input.json")
     _place_expected(row, golden, carry)
-    _place_expectations(row.case, golden, carry)
+    if llm_judge_may_grade(row):
+        _place_expectations(row.case, golden, carry)
+    else:
+        carry("expectedBehavior.not_judged")
+        if "unacceptableBehavior" in row.case:
+            carry("unacceptableBehavior.not_judged")
     for name in CASE_FIELDS:
         if name in row.case and name not in ("expectedBehavior", "unacceptableBehavior"):
             carry(name)
@@ -47,6 +53,8 @@ def _place_expected(row: Row, golden: dict[str, Any], carry: Carry) -> None:
         return
     if expected is None:
         carry("expected.null")
+    elif row.case.get("oracleType") in _NOT_TEXT:
+        carry(_NOT_TEXT[row.case["oracleType"]])
     elif isinstance(expected, str):
         golden["expected_output"] = expected
     elif row.case.get("oracleType") == "expected-tool-calls" and is_tool_calls(expected):
@@ -54,6 +62,10 @@ def _place_expected(row: Row, golden: dict[str, Any], carry: Carry) -> None:
     else:
         golden["expected_output"] = jsonvalue.dumps(expected)
         carry("expected.json")
+
+
+# Oracle types whose expected value is never a text DeepEval's metrics may compare the output with.
+_NOT_TEXT = {"acceptable-set": "expected.set", "expected-final-state": "expected.state"}
 
 
 def is_tool_calls(value: Any) -> bool:

@@ -11,14 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, admitted
+from evalconv.canonical.admissibility import ADMISSIBILITY
 from evalconv.canonical.row import Row
 
+from .._common.grading import PEOPLE, effective_evaluator
 from .read import MEMBERSHIP_SUFFIX, cannot_pass, cannot_pass_reason
 from .text import escape, loads_at_load_time, needs_escape, unescape
-
-PEOPLE = ("rubric-human", "human-expert", "pairwise-preference")
-
 
 @dataclass
 class Plan:
@@ -29,19 +27,6 @@ class Plan:
     chosen: bool  # evalconv picked the evaluator (the row names none)
     native_case: list[str] = field(default_factory=list)  # case fields the assertions express exactly
     blocked: str | None = None  # why the test cannot pass
-
-
-def effective_evaluator(row: Row) -> tuple[str, bool]:
-    """The row's evaluator; when it names none, the admissible automated one that needs no
-    model, else the model judge, else a person."""
-    named = row.case.get("evaluator")
-    if isinstance(named, str):
-        return named, False
-    allowed = admitted(row.case["oracleType"])
-    for evaluator in (*AUTOMATED_NO_MODEL, "llm-judge"):
-        if evaluator in allowed:
-            return evaluator, True
-    return allowed[0], True
 
 
 def plan(row: Row) -> Plan:
