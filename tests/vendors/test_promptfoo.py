@@ -153,24 +153,24 @@ def test_object_input_is_spread_into_vars_and_lists_do_not_fan_out(tmp_path):
     assert tests[1]["vars"] == {"input": {"input": "x"}}
 
 
-def test_template_text_is_wrapped_in_raw(tmp_path):
+def test_template_text_is_spelled_so_promptfoo_renders_it_back(tmp_path):
     row = make_row(input="Total {{ 7*7 }}\n", expected=("file://answer.txt",))
     (test,), _ = written_tests([row], tmp_path)
-    assert test["vars"]["input"] == "{% raw %}Total {{ 7*7 }}\n{% endraw %}"
+    assert test["vars"]["input"] == '{% raw %}Total {% endraw %}{{ "{{" }}{% raw %} 7*7 }}\n{% endraw %}'
     assert test["assert"][0]["value"] == "{% raw %}file://answer.txt{% endraw %}"
 
 
-def test_a_var_naming_an_undefined_variable_stays_plain(tmp_path):
-    # promptfoo does not render such a var, so a raw wrapper would reach the prompt
-    (test,), report = written_tests([make_row(input="Hi {{ name }}")], tmp_path)
-    assert test["vars"]["input"] == "Hi {{ name }}"
+@pytest.mark.parametrize("text", ["Hi {{ name }}", "{{ input }}", "x {{ y }}\n", "{% raw %}x{% endraw %}", "{%raw%}",
+                                  "Dear {{ policyholder }}"])
+def test_regression_template_text_is_native_and_never_substituted(tmp_path, text):
+    """Issue 14: `{{ policyholder }}` in a raw wrapper was replaced by the var before Nunjucks ran,
+    and text raw could not hold was only carried. The spelling leaves no `{{ name }}` for
+    promptfoo's substitution (promptfoo itself: test_promptfoo_exact_input.py)."""
+    row = make_row(input={"letter": text, "policyholder": "Dana Ortiz"})
+    (test,), report = written_tests([row], tmp_path)
     assert "$.input" not in {e["path"] for e in report.to_json()["carried"]}
-
-
-@pytest.mark.parametrize("text", ["{{ input }}", "x {{ y }}\n", "{% raw %}x{% endraw %}", "{%raw%}"])
-def test_text_raw_cannot_hold_is_carried(tmp_path, text):
-    path, report = write([make_row(input=text)], tmp_path)
-    assert "$.input" in {e["path"] for e in report.to_json()["carried"]}
+    assert "{{ policyholder }}" not in test["vars"]["letter"] and "{{ name }}" not in test["vars"]["letter"]
+    path, _ = write([make_row(input=text)], tmp_path)
     assert read_back(path).rows[0].input == text
 
 

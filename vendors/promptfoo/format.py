@@ -20,7 +20,7 @@ from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
 
 from . import files
-from .config import check_config_option, write_config
+from .config import check_config_option, shape_of, write_config
 from .csv_tests import HEADER, csv_assertion, place_csv
 from .oracle import oracle_table
 from .write import STARTERS, Placement, attach_metadata, place
@@ -111,6 +111,7 @@ class PromptfooWriter:
         self._path, self._config = path, config
         self._count = 0
         self._var_names: dict[str, None] = {}
+        self._shapes: set[str] = set()
         self._notes = _Notes()
         if kind == "csv":
             self._csv = csv.writer(out, lineterminator="\r\n")  # "\r\n" makes a lone "\r" quoted
@@ -125,6 +126,7 @@ class PromptfooWriter:
             attach_metadata(placed, row, verbatim=True)
             self._out.write(self._render(placed.test))
             self._var_names.update(dict.fromkeys(placed.test["vars"]))
+            self._shapes.add(shape_of(placed.test["vars"]))
         self._count += 1
         self._notes.add(row, placed)
         for key in placed.carried:
@@ -150,7 +152,7 @@ class PromptfooWriter:
     def committed(self) -> None:
         """The tests file is in place: only now write a config that points at it."""
         if self._config and self._path:
-            write_config(self._config, self._path, self._var_names or {"input": None})
+            write_config(self._config, self._path, self._var_names or {"input": None}, self._shapes)
             self._report.notes.append(f"promptfoo config written to {self._config}: replace the `echo` "
                                       "provider with the target before a real run")
 
