@@ -69,6 +69,9 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
                          ledger=ledger, report_ids=bool(report_path), jobs=jobs, **options)
     for notice in result.read.notices():
         click.echo(f"evalconv: {result.source}: edited in the file: {notice}", err=True)
+    if result.wrote_output:
+        for note in result.loss.notes:  # what the target tool needs or cannot check
+            click.echo(f"evalconv: note: {note}", err=True)
     print_findings(result.log.errors, result.log.error_count, "errors")
     print_findings(result.log.warnings, result.log.warning_count, "warnings")
     if report_path and result.wrote_output:

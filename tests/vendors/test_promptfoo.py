@@ -120,10 +120,27 @@ def test_tool_calls_without_arguments_are_native_with_arguments_carried(tmp_path
     names = make_row(expected=([{"name": "lookup_order"}],), oracle="expected-tool-calls")
     args = make_row("b", expected=([{"name": "lookup_order", "arguments": {"id": 1}}],), oracle="expected-tool-calls")
     tests, report = written_tests([names, args], tmp_path)
-    assert tests[0]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}]
-    assert tests[1]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}, {
+    sequence = {"type": "trajectory:tool-sequence", "value": {"mode": "exact", "steps": [{"name": "lookup_order"}]}}
+    assert tests[0]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}, sequence]
+    assert tests[1]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}, sequence, {
         "type": "trajectory:tool-args-match", "value": {"name": "lookup_order", "args": {"id": 1}, "mode": "exact"}}]
     assert {e["path"]: e["ids"] for e in report.to_json()["carried"]}["$.expected"] == ["b"]
+
+
+def test_regression_tool_call_order_and_absence_are_checked_and_need_tracing_said(tmp_path):
+    """Issue 14: tool-call-f1 ignores order, and a case expecting no tool calls got an assertion
+    that always fails. Now: an exact trajectory:tool-sequence, a not-trajectory:tool-used, and
+    the report says they need tracing."""
+    calls = [{"name": "refund"}, {"name": "lookup_order"}, {"name": "refund"}]
+    ordered = make_row("ordered", expected=(calls,), oracle="expected-tool-calls")
+    none = make_row("none", expected=([],), oracle="expected-tool-calls")
+    glob = make_row("glob", expected=([{"name": "refund_*"}],), oracle="expected-tool-calls")
+    tests, report = written_tests([ordered, none, glob], tmp_path)
+    assert tests[0]["assert"][1]["value"]["steps"] == [{"name": "refund"}, {"name": "lookup_order"}, {"name": "refund"}]
+    assert tests[1]["assert"] == [{"type": "not-trajectory:tool-used", "value": {"pattern": "*"}}]
+    assert "evalconv:" in tests[2]["assert"][0]["value"]  # a name promptfoo would match as a glob
+    [traced] = [n for n in report.notes if "need promptfoo tracing" in n]
+    assert traced.startswith("2 row(s) (ordered, none)")
 
 
 def test_people_grade_so_the_test_cannot_pass(tmp_path):

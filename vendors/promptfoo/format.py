@@ -177,7 +177,13 @@ class _Notes:
         if chosen is not None and chosen.blocked:
             self._note(f"written with an assertion that always fails ({chosen.blocked}), so promptfoo "
                        "never counts them as passed; the row reads back exactly", row.id)
-        elif chosen is not None and chosen.chosen:
+        if chosen is not None and chosen.traced:
+            self._note("have trajectory assertions (trajectory:tool-sequence in exact mode for the order of the "
+                       "calls, trajectory:tool-args-match for their arguments, not-trajectory:tool-used for a "
+                       "case expecting no tool call) that need promptfoo tracing (tracing.enabled and a target "
+                       "that emits OpenTelemetry spans); without a trace they fail, never pass. tool-call-f1 "
+                       "checks the set of tool names from the output alone", row.id)
+        if chosen is not None and chosen.chosen and not chosen.blocked:
             self._note(f"name no evaluator; graded as {chosen.evaluator}, the admissible automated "
                        f"evaluator for {row.case['oracleType']}", row.id)
         if row.case.get("provenance") in STARTERS:

@@ -7,6 +7,7 @@ The docs' oracle-to-assertion table is rendered from `plan` by `oracle_table`.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -18,6 +19,11 @@ from .._common.grading import PEOPLE, effective_evaluator
 from .read import MEMBERSHIP_SUFFIX, cannot_pass, cannot_pass_reason
 from .text import escape, loads_at_load_time, needs_escape, unescape
 
+# Assertions that read promptfoo's trace of the run: without tracing they fail, never pass.
+TRACED = ("trajectory:", "not-trajectory:")
+_GLOB = re.compile(r"[*?]")
+
+
 @dataclass
 class Plan:
     """The assertions for one row, and how they were chosen."""
@@ -27,6 +33,11 @@ class Plan:
     chosen: bool  # evalconv picked the evaluator (the row names none)
     native_case: list[str] = field(default_factory=list)  # case fields the assertions express exactly
     blocked: str | None = None  # why the test cannot pass
+
+    @property
+    def traced(self) -> bool:
+        """Does a check need promptfoo tracing (trajectory assertions)?"""
+        return any(str(a.get("type", "")).startswith(TRACED) for a in self.asserts)
 
 
 def plan(row: Row) -> Plan:
@@ -55,12 +66,16 @@ def _programmatic(row: Row, oracle: str) -> list[dict[str, Any]]:
     if oracle == "acceptable-set" and isinstance(expected, list) and expected \
             and all(isinstance(x, str) for x in expected):
         return [{"type": "javascript", "value": escape(jsonvalue.dumps(expected) + MEMBERSHIP_SUFFIX)}]
+    if oracle == "expected-tool-calls" and expected == []:  # no tool may be called (needs tracing)
+        return [{"type": "not-trajectory:tool-used", "value": {"pattern": "*"}}]
     if oracle == "expected-tool-calls" and isinstance(expected, list) and expected \
             and all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in expected):
         names = [c["name"] for c in expected]
-        if any(needs_escape(n) for n in names):  # list items are rendered as templates
+        if any(needs_escape(n) or _GLOB.search(n) for n in names):  # rendered as templates, matched as globs
             return []
-        checks: list[dict[str, Any]] = [{"type": "tool-call-f1", "value": names}]
+        checks: list[dict[str, Any]] = [{"type": "tool-call-f1", "value": names},
+                                        {"type": "trajectory:tool-sequence",  # the order and the count
+                                         "value": {"mode": "exact", "steps": [{"name": n} for n in names]}}]
         for call in expected:
             if "arguments" in call:  # needs promptfoo tracing; without a trace it fails, never passes
                 checks.append({"type": "trajectory:tool-args-match",
