@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -416,3 +417,28 @@ def test_a_streamed_yaml_list_reports_problems_on_one_line(text, fragment):
     with pytest.raises(ReadError) as err:
         list(iter_yaml_list(iter(text.splitlines(keepends=True)), "t.yaml"))
     assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("kind", ["yaml", "jsonl"])
+def test_regression_edits_in_the_promptfoo_file_win_over_carried_copies(tmp_path, kind):
+    """Issue 14: a value promptfoo holds natively (vars, the assertion holding the reference, the
+    llm-rubric criteria) edited after export wins over the copy evalconv carried, and is said."""
+    judged = make_row("judged", oracle="rubric", expected=(), evaluator="llm-judge", evaluationCriteria=["A", "B"])
+    tools = make_row("tools", oracle="expected-tool-calls", expected=([{"name": "t", "arguments": {"x": 1}}],))
+    carried_input = make_row("obj", input={"q": "x", "n": None})
+    path, _ = write([judged, tools, carried_input], tmp_path, kind)
+    text = Path(path).read_text("utf-8")
+    tests = yaml.safe_load(text) if kind == "yaml" else [json.loads(line) for line in text.splitlines()]
+    assert read_back(path).report.to_json().get("edited") is None  # nothing edited: nothing said
+    tests[0]["assert"][0]["value"] = "A, edited"
+    tests[1]["assert"][0]["value"] = ["t", "u"]
+    tests[2]["vars"] = {"q": "edited"}
+    Path(path).write_text(yaml.safe_dump(tests) if kind == "yaml" else
+                          "".join(json.dumps(t) + "\n" for t in tests), "utf-8")
+    result = read_back(path)
+    rows = {row.id: row for row in result.rows}
+    assert rows["judged"].case["evaluationCriteria"] == ["A, edited", "B"]
+    assert rows["tools"].expected == [{"name": "t", "arguments": {"x": 1}}, {"name": "u"}]
+    assert rows["obj"].input == {"q": "edited"}
+    edited = {e["path"]: e["ids"] for e in result.report.to_json()["edited"]}
+    assert edited == {"$.metadata.case.evaluationCriteria": ["judged"], "$.expected": ["tools"], "$.input": ["obj"]}
