@@ -79,3 +79,13 @@ def verdict(oracle_type: str, evaluator: str) -> tuple[Verdict, str]:
 def admitted(oracle_type: str) -> list[str]:
     """Evaluators an oracle type admits (with or without conditions), in the table's order."""
     return [e for e, (v, _) in ADMISSIBILITY[oracle_type].items() if v != "barred"]
+
+
+def implied_evaluator(oracle_type: str) -> str:
+    """The evaluator a row that names none gets: the admissible automated one that needs no
+    model, else the model judge, else a person (the rule the promptfoo writer follows)."""
+    allowed = admitted(oracle_type)
+    for evaluator in (*AUTOMATED_NO_MODEL, "llm-judge"):
+        if evaluator in allowed:
+            return evaluator
+    return allowed[0]

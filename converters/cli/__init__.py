@@ -14,6 +14,7 @@ from .. import __version__
 from .convert import convert_command
 from .info import formats_command, schema_command
 from .roundtrip import roundtrip_command
+from .stats import stats_command
 from .validate import validate_command
 
 
@@ -34,6 +35,7 @@ def cli() -> None:
     \b
       evalconv set.csv --to promptfoo -o tests.yaml     convert (short for `convert`)
       evalconv validate set.jsonl                       check rows against the schema and rules
+      evalconv stats set.jsonl --html coverage.html     rows by slice, coverage gaps, a gate on them
       evalconv formats                                  what each format reads, writes and loses
       evalconv schema                                   the published JSON Schema
     """
@@ -44,6 +46,7 @@ cli.add_command(validate_command)
 cli.add_command(formats_command)
 cli.add_command(schema_command)
 cli.add_command(roundtrip_command)
+cli.add_command(stats_command)
 
 
 def main(argv: list[str] | None = None) -> Any:

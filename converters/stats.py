@@ -1,0 +1,642 @@
+"""Coverage: rows counted by slice, the gaps in a set, and a gate on both.
+
+`stats(targets)` reads every file once, a row at a time, and keeps only counters: per slice a
+count per distinct value (at most `MAX_VALUES`; later new values count under `(other values)`)
+and, per value, the first `samples` rows (id, file, line, a short input) for drill-down, within
+a per-slice budget. Memory therefore stays flat however many rows a set has.
+
+A slice is `case.<field>` or `metadata.<key>`. A row counts once under each distinct value it
+holds: once under its value for a single-valued field, once under each distinct item of a list
+(so a multi-valued slice can add up to more than the row count), and under `(none)` when the
+field is absent, null, blank or an empty list. A row that names no evaluator counts under the
+evaluator it implies, marked `(implied)` (`admissibility.implied_evaluator`).
+
+Rows are counted once the JSON Schema accepts them; a row it rejects is not counted and is
+reported as the `invalid-rows` gap (exit 1). The set rules (duplicate ids, family conflicts,
+admissibility) are `validate`'s job.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from .canonical import jsonvalue, paths, schema
+from .canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, implied_evaluator
+from .canonical.errors import EvalconvError, UsageError
+from .canonical.validator import STARTER_PROVENANCES
+from .sources import label, reading
+from .walk import collect
+
+NONE = "(none)"
+OTHER = "(other values)"
+IMPLIED = " (implied)"
+MAX_VALUES = 5000      # distinct values kept per slice (and per cross-tab); more count as OTHER
+RAW_CAP = 20000        # distinct raw values counted before expanding (multi-valued combinations)
+SAMPLED_VALUES = 200   # the first this many raw values of a slice keep their sample rows
+DEFAULT_SAMPLES = 20
+DEFAULT_FAMILY_MIN = 3
+PREVIEW_CHARS = 100
+
+SEVERITY_ORDER = ("cosmetic", "wrong-answer", "harmful")
+DEFAULT_SLICES = ("case.oracleType", "case.evaluator", "case.provenance", "case.caseFamily",
+                  "case.linkedConcerns", "case.reversibility", "case.blastRadius")
+REASON_SLICES = ("metadata.reason", "metadata.origin", "metadata.severity", "metadata.gate")
+# The values a slice is expected to have, in their natural order: shown even at zero.
+KNOWN_VALUES: dict[str, tuple[str, ...]] = {
+    "case.oracleType": tuple(ADMISSIBILITY),
+    "case.provenance": schema.enum("provenance"),
+    "case.reversibility": ("R0", "R1", "R2", "R3"),
+    "case.blastRadius": ("B0", "B1", "B2", "B3"),
+    "metadata.origin": ("hand-written", "production", "synthetic"),
+    "metadata.severity": SEVERITY_ORDER,
+    "metadata.gate": ("release", "trend"),
+}
+DETERMINISTIC = AUTOMATED_NO_MODEL
+
+GAP_CODES = {
+    "invalid-rows": "rows the schema rejects (not counted; run `evalconv validate`)",
+    "starter-rows": "starter examples still in the set, not validated gold answers",
+    "thin-family": "case families with fewer cases than the family minimum",
+    "missing-oracle-type": "oracle types with no cases",
+    "missing-severity": "severities with no cases",
+    "no-reason": "cases that do not say why they exist (metadata.reason)",
+    "rubric-without-criteria": "rubric cases with no evaluation criteria",
+    "judge-needs-validation": "llm-judge cases, which count only once the judge is validated",
+    "gate-not-deterministic": "release-gate cases (gate: release or true) whose evaluator is not deterministic",
+}
+
+
+def slice_parts(name: str) -> tuple[str, ...]:
+    """`case.oracleType` -> ("metadata", "case", "oracleType"); `metadata.team` -> ("metadata",
+    "team"); `$.metadata['a.b']` works too. Anything outside `metadata` is refused."""
+    text = name.strip()
+    if text.startswith("case.") or text.startswith("case["):
+        text = "metadata." + text
+    try:
+        parts = paths.parse(paths.normalize(text))
+    except ValueError:
+        parts = []
+    if len(parts) < 2 or parts[0] != "metadata" or not all(isinstance(p, str) for p in parts) \
+            or (parts[1] == "case" and len(parts) != 3):
+        raise UsageError(f"a slice is case.<field> or metadata.<key>, not '{name}'")
+    return tuple(parts)  # type: ignore[arg-type]
+
+
+def slice_name(name: str) -> str:
+    """The one spelling a slice has in the output: `case.<field>` or `metadata.<key>`."""
+    parts = slice_parts(name)
+    if parts[1] == "case":
+        return f"case.{parts[2]}"
+    return paths.to_path(parts)[2:]
+
+
+def _key_of(item: Any) -> str:
+    if isinstance(item, str):
+        return item
+    return jsonvalue.dumps(item)
+
+
+def bucket_keys(value: Any) -> list[str]:
+    """The values a row counts under for one field: each distinct one once."""
+    if value is None or value == [] or (isinstance(value, str) and not value.strip()):
+        return [NONE]
+    if isinstance(value, list):
+        keys = list(dict.fromkeys(NONE if item is None or (isinstance(item, str) and not item.strip())
+                                  else _key_of(item) for item in value))
+        return keys
+    return [_key_of(value)]
+
+
+def preview(value: Any) -> str:
+    """A short text for a row's input: the text, the last chat message, else compact JSON."""
+    if isinstance(value, dict) and isinstance(value.get("messages"), list) and value["messages"]:
+        last = value["messages"][-1]
+        if isinstance(last, dict) and isinstance(last.get("content"), str):
+            value = last["content"]
+    text = value if isinstance(value, str) else jsonvalue.dumps(value)
+    text = " ".join(text.split())
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
+
+
+class Tally:
+    """Counts and sample rows for one slice, or one cross-tab.
+
+    Rows are counted by their raw value (a string, None, or for anything else its JSON text
+    under `_JSON`), one dict increment a row; `expand` turns raw values into the values a row
+    counts under once, at the end. Past `RAW_CAP` raw values a new one is expanded at once."""
+
+    __slots__ = ("pair", "samples", "raw", "expanded", "rows", "capped", "multi")
+
+    def __init__(self, samples: int, pair: bool = False) -> None:
+        self.pair = pair
+        self.samples = samples
+        self.raw: dict[Any, int] = {}
+        self.expanded: dict[Any, int] = {}
+        self.rows: dict[Any, list[dict[str, Any]]] = {}
+        self.capped = False
+        self.multi = False
+
+    def add_new(self, raw: Any, n: int = 1) -> None:
+        if len(self.raw) < RAW_CAP:
+            self.raw[raw] = n
+            return
+        for key in self.keys(raw):
+            self._count(key, n)
+
+    def add_raw(self, raw: Any, n: int = 1) -> None:
+        if raw in self.raw:
+            self.raw[raw] += n
+        else:
+            self.add_new(raw, n)
+
+    def _count(self, key: Any, n: int) -> None:
+        counts = self.expanded
+        if key in counts:
+            counts[key] += n
+        elif len(counts) < MAX_VALUES or NONE in (key if self.pair else (key,)):
+            counts[key] = n
+        else:
+            self.capped = True
+            key = (OTHER, OTHER) if self.pair else OTHER
+            counts[key] = counts.get(key, 0) + n
+
+    def keys(self, raw: Any) -> list[Any]:
+        if not self.pair:
+            return self._keys(raw)
+        return [(a, b) for a in self._keys(raw[0]) for b in self._keys(raw[1])]
+
+    def _keys(self, raw: Any) -> list[str]:
+        if raw.__class__ is tuple:
+            if raw and raw[0] is _IMPLIED:
+                return [implied_evaluator(raw[1]) + IMPLIED]
+            value = jsonvalue.loads(raw[1]) if raw and raw[0] is _JSON else list(raw)
+            if isinstance(value, list):
+                self.multi = True
+            return bucket_keys(value)
+        return bucket_keys(raw)
+
+    def counts(self) -> dict[Any, int]:
+        """Raw values expanded (once, at the end)."""
+        for raw, n in self.raw.items():
+            for key in self.keys(raw):
+                self._count(key, n)
+        self.raw = {}
+        return self.expanded
+
+    def sample_rows(self) -> dict[Any, list[dict[str, Any]]]:
+        out: dict[Any, list[dict[str, Any]]] = {}
+        for raw, entries in self.rows.items():
+            for key in self.keys(raw):
+                kept = out.setdefault(key, [])
+                kept.extend(entries[:self.samples - len(kept)])
+        return out
+
+
+_IMPLIED = object()  # the raw evaluator of a row that names none: (_IMPLIED, oracle type)
+_JSON = object()     # the raw value of anything but a string, None or a list of strings: (_JSON, JSON text)
+
+
+def _raw(value: Any) -> Any:
+    """A hashable stand-in: a list of strings as a tuple of them, anything else as JSON text."""
+    if value is None or value.__class__ is str:
+        return value
+    if value.__class__ is list and all(item.__class__ is str for item in value):
+        return tuple(value)
+    return (_JSON, jsonvalue.dumps(value))
+
+
+def _dig(node: Any, parts: tuple[str, ...]) -> Any:
+    for part in parts:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+class Sample:
+    """One row's drill-down entry, built only when some value still wants it."""
+
+    __slots__ = ("value", "file", "line", "_entry")
+
+    def __init__(self, value: dict[str, Any], file: str, line: int | None) -> None:
+        self.value, self.file, self.line = value, file, line
+        self._entry: dict[str, Any] | None = None
+
+    def entry(self) -> dict[str, Any]:
+        if self._entry is None:
+            self._entry = {"id": self.value.get("id"), "file": self.file, "line": self.line,
+                           "input": preview(self.value.get("input"))}
+        return self._entry  # type: ignore[return-value]
+
+
+@dataclass
+class GapTally:
+    """Rows behind one gap: how many, and the first ids."""
+
+    count: int = 0
+    ids: list[str] = field(default_factory=list)
+
+    def add(self, row_id: Any, limit: int) -> None:
+        self.count += 1
+        if len(self.ids) < limit and isinstance(row_id, str):
+            self.ids.append(row_id)
+
+
+@dataclass
+class FileStats:
+    path: str
+    format: str | None = None
+    rows: int = 0
+    invalid: int = 0
+    unreadable: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"path": self.path, "format": self.format, "rows": self.rows, "invalid": self.invalid}
+        if self.unreadable is not None:
+            out["unreadable"] = self.unreadable
+        return out
+
+
+@dataclass
+class MinCheck:
+    """`--min SLICE=N` (every value of the slice) or `--min SLICE=VALUE:N` (that value)."""
+
+    slice: str
+    minimum: int
+    value: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "MinCheck":
+        name, sep, rest = text.partition("=")
+        value, _, number = rest.rpartition(":")
+        if not sep or not number.strip().isdigit() or (":" in rest and not value):
+            raise UsageError(f"--min takes SLICE=N or SLICE=VALUE:N (e.g. case.caseFamily=5, "
+                             f"metadata.severity=harmful:10), not '{text}'")
+        return cls(slice_name(name), int(number), value if ":" in rest else None)
+
+    def spelled(self) -> str:
+        return f"{self.slice}={self.value + ':' if self.value is not None else ''}{self.minimum}"
+
+
+@dataclass
+class Stats:
+    """What `stats` found; `to_json()` is exactly what `--format json` prints."""
+
+    rows: int
+    files: list[FileStats]
+    slices: dict[str, dict[str, int]]
+    multi_valued: list[str]
+    crosstabs: list[dict[str, Any]]
+    gaps: list[dict[str, Any]]
+    samples: dict[str, dict[str, list[dict[str, Any]]]]
+    sample_size: int
+    family_min: int
+    capped: list[str] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+
+    @property
+    def invalid(self) -> int:
+        return sum(f.invalid for f in self.files)
+
+    @property
+    def unreadable(self) -> list[str]:
+        return [f.unreadable for f in self.files if f.unreadable is not None]
+
+    @property
+    def exit_code(self) -> int:
+        if self.unreadable:
+            return 2
+        return 1 if self.failures or self.invalid else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": self.rows, "invalid": self.invalid, "files": [f.to_json() for f in self.files],
+                "slices": self.slices, "multi_valued": self.multi_valued, "crosstabs": self.crosstabs,
+                "gaps": self.gaps, "gate": {"checks": self.checks, "ok": not self.failures,
+                                            "failures": self.failures},
+                "samples": self.samples, "sample_size": self.sample_size, "family_min": self.family_min,
+                "capped": self.capped}
+
+
+class _Counter:
+    """The one pass over the rows: per slice, one raw lookup and one increment a row."""
+
+    CASE, METADATA, NESTED, EVALUATOR = range(4)
+
+    def __init__(self, slices: list[str], crosstabs: list[tuple[str, str]], samples: int) -> None:
+        self.tallies = {n: Tally(samples) for n in slices}
+        self.plan = [(self.tallies[n], *self._where(n)) for n in slices]
+        self.cross = [(a, b, self._where(a), self._where(b), Tally(samples, pair=True)) for a, b in crosstabs]
+        self.samples = samples
+        self.gaps = {code: GapTally() for code in GAP_CODES}
+        self.starter_families: dict[str, int] = {}
+        self.judge_implied = 0
+        self.rows = 0
+
+    def _where(self, name: str) -> tuple[int, Any]:
+        parts = slice_parts(name)
+        if name == "case.evaluator":
+            return self.EVALUATOR, None
+        if parts[1] == "case":
+            return self.CASE, parts[2]
+        if len(parts) == 2:
+            return self.METADATA, parts[1]
+        return self.NESTED, parts[1:]
+
+    def _raw(self, where: int, key: Any, metadata: dict[str, Any], case: dict[str, Any]) -> Any:
+        if where == self.CASE:
+            value = case.get(key)
+        elif where == self.METADATA:
+            value = metadata.get(key)
+        elif where == self.EVALUATOR:
+            value = case.get("evaluator")
+            if value is None:
+                return (_IMPLIED, case["oracleType"])
+        else:
+            value = _dig(metadata, key)
+        return value if value is None or value.__class__ is str else _raw(value)
+
+    def add(self, value: dict[str, Any], file: str, line: int | None) -> None:
+        self.rows += 1
+        metadata = value["metadata"]
+        case = metadata["case"]
+        limit = self.samples
+        raw_of = self._raw
+        sample = None
+        for tally, where, key in self.plan:
+            if where < 2:  # CASE or METADATA, inline
+                raw = (case if where == 0 else metadata).get(key)
+                if raw is not None and raw.__class__ is not str:
+                    raw = _raw(raw)
+            else:
+                raw = raw_of(where, key, metadata, case)
+            counts = tally.raw
+            n = counts.get(raw)
+            if n is None:
+                tally.add_new(raw)
+                n = 0
+            else:
+                counts[raw] = n + 1
+            if n < limit:  # this raw value may still want sample rows
+                kept = tally.rows.get(raw)
+                if kept is None:
+                    if n or len(tally.rows) >= SAMPLED_VALUES:
+                        continue
+                    kept = tally.rows[raw] = []
+                if len(kept) < limit:
+                    if sample is None:
+                        sample = Sample(value, file, line).entry()
+                    kept.append(sample)
+        for _, _, (wa, ka), (wb, kb), tally in self.cross:
+            raw = (raw_of(wa, ka, metadata, case), raw_of(wb, kb, metadata, case))
+            counts = tally.raw
+            n = counts.get(raw)
+            if n is None:
+                tally.add_new(raw)
+                n = 0
+            else:
+                counts[raw] = n + 1
+            if n < limit:
+                kept = tally.rows.get(raw)
+                if kept is None and not n and len(tally.rows) < SAMPLED_VALUES:
+                    kept = tally.rows[raw] = []
+                if kept is not None and len(kept) < limit:
+                    if sample is None:
+                        sample = Sample(value, file, line).entry()
+                    kept.append(sample)
+        self._gaps(value, metadata, case)
+
+    def _gaps(self, value: dict[str, Any], metadata: dict[str, Any], case: dict[str, Any]) -> None:
+        row_id, gaps, limit = value.get("id"), self.gaps, self.samples
+        if case["provenance"] in STARTER_PROVENANCES:
+            gaps["starter-rows"].add(row_id, limit)
+            family = case.get("caseFamily")
+            family = family if isinstance(family, str) else NONE
+            self.starter_families[family] = self.starter_families.get(family, 0) + 1
+        reason = metadata.get("reason")
+        if reason is None or (reason.__class__ is str and not reason.strip()) or reason == []:
+            gaps["no-reason"].add(row_id, limit)
+        oracle = case["oracleType"]
+        if oracle == "rubric" and not case.get("evaluationCriteria"):
+            gaps["rubric-without-criteria"].add(row_id, limit)
+        evaluator = case.get("evaluator")
+        implied = evaluator is None
+        if implied:
+            evaluator = implied_evaluator(oracle)
+        if evaluator == "llm-judge":
+            gaps["judge-needs-validation"].add(row_id, limit)
+            self.judge_implied += implied
+        gate = metadata.get("gate")
+        if gate is not None and evaluator not in DETERMINISTIC and (
+                gate == "release" or gate is True or (isinstance(gate, list) and "release" in gate)):
+            gaps["gate-not-deterministic"].add(row_id, limit)
+
+
+def _ordered(name: str, counts: dict[str, int]) -> dict[str, int]:
+    """Known values first in their natural order (zeros included), then the rest by count, then
+    `(other values)` and `(none)` last."""
+    known = KNOWN_VALUES.get(name, ())
+    if not any(k in counts for k in known):  # the set spells this field its own way (gate: true)
+        known = ()
+    if name == "case.evaluator":
+        rank = {e: i for i, e in enumerate(next(iter(ADMISSIBILITY.values())))}
+        keys = sorted(counts, key=lambda k: (rank.get(k.removesuffix(IMPLIED), 99), k.endswith(IMPLIED), k))
+        return {k: counts[k] for k in keys}
+    out = {k: counts.get(k, 0) for k in known}
+    rest = sorted((k for k in counts if k not in out and k not in (NONE, OTHER)), key=lambda k: (-counts[k], k))
+    out.update((k, counts[k]) for k in rest)
+    for tail in (OTHER, NONE):
+        if tail in counts:
+            out[tail] = counts[tail]
+    return out
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
+def _listing(values: dict[str, int], limit: int = 8) -> str:
+    shown = [f"{k} ({n})" for k, n in list(values.items())[:limit]]
+    more = len(values) - limit
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def _gap(code: str, message: str, count: int, ids: list[str] | None = None,
+         values: dict[str, int] | None = None, slice_: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"code": code, "message": message, "count": count}
+    if slice_ is not None:
+        out["slice"] = slice_
+    if values is not None:
+        out["values"] = values
+    if ids is not None:
+        out["ids"] = ids
+    return out
+
+
+def _gap_list(counter: _Counter, slices: dict[str, dict[str, int]], families: dict[str, int],
+              family_min: int, invalid: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    gaps: list[dict[str, Any]] = []
+    if invalid:
+        total = sum(n for _, n in invalid)
+        gaps.append(_gap("invalid-rows", f"{plural(total, 'row')} invalid, not counted "
+                                         f"({', '.join(f'{p}: {n}' for p, n in invalid)}); run evalconv validate",
+                         total))
+    g = counter.gaps
+    if g["starter-rows"].count:
+        fams = dict(sorted(counter.starter_families.items(), key=lambda kv: (-kv[1], kv[0])))
+        gaps.append(_gap("starter-rows", f"{plural(g['starter-rows'].count, 'row')} from starter examples, not "
+                                         f"validated gold answers; families: {_listing(fams)}",
+                         g["starter-rows"].count, g["starter-rows"].ids, fams, "case.caseFamily"))
+    thin = {k: n for k, n in families.items() if k not in (NONE, OTHER) and n < family_min}
+    if thin:
+        thin = dict(sorted(thin.items(), key=lambda kv: (kv[1], kv[0])))
+        families_text = plural(len(thin), "case family", "case families")
+        gaps.append(_gap("thin-family", f"{families_text} with fewer than {family_min} cases: {_listing(thin)}",
+                         len(thin), None, thin, "case.caseFamily"))
+    oracle = slices.get("case.oracleType", {})
+    missing = [k for k in KNOWN_VALUES["case.oracleType"] if not oracle.get(k)]
+    if missing and counter.rows:
+        gaps.append(_gap("missing-oracle-type",
+                         f"no cases for {plural(len(missing), 'oracle type')}: {', '.join(missing)}",
+                         len(missing), None, {k: 0 for k in missing}, "case.oracleType"))
+    severity = slices.get("metadata.severity", {})
+    missing = [k for k in SEVERITY_ORDER if not severity.get(k)]
+    if missing and counter.rows:
+        gaps.append(_gap("missing-severity", f"no cases of severity {', '.join(missing)} (metadata.severity: "
+                                             f"{' < '.join(SEVERITY_ORDER)})",
+                         len(missing), None, {k: 0 for k in missing}, "metadata.severity"))
+    messages = {
+        "no-reason": "{n} with no reason (metadata.reason): nothing says why the case exists",
+        "rubric-without-criteria": "{n} of oracle type rubric with no evaluationCriteria to grade against",
+        "judge-needs-validation": "{n} graded by llm-judge{implied}: the verdicts count only once "
+                                  "the judge is validated against human labels on a sample of these cases",
+        "gate-not-deterministic": "{n} gating a release (metadata.gate: release or true) but their evaluator is not "
+                                  "deterministic (only {det} are); watch them as a trend or make them checkable",
+    }
+    for code, text in messages.items():
+        tally = g[code]
+        if tally.count:
+            implied = f" ({counter.judge_implied} implied, naming no evaluator)" if counter.judge_implied else ""
+            message = text.format(n=plural(tally.count, "row"), implied=implied, det=" and ".join(DETERMINISTIC))
+            gaps.append(_gap(code, message, tally.count, tally.ids))
+    return gaps
+
+
+def _min_failures(check: MinCheck, slices: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
+    counts = slices.get(check.slice, {})
+    if check.value is not None:
+        wanted = {check.value: counts.get(check.value, 0)}
+    else:
+        wanted = {k: n for k, n in counts.items() if k not in (NONE, OTHER)}
+        if not wanted:
+            wanted = {NONE: 0}
+    out = []
+    for value, count in wanted.items():
+        if count < check.minimum:
+            shown = f"{check.slice}={value}" if value != NONE else f"{check.slice} (no values at all)"
+            out.append({"check": f"--min {check.spelled()}", "slice": check.slice, "value": value,
+                        "count": count, "min": check.minimum,
+                        "message": f"{shown} has {plural(count, 'row')}, fewer than {check.minimum}"})
+    return out
+
+
+def parse_by(by: Iterable[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """`--by A` adds a slice; `--by A,B` adds both and their cross-tab."""
+    slices: list[str] = []
+    crosstabs: list[tuple[str, str]] = []
+    for item in by:
+        names = [slice_name(n) for n in item.split(",") if n.strip()]
+        if len(names) == 2:
+            crosstabs.append((names[0], names[1]))
+        elif len(names) != 1:
+            raise UsageError(f"--by takes one field or two joined by a comma (A,B), not '{item}'")
+        slices += names
+    return slices, crosstabs
+
+
+def _rows(path: str, from_: str | None, encoding: str | None, result: FileStats,
+          invalid_out: list[tuple[str, int]]) -> Iterator[tuple[dict[str, Any], int | None]]:
+    with reading(path, from_=from_, encoding=encoding) as (fmt, rows, _report):
+        result.format = fmt.name
+        is_valid = schema.is_valid
+        for src in rows:
+            value = src.value
+            if src.problems or (not src.plain_json and jsonvalue.value_problem(value) is not None) \
+                    or not is_valid(value):
+                result.invalid += 1
+                continue
+            result.rows += 1
+            yield value, src.line if src.line is not None else src.record
+    if result.invalid:
+        invalid_out.append((result.path, result.invalid))
+
+
+def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None = None,
+          encoding: str | None = None, include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+          samples: int = DEFAULT_SAMPLES, family_min: int = DEFAULT_FAMILY_MIN,
+          minimums: Iterable[str] = (), fail_on: Iterable[str] = ()) -> Stats:
+    """Count the rows of every file (folders walked) as one set, by the default slices, the
+    reason slices the set uses and `by`; list the gaps; apply the gate (`minimums`, `fail_on`)."""
+    extra, crosstabs = parse_by(by)
+    checks = [MinCheck.parse(m) for m in minimums]
+    codes = [c.strip() for item in fail_on for c in item.split(",") if c.strip()]
+    for code in codes:
+        if code not in GAP_CODES:
+            raise UsageError(f"--fail-on: unknown gap code '{code}' (known: {', '.join(GAP_CODES)})")
+    wanted = list(dict.fromkeys([*DEFAULT_SLICES, *REASON_SLICES, *extra, *(c.slice for c in checks)]))
+    optional = {s for s in REASON_SLICES if s not in extra and all(c.slice != s for c in checks)}
+    counter = _Counter(wanted, crosstabs, samples)
+    files: list[FileStats] = []
+    invalid: list[tuple[str, int]] = []
+    targets = list(targets)
+    found = collect(targets, include=include, exclude=exclude)
+    if not found:
+        files.append(FileStats(", ".join(targets), unreadable=f"no set files found in {', '.join(targets)}"))
+    for item in found:
+        result = FileStats(label(item.path))
+        files.append(result)
+        try:
+            for value, line in _rows(item.path, from_, encoding, result, invalid):
+                counter.add(value, result.path, line)
+        except EvalconvError as err:
+            result.unreadable = err.render()
+    slices = {}
+    for name in wanted:
+        counts = counter.tallies[name].counts()
+        if name in optional and set(counts) <= {NONE}:
+            continue  # a reason field the set does not use
+        slices[name] = _ordered(name, counts)
+    families = counter.tallies["case.caseFamily"].expanded
+    gaps = _gap_list(counter, slices, families, family_min, invalid)
+    sample_rows = {name: counter.tallies[name].sample_rows() for name in slices}
+    cross_json = []
+    for a, b, _, _, tally in counter.cross:
+        pair_counts = tally.counts()
+        totals_a: dict[str, int] = {}
+        totals_b: dict[str, int] = {}
+        for (ka, kb), n in pair_counts.items():
+            totals_a[ka] = totals_a.get(ka, 0) + n
+            totals_b[kb] = totals_b.get(kb, 0) + n
+        cols = list(_ordered(b, totals_b))
+        table: dict[str, dict[str, int]] = {ka: {} for ka in _ordered(a, totals_a)}
+        for (ka, kb), n in pair_counts.items():
+            table[ka][kb] = n
+        table = {ka: {kb: row[kb] for kb in cols if kb in row} for ka, row in table.items()}
+        cells: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for (ka, kb), rows in tally.sample_rows().items():
+            cells.setdefault(ka, {})[kb] = rows
+        cross_json.append({"by": [a, b], "columns": cols, "counts": table, "samples": cells})
+    capped = [n for n in slices if counter.tallies[n].capped] + \
+             [f"{a},{b}" for a, b, _, _, t in counter.cross if t.capped]
+    multi = sorted(n for n in slices if counter.tallies[n].multi)
+    out = Stats(counter.rows, files, slices, multi, cross_json, gaps,
+                sample_rows, samples, family_min, capped)
+    out.checks = [f"--min {c.spelled()}" for c in checks] + [f"--fail-on {c}" for c in codes]
+    for check in checks:
+        out.failures += _min_failures(check, slices)
+    present = {g["code"]: g for g in gaps}
+    for code in codes:
+        if code in present:
+            out.failures.append({"check": f"--fail-on {code}", "code": code,
+                                 "message": f"gap {code}: {present[code]['message']}"})
+    return out

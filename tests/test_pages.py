@@ -1,0 +1,128 @@
+"""The HTML pages, in a real headless Chromium: what a person sees is what the JSON says."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from browser import OVERFLOW_JS, Browser
+from evalconv.cli import cli
+from evalconv.pages import kit
+from test_stats import GOLDEN, known_set
+
+pytestmark = pytest.mark.interop  # needs the OS browser; CI fails without it
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser() as b:
+        yield b
+
+
+@pytest.fixture
+def stats_page(write_jsonl, tmp_path):
+    rows = known_set()
+    for i in range(30):  # a family with a long name and many values: the chart must cut, not overflow
+        extra = {"caseFamily": f"family-with-a-rather-long-name-for-a-chart-label-{i:02d}"}
+        rows.append({"id": f"x-{i}", "input": "Why? " * 80, "metadata": {
+            "case": {"caseId": f"x-{i}", "oracleType": "expected-behavior-only", "expectedBehavior": "Escalates.",
+                     "provenance": "production-sample", **extra}, "reason": "A reason " * 30}})
+    path = write_jsonl(rows)
+    page = tmp_path / "coverage.html"
+    result = run("stats", path, "--by", "case.oracleType,metadata.severity", "--min", "case.caseFamily=3",
+                 "--format", "json", "--html", page)
+    assert result.exit_code == 1  # the gate fails: the page shows why
+    return page, json.loads(result.stdout)
+
+
+def test_stats_page_is_self_contained(stats_page):
+    page, data = stats_page
+    html = page.read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<link" not in html and "<script src" not in html and "@import" not in html and "url(" not in html
+    embedded = re.search(r'<script type="application/json" id="evalconv-data">(.*?)</script>', html, re.S)
+    assert json.loads(embedded.group(1)) == data
+
+
+def test_stats_page_shows_the_json_numbers(browser, stats_page):
+    page, data = stats_page
+    browser.open(page, width=1366)
+    assert browser.eval("JSON.parse(document.getElementById('evalconv-data').textContent)") == data
+    charts = browser.eval("""[...document.querySelectorAll('svg.chart')].map(svg => ({
+        slice: svg.dataset.slice,
+        bars: [...svg.querySelectorAll('rect.bar')].map(r => [r.dataset.value, +r.dataset.count, r.getBBox().width]),
+        shown: [...svg.querySelectorAll('tspan.count')].map(t => +t.textContent)}))""")
+    assert [c["slice"] for c in charts] == list(data["slices"])
+    for chart in charts:
+        expected = list(data["slices"][chart["slice"]].items())[:kit.MAX_BARS]
+        assert [(v, n) for v, n, _ in chart["bars"]] == expected
+        assert chart["shown"] == [n for _, n in expected]  # the numbers a person reads
+        widths = {n: w for _, n, w in chart["bars"]}
+        if len(widths) > 1:  # a longer bar for a larger count
+            ordered = [widths[n] for n in sorted(widths)]
+            assert ordered == sorted(ordered)
+    families = next(c for c in charts if c["slice"] == "case.caseFamily")
+    assert len(families["bars"]) == kit.MAX_BARS and len(data["slices"]["case.caseFamily"]) > kit.MAX_BARS
+    heat = browser.eval("""[...document.querySelectorAll('table.heat td.cell:not(.zero)')].map(
+        td => [td.dataset.row, td.dataset.col, +td.textContent])""")
+    [table] = data["crosstabs"]
+    assert sorted(map(tuple, heat)) == sorted((a, b, n) for a, cols in table["counts"].items() for b, n in cols.items())
+    codes = browser.eval("[...document.querySelectorAll('ul.gaps li')].map(li => li.dataset.code)")
+    assert codes == [f["check"] for f in data["gate"]["failures"]] + [g["code"] for g in data["gaps"]]
+    assert browser.eval("document.querySelector('[data-tile=rows] .v').textContent") == str(data["rows"])
+    assert browser.eval(OVERFLOW_JS) == []
+
+
+def test_the_rows_behind_a_bar_are_one_click_away(browser, stats_page):
+    page, data = stats_page
+    browser.open(page, width=1366)
+    assert browser.eval("[...document.querySelectorAll('.drill')].every(d => d.offsetHeight === 0)")
+    href = browser.eval("""document.querySelector('svg.chart[data-slice="case.caseFamily"] a')
+        .getAttribute('href')""")
+    browser.eval("document.querySelector('svg.chart[data-slice=\"case.caseFamily\"] a')"
+                 ".dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))")
+    shown = browser.eval(f"""(() => {{ const d = document.querySelector('{href}');
+        return {{visible: d.offsetHeight > 0, top: d.getBoundingClientRect().top,
+                 ids: [...d.querySelectorAll('span.id')].map(s => s.textContent)}}; }})()""")
+    first_family = next(iter(data["slices"]["case.caseFamily"]))
+    assert shown["visible"] and 0 <= shown["top"] < 900  # scrolled into view
+    assert shown["ids"] == [r["id"] for r in data["samples"]["case.caseFamily"][first_family]]
+    assert browser.eval(OVERFLOW_JS) == []
+    cell = browser.eval("document.querySelector('table.heat td.cell a').getAttribute('href')")
+    browser.go(cell)
+    ids = browser.eval(f"[...document.querySelector('{cell}').querySelectorAll('span.id')].map(s => s.textContent)")
+    [table] = data["crosstabs"]
+    first_row = next(iter(table["counts"]))
+    first_col = next(iter(table["counts"][first_row]))
+    assert ids == [r["id"] for r in table["samples"][first_row][first_col]]
+
+
+def test_stats_page_fits_a_narrow_window_too(browser, stats_page):
+    page, _ = stats_page
+    browser.open(page, width=800)
+    assert browser.eval(OVERFLOW_JS) == []
+
+
+def test_stats_page_of_the_golden_folder(browser, tmp_path):
+    page = tmp_path / "golden.html"
+    assert run("stats", GOLDEN, "--html", page).exit_code == 0
+    browser.open(page, width=1366)
+    assert browser.eval("document.querySelectorAll('svg.chart').length") >= 7
+    assert browser.eval(OVERFLOW_JS) == []
+
+
+def test_page_text_is_escaped(write_jsonl, tmp_path):
+    rows = known_set()
+    rows[0]["metadata"]["case"]["caseFamily"] = "</script><script>alert(1)</script>"
+    rows[0]["metadata"]["reason"] = "<b>&amp;"
+    page = tmp_path / "p.html"
+    run("stats", write_jsonl(rows), "--html", page)
+    html = Path(page).read_text(encoding="utf-8")
+    assert "<script>alert(1)" not in html and "<b>&amp;" not in html

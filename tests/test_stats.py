@@ -1,0 +1,263 @@
+"""`evalconv stats`: counts proven against sets with known counts, the gaps, and the gate."""
+from __future__ import annotations
+
+import json
+import shutil
+
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, row
+from evalconv import stats as coverage
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.admissibility import implied_evaluator
+from evalconv.cli import cli
+from strategies import row_sets
+
+GOLDEN = ROOT / "golden_roundtrips"
+SINGLE = ("case.oracleType", "case.evaluator", "case.provenance", "case.caseFamily", "case.reversibility",
+          "case.blastRadius")
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def known_set() -> list[dict]:
+    """12 rows whose counts are known by construction."""
+    rows = []
+    for i in range(5):  # reference answers, named evaluator, family refunds, severity harmful x2
+        rows.append(row(f"ref-{i}", evaluator="exact-or-programmatic", caseFamily="refunds",
+                        linkedConcerns=["invented-policy", "refund-accuracy"] if i < 3 else ["tone"]))
+        rows[-1]["metadata"].update(reason=f"Regression {i}", severity="harmful" if i < 2 else "wrong-answer",
+                                    gate="release")
+    for i in range(3):  # rubrics with no evaluator (implied: llm-judge), one with criteria
+        extra = {"evaluationCriteria": ["cites the policy"]} if i == 0 else {}
+        rows.append(row(f"rub-{i}", oracle="rubric", expected=(), caseFamily="tone", **extra))
+        rows[-1]["metadata"].update(severity="cosmetic", gate="release" if i == 0 else "trend")
+    for i in range(2):  # starter examples
+        rows.append(row(f"st-{i}", provenance="starter-example", caseFamily="greeting",
+                        linkedConcerns=["tone", "tone"]))
+    for i in range(2):  # tool calls, evaluator implied (exact-or-programmatic), no family
+        rows.append(row(f"tool-{i}", oracle="expected-tool-calls", expected=[{"name": "refund"}], reversibility="R2"))
+    return rows
+
+
+def test_known_counts(write_jsonl):
+    path = write_jsonl(known_set())
+    data = coverage.stats([str(path)]).to_json()
+    assert data["rows"] == 12 and data["invalid"] == 0
+    s = data["slices"]
+    assert s["case.oracleType"] == {"reference-answer": 7, "acceptable-set": 0, "rubric": 3,
+                                    "expected-tool-calls": 2, "expected-final-state": 0,
+                                    "expected-behavior-only": 0}
+    assert s["case.evaluator"] == {"exact-or-programmatic": 5, "exact-or-programmatic (implied)": 4,
+                                   "llm-judge (implied)": 3}
+    assert s["case.caseFamily"] == {"refunds": 5, "tone": 3, "greeting": 2, "(none)": 2}
+    # once per concern per row: the starter rows' ["tone", "tone"] count once each
+    assert s["case.linkedConcerns"] == {"tone": 4, "invented-policy": 3, "refund-accuracy": 3, "(none)": 5}
+    assert s["metadata.severity"] == {"cosmetic": 3, "wrong-answer": 3, "harmful": 2, "(none)": 4}
+    assert s["metadata.gate"] == {"release": 6, "trend": 2, "(none)": 4}
+    assert "metadata.origin" not in s  # a reason field the set does not use
+    assert data["multi_valued"] == ["case.linkedConcerns"]
+    gaps = {g["code"]: g for g in data["gaps"]}
+    assert gaps["starter-rows"]["count"] == 2 and gaps["starter-rows"]["values"] == {"greeting": 2}
+    assert gaps["thin-family"]["values"] == {"greeting": 2}  # below the default minimum of 3
+    assert gaps["missing-oracle-type"]["values"] == {"acceptable-set": 0, "expected-final-state": 0,
+                                                     "expected-behavior-only": 0}
+    assert "missing-severity" not in gaps
+    assert gaps["no-reason"]["count"] == 7
+    assert gaps["rubric-without-criteria"]["count"] == 2
+    assert gaps["rubric-without-criteria"]["ids"] == ["rub-1", "rub-2"]
+    assert gaps["judge-needs-validation"]["count"] == 3 and "3 implied" in gaps["judge-needs-validation"]["message"]
+    assert gaps["gate-not-deterministic"]["ids"] == ["rub-0"]  # release-gated, graded by an llm-judge
+
+
+def test_implied_evaluator_follows_the_admissibility_map():
+    assert implied_evaluator("reference-answer") == "exact-or-programmatic"
+    assert implied_evaluator("expected-final-state") == "exact-or-programmatic"
+    assert implied_evaluator("rubric") == "llm-judge"
+    assert implied_evaluator("expected-behavior-only") == "human-expert"
+
+
+def test_crosstab_counts_and_samples(write_jsonl):
+    path = write_jsonl(known_set())
+    data = coverage.stats([str(path)], by=["case.oracleType,metadata.severity"]).to_json()
+    [table] = data["crosstabs"]
+    assert table["by"] == ["case.oracleType", "metadata.severity"]
+    assert table["counts"]["reference-answer"] == {"wrong-answer": 3, "harmful": 2, "(none)": 2}
+    assert table["counts"]["rubric"] == {"cosmetic": 3}
+    assert table["columns"][:3] == ["cosmetic", "wrong-answer", "harmful"]  # severity order, not counts
+    assert [r["id"] for r in table["samples"]["rubric"]["cosmetic"]] == ["rub-0", "rub-1", "rub-2"]
+    assert sum(n for cols in table["counts"].values() for n in cols.values()) == 12
+
+
+def test_samples_are_the_rows_behind_each_value(write_jsonl):
+    path = write_jsonl(known_set())
+    data = coverage.stats([str(path)], samples=2).to_json()
+    behind = data["samples"]["case.caseFamily"]
+    assert [r["id"] for r in behind["refunds"]] == ["ref-0", "ref-1"]
+    assert behind["refunds"][0] == {"id": "ref-0", "file": str(path), "line": 1, "input": "Question?"}
+    assert [r["id"] for r in data["samples"]["case.linkedConcerns"]["tone"]] == ["ref-3", "ref-4"]
+    assert coverage.stats([str(path)], samples=0).to_json()["samples"]["case.caseFamily"] == {}
+
+
+def test_values_of_other_types_count_apart_and_as_json(write_jsonl):
+    rows = [row(f"r{i}") for i in range(5)]
+    for r, value in zip(rows, [True, 1, 1.0, {"a": 1}, [1, True]]):
+        r["metadata"]["team"] = value
+    data = coverage.stats([str(write_jsonl(rows))], by=["metadata.team"]).to_json()
+    assert data["slices"]["metadata.team"] == {"1": 2, "true": 2, "1.0": 1, '{"a":1}': 1}
+
+
+@settings(max_examples=40)
+@given(row_sets(max_size=8), st.lists(st.one_of(st.none(), st.sampled_from(["harmful", "cosmetic", " "]),
+                                                st.lists(st.sampled_from(["a", "b", "", None]), max_size=3)),
+                                      min_size=8, max_size=8))
+def test_slices_add_up(tmp_path_factory, rows, severities):
+    """Single-valued slices sum to the row count; a multi-valued one counts each distinct value
+    once per row, and (none) once for a row with no value."""
+    values = []
+    for r, severity in zip(rows, severities):
+        value = r.to_json()
+        if severity is not None:
+            value["metadata"]["severity"] = severity
+        values.append(value)
+    path = tmp_path_factory.mktemp("p") / "set.jsonl"
+    path.write_text("".join(jsonvalue.dumps(v) + "\n" for v in values), encoding="utf-8")
+    data = coverage.stats([str(path)], by=["metadata.severity"]).to_json()
+    assert data["rows"] == len(values)
+    for name in SINGLE:
+        assert sum(data["slices"][name].values()) == len(values), name
+    for name, get in (("case.linkedConcerns", lambda v: v["metadata"]["case"].get("linkedConcerns")),
+                      ("metadata.severity", lambda v: v["metadata"].get("severity"))):
+        expected: dict[str, int] = {}
+        for v in values:
+            for key in coverage.bucket_keys(get(v)):
+                expected[key] = expected.get(key, 0) + 1
+        counted = {k: n for k, n in data["slices"][name].items() if n}
+        assert counted == expected, name
+
+
+def test_many_files_and_folders_count_as_one_set(tmp_path):
+    folder = tmp_path / "sets"
+    folder.mkdir()
+    for name in ("support-agent.jsonl", "support-agent.promptfoo.yaml", "support-agent.csv"):
+        shutil.copy(GOLDEN / name, folder / name)
+    data = coverage.stats([str(folder)]).to_json()
+    assert [f["format"] for f in data["files"]] == ["csv", "jsonl", "promptfoo"]
+    assert data["rows"] == sum(f["rows"] for f in data["files"]) == 30
+    one = coverage.stats([str(GOLDEN / "support-agent.jsonl")]).to_json()
+    assert data["slices"]["case.oracleType"] == {k: 3 * n for k, n in one["slices"]["case.oracleType"].items()}
+    two = coverage.stats([str(GOLDEN / "support-agent.jsonl"), str(GOLDEN / "support-agent.csv")]).to_json()
+    assert two["rows"] == 20
+
+
+# --- the CLI and the gate ---------------------------------------------------------------------
+
+def test_cli_json_is_the_library_dict(write_jsonl):
+    path = write_jsonl(known_set())
+    result = run("stats", path, "--by", "case.oracleType,metadata.severity", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == json.loads(jsonvalue.dumps(
+        coverage.stats([str(path)], by=["case.oracleType,metadata.severity"]).to_json()))
+
+
+def test_cli_text_and_markdown(write_jsonl):
+    path = write_jsonl(known_set())
+    text = run("stats", path).stdout
+    assert text.startswith("12 rows in 1 file")
+    assert "  reference-answer        7   58.3%  ███" in text
+    assert "(implied) = the row names no evaluator" in text
+    assert "[thin-family] 1 case family with fewer than 3 cases: greeting (2)" in text
+    markdown = run("stats", path, "--format", "markdown").stdout
+    assert "| rubric | 3 | 25.0% |" in markdown and "#### `case.oracleType`" in markdown
+    assert "- `no-reason`: 7 rows with no reason" in markdown
+
+
+def test_gate_min_every_value_fails_naming_the_slices(write_jsonl):
+    path = write_jsonl(known_set())
+    result = run("stats", path, "--min", "case.caseFamily=3")
+    assert result.exit_code == 1
+    assert ("evalconv: gate failed: --min case.caseFamily=3: case.caseFamily=greeting has 2 rows, fewer than 3"
+            in result.stderr)
+    assert "refunds" not in result.stderr and "tone" not in result.stderr
+    assert run("stats", path, "--min", "case.caseFamily=2").exit_code == 0
+
+
+def test_gate_min_one_value(write_jsonl):
+    path = write_jsonl(known_set())
+    result = run("stats", path, "--min", "metadata.severity=harmful:3", "--format", "json")
+    assert result.exit_code == 1
+    [failure] = json.loads(result.stdout)["gate"]["failures"]
+    assert failure == {"check": "--min metadata.severity=harmful:3", "slice": "metadata.severity",
+                       "value": "harmful", "count": 2, "min": 3,
+                       "message": "metadata.severity=harmful has 2 rows, fewer than 3"}
+    assert run("stats", path, "--min", "metadata.severity=harmful:2").exit_code == 0
+    # a value the set lacks entirely counts as 0
+    assert "acceptable-set has 0 rows" in run("stats", path, "--min", "case.oracleType=acceptable-set:1").stderr
+    # a slice that is not a default one is added by the check
+    result = run("stats", path, "--min", "metadata.origin=1")
+    assert result.exit_code == 1 and "metadata.origin (no values at all) has 0 rows" in result.stderr
+
+
+def test_gate_fail_on(write_jsonl):
+    path = write_jsonl(known_set())
+    result = run("stats", path, "--fail-on", "starter-rows", "--fail-on", "missing-severity")
+    assert result.exit_code == 1
+    assert "gate failed: --fail-on starter-rows: gap starter-rows: 2 rows from starter examples" in result.stderr
+    assert "missing-severity" not in result.stderr  # the set has every severity
+    assert run("stats", path, "--fail-on", "missing-severity,invalid-rows").exit_code == 0
+
+
+def test_gate_usage_errors_exit_2(write_jsonl):
+    path = write_jsonl(known_set())
+    for args, message in ((["--fail-on", "nope"], "unknown gap code 'nope'"),
+                          (["--min", "case.caseFamily"], "--min takes SLICE=N"),
+                          (["--min", "case.caseFamily=x"], "--min takes SLICE=N"),
+                          (["--by", "input"], "a slice is case.<field> or metadata.<key>, not 'input'"),
+                          (["--by", "a,b,c"], "a slice is case.<field>"),
+                          (["--by", "case.oracleType,case.evaluator,case.provenance"], "--by takes one field")):
+        result = run("stats", path, *args)
+        assert result.exit_code == 2, args
+        assert message in result.stderr and "Traceback" not in result.output
+
+
+def test_invalid_rows_are_reported_not_counted(write_jsonl):
+    rows = known_set()
+    rows[3]["metadata"]["case"]["oracleType"] = "vibes"
+    path = write_jsonl(rows)
+    result = run("stats", path, "--format", "json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["rows"] == 11 and data["invalid"] == 1
+    assert data["gaps"][0]["code"] == "invalid-rows"
+    assert "evalconv: 1 row invalid, not counted; run evalconv validate" in result.stderr
+
+
+def test_unreadable_input_exits_2(tmp_path):
+    missing = run("stats", tmp_path / "nope.jsonl")
+    assert missing.exit_code == 2 and "no such file or folder" in missing.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run("stats", empty)
+    assert result.exit_code == 2 and "no set files found" in result.stderr
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("tests: [\n", encoding="utf-8")
+    result = run("stats", broken, "--from", "promptfoo")
+    assert result.exit_code == 2 and "broken.yaml" in result.stderr
+
+
+def test_html_page_is_written_atomically_or_not_at_all(write_jsonl, tmp_path):
+    path = write_jsonl(known_set())
+    page = tmp_path / "coverage.html"
+    result = run("stats", path, "--html", page, "--format", "json")
+    assert result.exit_code == 0
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith("<!doctype html>")
+    nowhere = tmp_path / "no-such-folder" / "page.html"
+    result = run("stats", path, "--html", nowhere)
+    assert result.exit_code == 2 and "does not exist" in result.stderr and not nowhere.parent.exists()
+    result = run("stats", path, "--html", path)
+    assert result.exit_code == 2 and "never overwrites its input" in result.stderr
