@@ -531,3 +531,31 @@ def test_write_and_read_through_the_library(tmp_path):
         report = evalconv.write(rows, path, "deepeval")
         assert report.rows == 2 and not report.lossy
         assert evalconv.read(path).rows == rows
+
+
+def test_a_chat_input_says_why_it_is_not_a_conversational_golden():
+    """Issue 14: a chat input became a JSON string with no word on conversational goldens."""
+    chat = {"messages": [{"role": "user", "content": "Refund order 7?"}]}
+    text, report = write([make_row(input=chat), make_row("plain")])  # a mixed set: single-turn goldens
+    golden = json.loads(text)[0]
+    assert json.loads(golden["input"]) == chat and "scenario" not in golden
+    assert "conversational goldens" in carried(report, "cs-1")["$.input"]
+
+
+@pytest.mark.parametrize("variant", ["json", "jsonl"])
+def test_regression_a_set_of_chats_becomes_conversational_goldens(variant):
+    """Issue 14: a chat input became a JSON string; DeepEval has conversational goldens (turns)."""
+    chat = {"messages": [{"role": "user", "content": "Refund?"}, {"role": "assistant", "content": "Which order?"}]}
+    rows = [make_row("a", input=chat, scenario="Refund request"), make_row("b", input=chat, expected=())]
+    text, report = write(rows, variant)
+    a, b = goldens(text, variant)
+    assert list(a) == ["scenario", "turns", "expected_outcome", "user_description", "persona", "context", "name",
+                       "comments", "additional_metadata", "custom_column_key_values", "expectations"]
+    assert (a["scenario"], a["turns"], a["expected_outcome"]) == ("Refund request", chat["messages"], "It ships today.")
+    assert b["scenario"] == "b" and b["expected_outcome"] is None
+    assert "$.input" not in carried(report, "a") and "$.metadata.case.scenario" not in carried(report, "a")
+    checked, read_report = read(text)
+    assert [c.row for c in checked] == rows and "edited" not in read_report.to_json()
+    mixed, _ = write([*rows, make_row("c")], variant)  # one plain row: all single-turn, in order
+    assert [g["name"] for g in goldens(mixed, variant)] == ["a", "b", "c"]
+    assert all("turns" not in g for g in goldens(mixed, variant))

@@ -335,3 +335,29 @@ def test_regression_an_edit_made_with_deepeval_comes_back_and_is_printed(deepeva
     assert [r["expected"] for r in back] == ["$1,500", "$5"]
     assert "row 'exact' $.expected: expected_output was edited in the DeepEval file" in result.stderr
     assert "1 edit(s) in the deepeval file taken (listed above)" in result.stderr  # not a bare "lossless"
+
+
+@pytest.mark.parametrize("variant", ["json", "jsonl"])
+def test_regression_chats_load_as_conversational_goldens(deepeval, variant):
+    """Issue 14: a chat input became a JSON string. A set of user/assistant chats now loads in
+    DeepEval as ConversationalGolden turns; a mixed set stays single-turn (DeepEval cannot mix)."""
+    chat = {"messages": [{"role": "user", "content": "Is my claim covered?"},
+                         {"role": "assistant", "content": "Which policy?"}, {"role": "user", "content": "HO-3"}]}
+    rows = [Row.from_json({"id": f"c{i}", "input": chat, "expected": "Explains the HO-3 coverage.", "metadata": {
+        "case": {"caseId": f"c{i}", "oracleType": "reference-answer", "expectedBehavior": "Explains coverage.",
+                 "provenance": "expert-authored", "scenario": "A policyholder asks about coverage."}}})
+            for i in range(2)]
+    with scratch() as tmp:
+        export(rows, tmp / f"set.{variant}")
+        dataset = deepeval.EvaluationDataset()
+        getattr(dataset, LOADERS[variant])(str(tmp / f"set.{variant}"))
+        plain = _case_row("plain", "reference-answer", "$1,000")
+        report = export([*rows, plain], tmp / f"mixed.{variant}")
+        mixed = load(deepeval, tmp / f"mixed.{variant}")
+    goldens = dataset.goldens
+    assert [type(g).__name__ for g in goldens] == ["ConversationalGolden"] * 2
+    assert [(t.role, t.content) for t in goldens[0].turns] == [(m["role"], m["content"]) for m in chat["messages"]]
+    assert goldens[0].scenario == "A policyholder asks about coverage."
+    assert goldens[0].expected_outcome == "Explains the HO-3 coverage."
+    assert [type(g).__name__ for g in mixed] == ["Golden"] * 3
+    assert "conversational goldens" in {r for (p, r), ids in report.carried.entries.items() if p == "$.input" and "c0" in ids}.pop()

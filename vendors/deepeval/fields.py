@@ -41,6 +41,17 @@ _FIELDS: dict[str, FieldLoss] = {
     "input": FieldLoss("$.input", "native", "input", "a string input is what DeepEval sends to the app"),
     "input.json": FieldLoss("$.input", "carried", f"input (JSON text), {_KEPT}",
                             "DeepEval's input is a string: a non-string input is written as its JSON text"),
+    "input.chat": FieldLoss("$.input", "carried", f"input (JSON text of the messages), {_KEPT}",
+                            "a chat input in a set that is not all user/assistant chats (or in CSV): DeepEval's "
+                            "conversational goldens (scenario + turns) cannot share a dataset with single-turn "
+                            "goldens (add_golden raises TypeError), so the row stays a single-turn golden whose "
+                            "input is the JSON text of the chat"),
+    "input.turns": FieldLoss("$.input", "native", "turns (a conversational golden)",
+                             "a set whose every input is a user/assistant chat becomes conversational goldens "
+                             "(JSON and JSONL): the messages are the turns"),
+    "scenario.conversational": FieldLoss("$.metadata.case.scenario", "native", "scenario (a conversational golden)",
+                                         "what the conversation is about; DeepEval requires one, so a chat row "
+                                         "without a scenario gets its id there"),
     "expected": FieldLoss("$.expected", "native", "expected_output", "a string reference answer"),
     "expected.tools": FieldLoss("$.expected", "native", "expected_tools",
                                 "expected tool calls, in order; arguments become inputParameters"),

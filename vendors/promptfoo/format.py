@@ -32,8 +32,8 @@ _FIELDS: dict[str, FieldLoss] = {
     "input:native": FieldLoss("$.input", "native", "vars.input, or one var per key of an object input", ""),
     "input": FieldLoss("$.input", "carried", "metadata.evalconv (JSON text)",
                        "promptfoo would not pass this input to the prompt unchanged (a null var, a `$ref` "
-                       "key, a file:// list item, template text it would render or substitute, a trailing "
-                       "newline it cuts, or CSV's text-only vars)"),
+                       "key, a file:// string inside a list or object var, which promptfoo loads, or CSV's "
+                       "text-only vars)"),
     "expected:native": FieldLoss("$.expected", "native",
                                  "assert[i].value: equals, or factuality for llm-judge; javascript "
                                  "`[...].includes(output)` for an acceptable set; tool-call-f1 for tool names "
