@@ -442,3 +442,16 @@ def test_regression_edits_in_the_promptfoo_file_win_over_carried_copies(tmp_path
     assert rows["obj"].input == {"q": "edited"}
     edited = {e["path"]: e["ids"] for e in result.report.to_json()["edited"]}
     assert edited == {"$.metadata.case.evaluationCriteria": ["judged"], "$.expected": ["tools"], "$.input": ["obj"]}
+
+
+def test_the_cli_says_on_stderr_which_rows_need_tracing(tmp_path):
+    from click.testing import CliRunner
+
+    from evalconv.cli import cli
+    row = make_row("ordered", expected=([{"name": "lookup"}, {"name": "refund"}],), oracle="expected-tool-calls")
+    source = tmp_path / "set.jsonl"
+    source.write_text(json.dumps(row.to_json()) + "\n", "utf-8")
+    result = CliRunner().invoke(cli, [str(source), "--to", "promptfoo", "-o", str(tmp_path / "t.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "evalconv: note: 1 row(s) (ordered) have trajectory assertions" in result.stderr
+    assert "need promptfoo tracing" in result.stderr
