@@ -151,5 +151,5 @@ def test_regression_braintrust_eval_scores_every_reference_and_edits_come_back()
                              scores=[reference], no_send_logs=True)
     assert [r.scores["reference"] for r in result.results] == [1.0, 1.0, 1.0]
     records[0]["expected"] = "$1,500"
-    checked, report = read_text("braintrust", "".join(jsonvalue.dumps(r) + "\n" for r in records))
+    checked, _ = read_text("braintrust", "".join(jsonvalue.dumps(r) + "\n" for r in records))
     assert checked[0].row.expected == "$1,500"
