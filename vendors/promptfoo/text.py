@@ -1,11 +1,12 @@
 """Text rules promptfoo imposes on the values it loads, checked against promptfoo 0.121.20.
 
 - Top-level strings in `vars` and in assertion values are Nunjucks templates: `{{`, `{%` and `{#`
-  are live (an unbalanced `{{` is a render error), so such text is wrapped in `{% raw %}`.
-- A string var is changed before it reaches the prompt: one trailing newline is cut, `{{ w }}`
-  is replaced textually by var `w` when `w` is defined, and a var that mentions a variable the
-  test does not define is not rendered at all (so a raw wrapper would show). `var_text` follows
-  these rules (promptfoo's `renderPrompt`, text prompts; chat/JSON prompts render differently).
+  are live (an unbalanced `{{` is a render error), so assertion text is wrapped in `{% raw %}`.
+- A string var is changed before it reaches the prompt: one trailing newline is cut, the first
+  `{{ w }}` is replaced textually by var `w` when `w` is defined (inside a raw block too), and a
+  var that mentions a variable the test does not define is not rendered at all. `spell` writes
+  var text none of these rules can touch (promptfoo's `renderPrompt`, text prompts; JSON prompts
+  render differently); tests/vendors/test_promptfoo_exact_input.py checks it with promptfoo.
 - An assertion string beginning with `package:` is loaded as a package.
 - A string beginning with `file://` is loaded as a file (anywhere outside `vars` at load time,
   top-level vars at render time), and a `$ref` key is dereferenced anywhere in a test. Both make
