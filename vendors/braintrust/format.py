@@ -212,7 +212,8 @@ def _take_tag_edits(case: dict[str, Any], tags: list[str], own: Any, row_id: str
         if name not in case or not values:
             continue
         native: Any = values if name == "linkedConcerns" else values[0] if len(values) == 1 else None
-        if native is None or jsonvalue.same(native, case[name]):
+        written = list(dict.fromkeys(case[name])) if isinstance(case[name], list) else case[name]
+        if native is None or jsonvalue.same(native, written):  # the tags keep each value once
             continue
         case[name] = native
         report.edit(f"$.metadata.case.{name}", row_id, f"tag {prefix}<value> was edited in Braintrust; the "
