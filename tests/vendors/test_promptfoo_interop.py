@@ -148,6 +148,9 @@ def test_exported_assertions_mean_what_the_oracle_means(tmp_path, kind):
     outcome = {row.id: result["success"] for (row, _), result in zip(MEANING, results)}
     assert outcome == must
     for (row, _), result in zip(MEANING, results):
+        if row.id == "tools-none" and kind == "yaml":  # the order check needs a trace; without one it errs
+            assert "No trace data available" in result["error"], row.id
+            continue
         assert result["response"]["output"] == row.input, row.id  # the prompt is {{input}}, rendered literally
         if row.id in ("human-right", "rubric-human", "behavior-only"):
             assert "evalconv: this case needs" in result["gradingResult"]["reason"], row.id
