@@ -8,12 +8,14 @@ header is known before the first row is written.
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 import re
 from typing import Any, Iterator, TextIO
 
 from . import jsonvalue, paths
 from .errors import ReadError
-from .format import Format
+from .format import Format, WriteOptions, option
+from .reporting import LossReporter, ReadReporter
 from .row import ABSENT, Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS, row_schema
 from .source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
@@ -70,25 +72,34 @@ def split_list(cell: str) -> list[str]:
     return items
 
 
+@dataclass(frozen=True)
+class CSVOptions(WriteOptions):
+    excel_safe: bool = option(False, flag="--excel-safe", goes_with="guards CSV cells; it goes with a CSV output",
+                              help="CSV: put a ' before cells that a spreadsheet would run as formulas "
+                                   "(read back exactly).")
+
+
 class CanonicalCSV(Format):
     name = "csv"
     title = "Canonical CSV"
     extensions = (".csv",)
+    options = CSVOptions
+    fallback = True
     streaming_read = True
     streaming_write = True
     lossless = True
 
-    def detect(self, head: str) -> bool:
+    def detect(self, head: str) -> float:
         first = _LINE_END.split(head.lstrip("\ufeff"), maxsplit=1)[0]
         try:
-            return "id" in next(csv.reader([first]), [])
+            return 1.0 if "id" in next(csv.reader([first]), []) else 0.0
         except csv.Error:  # not CSV, whatever else it is
-            return False
+            return 0.0
 
-    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "CSVWriter":
-        return CSVWriter(out, excel_safe=bool(options.get("excel_safe")))
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "CSVWriter":
+        return CSVWriter(out, excel_safe=isinstance(options, CSVOptions) and options.excel_safe)
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         reader = csv.reader(lines, strict=True)
         record, start = 0, 1
         try:

@@ -1,18 +1,28 @@
-"""What every format module provides. A format is one module and one registry entry.
+"""The Format contract: everything a format does, declared on one class.
 
-A reader turns decoded lines into `SourceRow`s and notes what it inferred in the read
-report; a writer takes valid `Row`s one at a time and notes every loss in the loss report.
+A format is one module (a package for a vendor) exposing `FORMAT`, an instance of a `Format`
+subclass. It declares its name and extensions, its file variants and their suffixes, the suffix
+a folder conversion gives its outputs, its writer options (a typed `WriteOptions` subclass), how
+sure it is that a file's first bytes are its own (`detect`), how to read, how to write, and what
+to do once an output is in place (`committed`).
+
+A reader turns decoded lines into `SourceRow`s and notes what it inferred in the read report; a
+writer takes valid `Row`s one at a time and notes every loss in the loss report. Both reports are
+seen through the protocols in `reporting`.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, TextIO
+from typing import Any, ClassVar, Iterator, Protocol, TextIO, get_type_hints
 
+from .errors import UsageError
+from .reporting import LossReporter, ReadReporter
 from .row import Row
 from .source import Lines, SourceRow
 
-if TYPE_CHECKING:  # the reports live in evalconv.reports; formats only call their methods
-    from evalconv.reports import LossReport, ReadReport
+# Output names that promise some other text format: a single-variant writer refuses them.
+TEXT_SUFFIXES = (".json", ".csv", ".yaml", ".yml")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,24 +35,73 @@ class FieldLoss:
     reason: str
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One kind of file a format writes, and the output names that choose it."""
+
+    name: str                   # e.g. "jsonl"
+    label: str                  # e.g. "JSONL", for messages
+    suffixes: tuple[str, ...]   # e.g. (".jsonl", ".ndjson")
+
+
+def option(default: Any, *, flag: str, help: str, goes_with: str, metavar: str | None = None,
+           writes_file: bool = False) -> Any:
+    """Declare a writer option: a field of a `WriteOptions` subclass with its command-line flag.
+    `goes_with` finishes the sentence that refuses the flag for another format
+    ("--excel-safe" + " guards CSV cells; it goes with a CSV output"). `writes_file`: the value is
+    the path of another file the writer writes (checked like -o, and only for one file)."""
+    return dataclasses.field(default=default, metadata={"flag": flag, "help": help, "goes_with": goes_with,
+                                                        "metavar": metavar, "writes_file": writes_file})
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """What every writer is told: where the output goes (None: standard output) and which of the
+    format's variants it is. A format with options of its own subclasses this with `option` fields."""
+
+    path: str | None = None
+    variant: str = ""
+
+    @classmethod
+    def declared(cls) -> dict[str, dataclasses.Field[Any]]:
+        """The format's own options (not `path` and `variant`), by field name."""
+        return {f.name: f for f in dataclasses.fields(cls) if f.name not in ("path", "variant")}
+
+
 class RowWriter(Protocol):
-    """`write` each row, then `close`. A writer may also define `committed()`, called once the
-    output is in place (never when the conversion writes nothing), for files that point at it."""
+    """`write` each row, then `close`."""
 
     def write(self, row: Row) -> None: ...
     def close(self) -> None: ...
 
 
 class Format:
-    """Base class; a format overrides `read` and/or `open_writer`."""
+    """Base class; a format overrides `read` and/or `open_writer`, and declares the rest."""
 
-    name: str = ""
-    title: str = ""
-    extensions: tuple[str, ...] = ()
-    streaming_read: bool = False
-    streaming_write: bool = False
-    lossless: bool = False
-    field_map: tuple[FieldLoss, ...] = ()
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    extensions: ClassVar[tuple[str, ...]] = ()
+    output_suffix: ClassVar[str] = ""               # a folder conversion's output names; default extensions[0]
+    variants: ClassVar[tuple[Variant, ...]] = ()     # the first one is written to standard output
+    options: ClassVar[type[WriteOptions]] = WriteOptions
+    fallback: ClassVar[bool] = False                 # canonical formats: tried last, chosen when nothing else is
+    streaming_read: ClassVar[bool] = False
+    streaming_write: ClassVar[bool] = False
+    lossless: ClassVar[bool] = False
+    field_map: ClassVar[tuple[FieldLoss, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A mistyped declaration is an error when the format is imported, not when it is used."""
+        super().__init_subclass__(**kwargs)
+        if cls.extensions and not cls.output_suffix:
+            cls.output_suffix = cls.extensions[0]
+        if not all(isinstance(v, Variant) for v in cls.variants):
+            raise TypeError(f"{cls.__name__}.variants must hold Variant objects")
+        if not (isinstance(cls.options, type) and issubclass(cls.options, WriteOptions)):
+            raise TypeError(f"{cls.__name__}.options must be a WriteOptions subclass")
+        for name, declared in cls.options.declared().items():
+            if not declared.metadata.get("flag"):
+                raise TypeError(f"{cls.options.__name__}.{name} is not declared with option(...)")
 
     @property
     def can_read(self) -> bool:
@@ -52,18 +111,78 @@ class Format:
     def can_write(self) -> bool:
         return type(self).open_writer is not Format.open_writer
 
-    def detect(self, head: str) -> bool:
-        """Does this text (the start of a file) look like this format? Only asked when neither
-        `--from` nor the extension decides."""
-        return False
+    def detect(self, head: str) -> float:
+        """How sure, from 0 (not this format) to 1, that this text (the start of a file) is this
+        format. Only asked when neither `--from` nor the extension decides; the registry compares
+        the answers and treats a detect that raises as 0."""
+        return 0.0
 
     def matches_path(self, path: str) -> bool:
         """Does this path's name say this format? Vendors whose extension is shared with a
         canonical format claim files by a longer suffix (`.promptfoo.yaml`)."""
         return path.lower().endswith(self.extensions) if self.extensions else False
 
-    def read(self, lines: Lines, report: "ReadReport") -> Iterator[SourceRow]:
+    def names_itself(self, path: str) -> bool:
+        """Does the name carry this format's name before its suffix (`set.langsmith.json`)?"""
+        lowered = path.lower()
+        suffixes = {*self.extensions, *(s for v in self.variants for s in v.suffixes)}
+        return any(lowered.endswith(f".{self.name}{s}") for s in suffixes)
+
+    def variant_named(self, path: str | None) -> str | None:
+        """The variant whose suffix ends `path` (the longest that fits), or None."""
+        lowered = (path or "").lower()
+        fits = [(len(s), v.name) for v in self.variants for s in v.suffixes if lowered.endswith(s)]
+        return max(fits)[1] if fits else None
+
+    def write_variant(self, path: str | None) -> str:
+        """The variant to write to `path`. Standard output gets the first. A format of several
+        variants refuses a name that does not say which; a format of one refuses a name that
+        promises another text format."""
+        if not self.variants:
+            return ""
+        if path is None:
+            return self.variants[0].name
+        found = self.variant_named(path)
+        if found is not None:
+            return found
+        if len(self.variants) > 1:
+            listed = [s for v in self.variants for s in v.suffixes]
+            raise UsageError(f"cannot tell which {self.name} file to write from the name; name it "
+                             f"{', '.join(listed[:-1])} or {listed[-1]}", source=path)
+        if path.lower().endswith(TEXT_SUFFIXES):
+            only = self.variants[0]
+            names = [e for e in self.extensions if e.endswith(only.suffixes)]
+            raise UsageError(f"the {self.name} writer writes {only.label}; name the output "
+                             f"{' or '.join(names)}", source=path)
+        return self.variants[0].name
+
+    def make_options(self, path: str | None = None, **given: Any) -> WriteOptions:
+        """This format's typed options for writing to `path`: the one place options are checked.
+        `given` may only name options the format declares (the registry words the refusal of
+        another format's option)."""
+        declared = self.options.declared()
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            raise UsageError(f"format '{self.name}' has no option {', '.join(map(repr, unknown))}")
+        hints = get_type_hints(self.options)
+        for name, value in given.items():
+            if not _is_a(value, hints[name]):
+                raise UsageError(f"{declared[name].metadata['flag']}: {value!r} is not a {hints[name]}")
+        return self.options(path=path, variant=self.write_variant(path), **given)
+
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         raise NotImplementedError
 
-    def open_writer(self, out: TextIO, report: "LossReport", options: dict[str, Any]) -> RowWriter:
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> RowWriter:
         raise NotImplementedError
+
+    def committed(self, writer: RowWriter, options: WriteOptions) -> None:
+        """Called once the output is in place (never when a conversion writes nothing): the
+        place for files that point at it."""
+
+
+def _is_a(value: Any, hint: Any) -> bool:
+    allowed = getattr(hint, "__args__", (hint,))
+    return any(value is None if kind is type(None) else
+               isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+               for kind in allowed)

@@ -5,7 +5,8 @@ from typing import Any, Iterable, Iterator, TextIO
 
 from . import jsonvalue
 from .errors import ReadError
-from .format import Format
+from .format import Format, WriteOptions
+from .reporting import LossReporter, ReadReporter
 from .row import Row
 from .source import Lines, SourceRow, parse_problem
 
@@ -23,11 +24,12 @@ class CanonicalJSONL(Format):
     streaming_read = True
     streaming_write = True
     lossless = True
+    fallback = True
 
-    def detect(self, head: str) -> bool:
-        return head.lstrip("\ufeff" + _WHITESPACE).startswith("{")
+    def detect(self, head: str) -> float:
+        return 1.0 if head.lstrip("\ufeff" + _WHITESPACE).startswith("{") else 0.0
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         for text in lines.utf8():
             if text.isspace():
                 continue
@@ -44,7 +46,7 @@ class CanonicalJSONL(Format):
                 continue
             yield SourceRow(value, lines.number, plain_json=True)
 
-    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "JSONLWriter":
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "JSONLWriter":
         return JSONLWriter(out)
 
 
@@ -66,14 +68,15 @@ class CanonicalJSON(Format):
     streaming_read = True  # a sliding window over the text, a row at a time
     streaming_write = True
     lossless = True
+    fallback = True
 
-    def detect(self, head: str) -> bool:
-        return head.lstrip("\ufeff" + _WHITESPACE).startswith("[")
+    def detect(self, head: str) -> float:
+        return 1.0 if head.lstrip("\ufeff" + _WHITESPACE).startswith("[") else 0.0
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return iter_array(lines, lines.source)
 
-    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "JSONWriter":
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "JSONWriter":
         return JSONWriter(out)
 
 

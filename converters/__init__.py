@@ -6,12 +6,13 @@ from .api import (ConversionResult, ReadResult, ValidationReport, convert, read,
 from .canonical.errors import EvalconvError, ReadError, UsageError, WriteError
 from .canonical.findings import Finding
 from .canonical.row import ABSENT, Row
+from .ragas_objects import from_ragas_dataset, to_ragas_dataset
 from .registry import REGISTRY
 from .reports import LossReport, ReadReport
 
 __all__ = [
     "ABSENT", "ConversionResult", "EvalconvError", "Finding", "LossReport", "REGISTRY", "ReadError",
     "ReadReport", "ReadResult", "Row", "UsageError", "ValidationReport", "WriteError", "convert",
-    "read", "reading", "validate", "validate_file", "write",
+    "read", "reading", "validate", "validate_file", "write", "from_ragas_dataset", "to_ragas_dataset",
 ]
 __version__ = "0.1.0"

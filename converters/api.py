@@ -9,7 +9,7 @@ from . import parallel
 from .atomic import AtomicOutput
 from .canonical import jsonvalue
 from .canonical.errors import UsageError, WriteError
-from .canonical.format import Format
+from .canonical.format import Format, RowWriter
 from .canonical.row import Row
 from .canonical.validator import Checked, Validator
 from .registry import REGISTRY
@@ -40,31 +40,27 @@ def read(path: str, *, from_: str | None = None, encoding: str | None = None) ->
         return ReadResult(fmt.name, valid, log, report)
 
 
-def _write_row(writer: Any, row: Row) -> None:
+def _write_row(writer: RowWriter, row: Row) -> None:
     try:
         writer.write(row)
     except jsonvalue.JSONValueError as err:  # rows built in code can hold NaN; read rows cannot
         raise WriteError(f"row '{row.id}' cannot be written: {err}") from None
 
 
-def _committed(writer: Any) -> None:
-    hook = getattr(writer, "committed", None)
-    if hook is not None:
-        hook()
-
-
 def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> LossReport:
-    """Write valid rows atomically (`path=None`: standard output); returns the loss report."""
+    """Write valid rows atomically (`path=None`: standard output); returns the loss report.
+    `options`: the target format's declared writer options, e.g. `excel_safe=True` for CSV."""
     fmt = _writer_format(to)
+    writer_options = REGISTRY.writer_options(fmt, path, options)
     report = LossReport(fmt.name, path)
     with AtomicOutput(path) as out:
-        writer = fmt.open_writer(out.stream, report, {"path": path, **options})
+        writer = fmt.open_writer(out.stream, report, writer_options)
         for row in rows:
             _write_row(writer, row)
             report.rows += 1
         writer.close()
         out.commit()
-        _committed(writer)
+        fmt.committed(writer, writer_options)
     return report
 
 
@@ -185,19 +181,20 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     ledger_file = (ledger or ledger_path_for(source, output)) if keep_going else None
     check_written_paths(source, {"the output": output, "the ledger": ledger_file})
     fmt_out = _writer_format(to)
+    writer_options = REGISTRY.writer_options(fmt_out, output, options)
     loss = LossReport(fmt_out.name, output) if report_ids else LossReport.counting(fmt_out.name, output)
     log = FindingLog()
     rejects = _RejectLedger(ledger_file) if ledger_file else None
     committed = False
     try:
-        writer_options = {"path": output, **options}
         with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \
                 parallel.workers_for(source, fmt_in.name, fmt_out.name, encoding, jobs, label=label(source),
                                      options=writer_options) as workers, \
                 AtomicOutput(output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
             validator = Validator(source=label(source))
-            checked_rows, row_writer = validator.check_all(rows), writer
+            checked_rows: Iterable[Any] = validator.check_all(rows)
+            row_writer: RowWriter = writer
             if workers is not None:
                 checked_rows, row_writer = workers.checked_rows(validator), parallel.EncodedWriter(out)
             valid_rows = 0
@@ -222,7 +219,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
             write_it = rejects is not None or log.error_count == 0
             if write_it:
                 out.commit()
-                _committed(writer)
+                fmt_out.committed(writer, writer_options)
         committed = True
     finally:
         ledger_file = rejects.finish(keep=committed) if rejects is not None else None

@@ -47,8 +47,7 @@ class BatchResult:
 
 
 def output_extension(to: str) -> str:
-    fmt = REGISTRY.get(to)
-    return getattr(fmt, "output_extension", None) or fmt.extensions[0]
+    return REGISTRY.get(to).output_suffix
 
 
 def plan(root: str, outdir: str, *, to: str, include: tuple[str, ...] = (),

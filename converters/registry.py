@@ -1,28 +1,38 @@
-"""The format registry: names -> format objects, loaded lazily, and format detection.
+"""The format registry: names -> format objects, loaded lazily; detection; writer options.
 
-A new format is one module exposing `FORMAT` and one `register` call. Third-party formats
-arrive through the `evalconv.formats` entry-point group (off when EVALCONV_NO_PLUGINS is set).
+Formats are found, not listed: the canonical ones, every package under `evalconv.vendors` that
+exposes `FORMAT`, and third-party formats from the `evalconv.formats` entry-point group (off when
+EVALCONV_NO_PLUGINS is set). A format that fails to import, or whose `detect` raises, never takes
+the others down.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
+import pkgutil
 from importlib.metadata import entry_points
-from importlib.util import find_spec
+from typing import Any
 
 from .canonical.errors import UsageError
-from .canonical.format import Format
+from .canonical.format import Format, WriteOptions
+
+CANONICAL = (("csv", "evalconv.canonical.csv_format:FORMAT"),
+             ("json", "evalconv.canonical.json_format:JSON_FORMAT"),
+             ("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT"))
+VENDORS = "evalconv.vendors"
 
 
 class Registry:
     def __init__(self) -> None:
         self._targets: dict[str, str | Format] = {}
         self._fallback: set[str] = set()
-        self.broken: dict[str, str] = {}  # format name -> why it could not be loaded
+        self.broken: dict[str, str] = {}           # format name -> why it could not be loaded
+        self.detect_failures: dict[str, str] = {}  # format name -> what its detect raised
 
     def register(self, name: str, target: str | Format, *, fallback: bool = False) -> None:
         """`target` is a Format or a dotted path `module:ATTR` imported on first use.
-        `fallback` formats are tried last when detecting (the canonical ones)."""
+        `fallback` formats (the canonical ones; also a format's own `fallback`) are tried last."""
         self._targets[name] = target
         if fallback:
             self._fallback.add(name)
@@ -42,6 +52,8 @@ class Registry:
             module, _, attr = target.partition(":")
             try:
                 target = getattr(importlib.import_module(module), attr or "FORMAT")
+                if not isinstance(target, Format):
+                    raise TypeError(f"{module}:{attr or 'FORMAT'} is not a Format")
             except Exception as err:  # a broken plugin must not take the working formats down
                 self.broken[name] = f"{type(err).__name__}: {err}"
                 raise UsageError(f"format '{name}' cannot be loaded ({self.broken[name]})") from None
@@ -61,27 +73,64 @@ class Registry:
         """Every format that loads; the ones that do not are in `broken`."""
         return self._loadable(list(self._targets))
 
+    def _is_fallback(self, fmt: Format) -> bool:
+        return fmt.fallback or fmt.name in self._fallback
+
     def _detection_order(self) -> list[Format]:
-        specific = [n for n in self._targets if n not in self._fallback]
-        return self._loadable(specific + [n for n in self._targets if n in self._fallback])
+        loaded = self.all()
+        return [f for f in loaded if not self._is_fallback(f)] + [f for f in loaded if self._is_fallback(f)]
+
+    def confidence(self, fmt: Format, head: str) -> float:
+        """`fmt.detect(head)`, guarded: a detect that raises counts as 0 and is recorded."""
+        try:
+            return float(fmt.detect(head))
+        except Exception as err:  # a format's bug must not reach the user as a traceback
+            self.detect_failures[fmt.name] = f"{type(err).__name__}: {err}"
+            return 0.0
 
     def detect(self, path: str | None, head: str) -> Format:
-        """The extension narrows the candidates, the content decides among them."""
+        """The extension narrows the candidates, the content decides among them: the most
+        confident one wins, the earlier one (specific before canonical) on a tie."""
         order = self._detection_order()
         by_name = [f for f in order if path and f.matches_path(path)]
-        if by_name:  # `.langsmith.jsonl` beats `.jsonl`: keep the formats with the longest suffix
+        if by_name and path:  # `.langsmith.jsonl` beats `.jsonl`: keep the formats with the longest suffix
             longest = {f.name: _suffix_length(f, path) for f in by_name}
             best = max(longest.values())
             by_name = [f for f in by_name if longest[f.name] == best]
         if len(by_name) == 1:
             return by_name[0]
-        for fmt in by_name or order:
-            if fmt.detect(head):
-                return fmt
+        scored = [(self.confidence(fmt, head), -i, fmt) for i, fmt in enumerate(by_name or order)]
+        confidence, _, chosen = max(scored, key=lambda s: s[:2], default=(0.0, 0, None))
+        if chosen is not None and confidence > 0:
+            return chosen
         if by_name:
             return by_name[-1]
         raise UsageError("cannot tell the format from the name or the content; "
                          f"name it with --from ({', '.join(self.names())})")
+
+    def declared_options(self) -> dict[str, dataclasses.Field[Any]]:
+        """Every writer option some format declares, by name (the command line's format flags)."""
+        out: dict[str, dataclasses.Field[Any]] = {}
+        for fmt in self.all():
+            for name, declared in fmt.options.declared().items():
+                out.setdefault(name, declared)
+        return out
+
+    def writer_options(self, fmt: Format, path: str | None, given: dict[str, Any]) -> WriteOptions:
+        """`fmt`'s typed options for writing to `path`. An option left at its default is not
+        given; one the format does not declare is refused in the words of the format that does."""
+        own = fmt.options.declared()
+        passed = {}
+        for name, value in given.items():
+            if name in own:
+                passed[name] = value
+                continue
+            elsewhere = self.declared_options().get(name)
+            if elsewhere is None:
+                raise UsageError(f"format '{fmt.name}' has no option '{name}'")
+            if value != elsewhere.default:
+                raise UsageError(f"{elsewhere.metadata['flag']} {elsewhere.metadata['goes_with']}")
+        return fmt.make_options(path, **passed)
 
 
 def _suffix_length(fmt: Format, path: str) -> int:
@@ -89,14 +138,20 @@ def _suffix_length(fmt: Format, path: str) -> int:
     return max((len(e) for e in fmt.extensions if lowered.endswith(e)), default=0)
 
 
+def _vendor_packages() -> list[str]:
+    """The packages under evalconv.vendors (not the `_`-prefixed shared helpers), by name."""
+    try:
+        vendors = importlib.import_module(VENDORS)
+    except ImportError:
+        return []
+    return sorted(m.name for m in pkgutil.iter_modules(vendors.__path__) if m.ispkg and not m.name.startswith("_"))
+
+
 REGISTRY = Registry()
-for _name, _target in (("csv", "evalconv.canonical.csv_format:FORMAT"),
-                       ("json", "evalconv.canonical.json_format:JSON_FORMAT"),
-                       ("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT")):
+for _name, _target in CANONICAL:
     REGISTRY.register(_name, _target, fallback=True)
-for _vendor in ("promptfoo", "deepeval", "langsmith", "braintrust"):
-    if find_spec(f"evalconv.vendors.{_vendor}") is not None:
-        REGISTRY.register(_vendor, f"evalconv.vendors.{_vendor}:FORMAT")
+for _vendor in _vendor_packages():
+    REGISTRY.register(_vendor, f"{VENDORS}.{_vendor}:FORMAT")
 
 if not os.environ.get("EVALCONV_NO_PLUGINS"):
     for _ep in entry_points(group="evalconv.formats"):

@@ -50,6 +50,7 @@ class RoundtripReport:
     results: list[RouteResult]
     strict: bool = False
     unreadable: list[str] = field(default_factory=list)
+    routes: list[str] = field(default_factory=list)
 
     def failed(self, result: RouteResult) -> bool:
         return result.status in ("fail", "error") or (self.strict and result.status == "lossy")
@@ -62,7 +63,18 @@ class RoundtripReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.exit_code == 0, "strict": self.strict, "unreadable": self.unreadable,
-                "results": [r.to_json() for r in self.results]}
+                "results": [r.to_json() for r in self.results], "formats": field_maps(self.routes)}
+
+
+def field_maps(routes: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Each route's declared field map: where every canonical field goes (native, carried, dropped)."""
+    out = {}
+    for name in routes:
+        fmt = REGISTRY.get(name)
+        out[name] = {"title": fmt.title, "lossless": fmt.lossless,
+                     "fields": [{"path": f.path, "fate": f.fate, "where": f.where, "reason": f.reason}
+                                for f in fmt.field_map]}
+    return out
 
 
 def default_routes() -> list[str]:
@@ -109,7 +121,7 @@ def check(targets: Iterable[str], *, via: Iterable[str] = (), from_: str | None 
         fmt = REGISTRY.get(name)
         if not (fmt.can_read and fmt.can_write):
             raise EvalconvError(f"format '{name}' does not both read and write; it cannot be a route")
-    report = RoundtripReport([], strict)
+    report = RoundtripReport([], strict, routes=routes)
     found_sets = collect(list(targets), include=include, exclude=exclude)
     if not found_sets:  # a gate that checked nothing must not pass
         report.unreadable.append(f"no set files found in {', '.join(targets)}")

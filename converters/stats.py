@@ -18,12 +18,14 @@ admissibility) are `validate`'s job.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from .canonical import jsonvalue, paths, schema
 from .canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, implied_evaluator
 from .canonical.errors import EvalconvError, UsageError
 from .canonical.validator import STARTER_PROVENANCES
+from . import parallel
+from .canonical.source import SourceRow
 from .sources import label, reading
 from .walk import collect
 
@@ -52,6 +54,7 @@ KNOWN_VALUES: dict[str, tuple[str, ...]] = {
     "metadata.gate": ("release", "trend"),
 }
 DETERMINISTIC = AUTOMATED_NO_MODEL
+IMPLIED_BY_ORACLE = {oracle: implied_evaluator(oracle) for oracle in ADMISSIBILITY}
 
 GAP_CODES = {
     "invalid-rows": "rows the schema rejects (not counted; run `evalconv validate`)",
@@ -114,7 +117,7 @@ def preview(value: Any) -> str:
         if isinstance(last, dict) and isinstance(last.get("content"), str):
             value = last["content"]
     text = value if isinstance(value, str) else jsonvalue.dumps(value)
-    text = " ".join(text.split())
+    text = " ".join(text[:2 * PREVIEW_CHARS].split())
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
 
 
@@ -125,7 +128,7 @@ class Tally:
     under `_JSON`), one dict increment a row; `expand` turns raw values into the values a row
     counts under once, at the end. Past `RAW_CAP` raw values a new one is expanded at once."""
 
-    __slots__ = ("pair", "samples", "raw", "expanded", "rows", "capped", "multi")
+    __slots__ = ("pair", "samples", "raw", "expanded", "rows", "capped", "multi", "wanted")
 
     def __init__(self, samples: int, pair: bool = False) -> None:
         self.pair = pair
@@ -135,13 +138,23 @@ class Tally:
         self.rows: dict[Any, list[dict[str, Any]]] = {}
         self.capped = False
         self.multi = False
+        self.wanted: set[Any] | None = None  # in a worker: the only raw values still wanting rows
+
+    def still_wanted(self) -> set[Any] | None:
+        """The raw values whose rows a later chunk can still add: None (any) until the budget
+        of values is spent, then the kept values short of `samples` rows."""
+        if len(self.rows) < SAMPLED_VALUES:
+            return None
+        return {raw for raw, kept in self.rows.items() if len(kept) < self.samples}
 
     def add_new(self, raw: Any, n: int = 1) -> None:
         if len(self.raw) < RAW_CAP:
             self.raw[raw] = n
-            return
-        for key in self.keys(raw):
-            self._count(key, n)
+        elif raw.__class__ is str:  # a slice of free text (reasons): counted as it is
+            self._count(raw if raw.strip() else NONE, n)
+        else:
+            for key in self.keys(raw):
+                self._count(key, n)
 
     def add_raw(self, raw: Any, n: int = 1) -> None:
         if raw in self.raw:
@@ -167,13 +180,41 @@ class Tally:
 
     def _keys(self, raw: Any) -> list[str]:
         if raw.__class__ is tuple:
-            if raw and raw[0] is _IMPLIED:
+            head = raw[0] if raw else None
+            if head.__class__ is int and head == _IMPLIED:
                 return [implied_evaluator(raw[1]) + IMPLIED]
-            value = jsonvalue.loads(raw[1]) if raw and raw[0] is _JSON else list(raw)
+            value = jsonvalue.loads(raw[1]) if head.__class__ is int else list(raw)
             if isinstance(value, list):
                 self.multi = True
             return bucket_keys(value)
         return bucket_keys(raw)
+
+    def merge(self, other: "Tally", adjust: Any) -> None:
+        """Add a later part of the file's counts (a worker's chunk); `adjust` fixes its sample rows."""
+        mine, room = self.raw, RAW_CAP - len(self.raw)
+        for raw, n in other.raw.items():
+            if raw in mine:
+                mine[raw] += n
+            elif room > 0:
+                mine[raw] = n
+                room -= 1
+            else:
+                self.add_new(raw, n)
+        expanded = self.expanded
+        for key, n in other.expanded.items():
+            if key in expanded:
+                expanded[key] += n
+            else:
+                self._count(key, n)
+        for raw, entries in other.rows.items():
+            kept = self.rows.get(raw)
+            if kept is None:
+                if len(self.rows) >= SAMPLED_VALUES:
+                    continue
+                kept = self.rows[raw] = []
+            kept.extend(adjust(e) for e in entries[:self.samples - len(kept)])
+        self.capped |= other.capped
+        self.multi |= other.multi
 
     def counts(self) -> dict[Any, int]:
         """Raw values expanded (once, at the end)."""
@@ -183,17 +224,19 @@ class Tally:
         self.raw = {}
         return self.expanded
 
-    def sample_rows(self) -> dict[Any, list[dict[str, Any]]]:
+    def sample_rows(self, position: Any) -> dict[Any, list[dict[str, Any]]]:
+        """Each value's first rows in file order (a value can gather rows from several raw values)."""
         out: dict[Any, list[dict[str, Any]]] = {}
         for raw, entries in self.rows.items():
             for key in self.keys(raw):
-                kept = out.setdefault(key, [])
-                kept.extend(entries[:self.samples - len(kept)])
-        return out
+                out.setdefault(key, []).extend(entries)
+        return {key: sorted(entries, key=position)[:self.samples] for key, entries in out.items()}
 
 
-_IMPLIED = object()  # the raw evaluator of a row that names none: (_IMPLIED, oracle type)
-_JSON = object()     # the raw value of anything but a string, None or a list of strings: (_JSON, JSON text)
+# Tags that start a raw tuple; ints, so no list of strings (a tuple of str) can look like one,
+# and they survive pickling (a counter crosses from a worker process).
+_IMPLIED = 0  # the raw evaluator of a row that names none: (_IMPLIED, oracle type)
+_JSON = 1     # the raw value of anything but a string, None or a list of strings: (_JSON, JSON text)
 
 
 def _raw(value: Any) -> Any:
@@ -240,6 +283,10 @@ class GapTally:
         self.count += 1
         if len(self.ids) < limit and isinstance(row_id, str):
             self.ids.append(row_id)
+
+    def merge(self, other: "GapTally", limit: int) -> None:
+        self.count += other.count
+        self.ids.extend(other.ids[:max(0, limit - len(self.ids))])
 
 
 @dataclass
@@ -324,14 +371,36 @@ class _Counter:
     CASE, METADATA, NESTED, EVALUATOR = range(4)
 
     def __init__(self, slices: list[str], crosstabs: list[tuple[str, str]], samples: int) -> None:
+        self.sampled_values = SAMPLED_VALUES  # a worker's chunk keeps rows for all its values
         self.tallies = {n: Tally(samples) for n in slices}
         self.plan = [(self.tallies[n], *self._where(n)) for n in slices]
-        self.cross = [(a, b, self._where(a), self._where(b), Tally(samples, pair=True)) for a, b in crosstabs]
+        # a cross-tab's two slices are always slices too: it reuses their raw values
+        self.cross = [(a, b, slices.index(a), slices.index(b), Tally(samples, pair=True)) for a, b in crosstabs]
         self.samples = samples
         self.gaps = {code: GapTally() for code in GAP_CODES}
         self.starter_families: dict[str, int] = {}
         self.judge_implied = 0
         self.rows = 0
+
+    def merge(self, other: "_Counter", line_base: int) -> None:
+        """Add a worker's counter for the next chunk of the file; its lines start at `line_base`."""
+        moved: dict[int, dict[str, Any]] = {}
+
+        def adjust(entry: dict[str, Any]) -> dict[str, Any]:  # entries are shared between slices
+            if id(entry) not in moved:
+                moved[id(entry)] = {**entry, "line": entry["line"] + line_base if entry["line"] else None}
+            return moved[id(entry)]
+
+        for name, tally in self.tallies.items():
+            tally.merge(other.tallies[name], adjust)
+        for mine, theirs in zip(self.cross, other.cross):
+            mine[4].merge(theirs[4], adjust)
+        for code, gap in self.gaps.items():
+            gap.merge(other.gaps[code], self.samples)
+        for family, n in other.starter_families.items():
+            self.starter_families[family] = self.starter_families.get(family, 0) + n
+        self.judge_implied += other.judge_implied
+        self.rows += other.rows
 
     def _where(self, name: str) -> tuple[int, Any]:
         parts = slice_parts(name)
@@ -363,13 +432,20 @@ class _Counter:
         limit = self.samples
         raw_of = self._raw
         sample = None
+        raws: list[Any] | None = [] if self.cross else None
         for tally, where, key in self.plan:
             if where < 2:  # CASE or METADATA, inline
                 raw = (case if where == 0 else metadata).get(key)
                 if raw is not None and raw.__class__ is not str:
                     raw = _raw(raw)
+            elif where == 3:  # EVALUATOR
+                raw = case.get("evaluator")
+                if raw is None:
+                    raw = (_IMPLIED, case["oracleType"])
             else:
                 raw = raw_of(where, key, metadata, case)
+            if raws is not None:
+                raws.append(raw)
             counts = tally.raw
             n = counts.get(raw)
             if n is None:
@@ -380,15 +456,16 @@ class _Counter:
             if n < limit:  # this raw value may still want sample rows
                 kept = tally.rows.get(raw)
                 if kept is None:
-                    if n or len(tally.rows) >= SAMPLED_VALUES:
+                    if n or len(tally.rows) >= self.sampled_values or (
+                            tally.wanted is not None and raw not in tally.wanted):
                         continue
                     kept = tally.rows[raw] = []
                 if len(kept) < limit:
                     if sample is None:
                         sample = Sample(value, file, line).entry()
                     kept.append(sample)
-        for _, _, (wa, ka), (wb, kb), tally in self.cross:
-            raw = (raw_of(wa, ka, metadata, case), raw_of(wb, kb, metadata, case))
+        for _, _, ia, ib, tally in self.cross:
+            raw = (raws[ia], raws[ib])  # type: ignore[index]
             counts = tally.raw
             n = counts.get(raw)
             if n is None:
@@ -398,7 +475,8 @@ class _Counter:
                 counts[raw] = n + 1
             if n < limit:
                 kept = tally.rows.get(raw)
-                if kept is None and not n and len(tally.rows) < SAMPLED_VALUES:
+                if kept is None and not n and len(tally.rows) < self.sampled_values and (
+                        tally.wanted is None or raw in tally.wanted):
                     kept = tally.rows[raw] = []
                 if kept is not None and len(kept) < limit:
                     if sample is None:
@@ -422,7 +500,7 @@ class _Counter:
         evaluator = case.get("evaluator")
         implied = evaluator is None
         if implied:
-            evaluator = implied_evaluator(oracle)
+            evaluator = IMPLIED_BY_ORACLE[oracle]
         if evaluator == "llm-judge":
             gaps["judge-needs-validation"].add(row_id, limit)
             self.judge_implied += implied
@@ -554,29 +632,36 @@ def parse_by(by: Iterable[str]) -> tuple[list[str], list[tuple[str, str]]]:
     return slices, crosstabs
 
 
-def _rows(path: str, from_: str | None, encoding: str | None, result: FileStats,
-          invalid_out: list[tuple[str, int]]) -> Iterator[tuple[dict[str, Any], int | None]]:
+def countable(src: SourceRow) -> bool:
+    """A row the schema accepts (and that JSON can hold)."""
+    return not src.problems and (src.plain_json or jsonvalue.value_problem(src.value) is None) \
+        and schema.is_valid(src.value)
+
+
+def _count_file(counter: _Counter, path: str, from_: str | None, encoding: str | None, jobs: int | None,
+                result: FileStats) -> None:
     with reading(path, from_=from_, encoding=encoding) as (fmt, rows, _report):
         result.format = fmt.name
-        is_valid = schema.is_valid
+        if parallel.eligible(path, fmt.name, None, encoding, parallel.default_jobs() if jobs is None else jobs):
+            from .stats_parallel import count_in_chunks  # large JSONL files only
+
+            count_in_chunks(counter, path, result, jobs or parallel.default_jobs())
+            return
         for src in rows:
-            value = src.value
-            if src.problems or (not src.plain_json and jsonvalue.value_problem(value) is not None) \
-                    or not is_valid(value):
+            if not countable(src):
                 result.invalid += 1
                 continue
             result.rows += 1
-            yield value, src.line if src.line is not None else src.record
-    if result.invalid:
-        invalid_out.append((result.path, result.invalid))
+            counter.add(src.value, result.path, src.line if src.line is not None else src.record)
 
 
 def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None = None,
           encoding: str | None = None, include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
           samples: int = DEFAULT_SAMPLES, family_min: int = DEFAULT_FAMILY_MIN,
-          minimums: Iterable[str] = (), fail_on: Iterable[str] = ()) -> Stats:
+          minimums: Iterable[str] = (), fail_on: Iterable[str] = (), jobs: int | None = None) -> Stats:
     """Count the rows of every file (folders walked) as one set, by the default slices, the
-    reason slices the set uses and `by`; list the gaps; apply the gate (`minimums`, `fail_on`)."""
+    reason slices the set uses and `by`; list the gaps; apply the gate (`minimums`, `fail_on`).
+    `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
     extra, crosstabs = parse_by(by)
     checks = [MinCheck.parse(m) for m in minimums]
     codes = [c.strip() for item in fail_on for c in item.split(",") if c.strip()]
@@ -596,10 +681,11 @@ def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None =
         result = FileStats(label(item.path))
         files.append(result)
         try:
-            for value, line in _rows(item.path, from_, encoding, result, invalid):
-                counter.add(value, result.path, line)
+            _count_file(counter, item.path, from_, encoding, jobs, result)
         except EvalconvError as err:
             result.unreadable = err.render()
+        if result.invalid:
+            invalid.append((result.path, result.invalid))
     slices = {}
     for name in wanted:
         counts = counter.tallies[name].counts()
@@ -608,7 +694,12 @@ def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None =
         slices[name] = _ordered(name, counts)
     families = counter.tallies["case.caseFamily"].expanded
     gaps = _gap_list(counter, slices, families, family_min, invalid)
-    sample_rows = {name: counter.tallies[name].sample_rows() for name in slices}
+    file_order = {f.path: i for i, f in enumerate(files)}
+
+    def position(entry: dict[str, Any]) -> tuple[int, int]:
+        return file_order.get(entry["file"], 0), entry["line"] or 0
+
+    sample_rows = {name: counter.tallies[name].sample_rows(position) for name in slices}
     cross_json = []
     for a, b, _, _, tally in counter.cross:
         pair_counts = tally.counts()
@@ -623,7 +714,7 @@ def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None =
             table[ka][kb] = n
         table = {ka: {kb: row[kb] for kb in cols if kb in row} for ka, row in table.items()}
         cells: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        for (ka, kb), rows in tally.sample_rows().items():
+        for (ka, kb), rows in tally.sample_rows(position).items():
             cells.setdefault(ka, {})[kb] = rows
         cross_json.append({"by": [a, b], "columns": cols, "counts": table, "samples": cells})
     capped = [n for n in slices if counter.tallies[n].capped] + \

@@ -87,26 +87,52 @@ def shrink(path: Path, width: int = 1100) -> None:
     image.quantize(colors=160, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
 
 
-def shoot(page: Path, out: Path, height: int) -> None:
+def shoot(page: Path, out: Path, height: int, fragment: str = "") -> None:
     with Browser() as browser:
-        browser.open(page, width=1366)
+        browser.open(page, width=1366, fragment=fragment)
+        browser.eval("window.scrollTo(0, 0)")
         browser.screenshot(out, width=1366, max_height=height)
     shrink(out)
 
 
+def broken_format() -> object:
+    """A format that loses the case family without saying so: what a failing route looks like."""
+    from evalconv.canonical.json_format import CanonicalJSONL, JSONLWriter
+    from evalconv.canonical.row import Row
+
+    class Writer(JSONLWriter):
+        def write(self, row: Row) -> None:
+            case = {k: v for k, v in row.case.items() if k != "caseFamily"}
+            super().write(Row(row.id, row.input, {**row.metadata, "case": case}, row.expected))
+
+    class Broken(CanonicalJSONL):
+        name, title, lossless, extensions = "broken-example", "A format with a bug", False, (".broken.jsonl",)
+
+        def open_writer(self, out, report, options):  # type: ignore[no-untyped-def]
+            return Writer(out)
+
+    return Broken()
+
+
 def main() -> None:
+    from evalconv import roundtrip
+    from evalconv.pages import roundtrip_page
+    from evalconv.registry import REGISTRY
+
     demo = DOCS / "examples" / "coverage-demo.jsonl"
     demo.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in demo_rows()), encoding="utf-8")
     evalconv = [sys.executable, "-c", "from evalconv.cli import main; main()"]
     with tempfile.TemporaryDirectory() as tmp:
-        stats_page, roundtrip_page = Path(tmp) / "stats.html", Path(tmp) / "roundtrip.html"
+        stats_page, rt_page = Path(tmp) / "stats.html", Path(tmp) / "roundtrip.html"
         subprocess.run([*evalconv, "stats", str(demo.relative_to(ROOT)), "--by", "case.oracleType,metadata.severity",
                         "--min", "case.caseFamily=3", "--html", str(stats_page)], cwd=ROOT, capture_output=True)
-        subprocess.run([*evalconv, "roundtrip", str(demo.relative_to(ROOT)), "--html", str(roundtrip_page)],
-                       cwd=ROOT, capture_output=True)
         shoot(stats_page, DOCS / "stats-page.png", 1500)
-        if roundtrip_page.exists():
-            shoot(roundtrip_page, DOCS / "roundtrip-page.png", 1300)
+        REGISTRY.register("broken-example", broken_format())  # type: ignore[arg-type]
+        routes = ["csv", "jsonl", "promptfoo", "deepeval", "langsmith", "braintrust", "broken-example"]
+        report = roundtrip.check([str(demo.relative_to(ROOT))], via=routes)
+        rt_page.write_text(roundtrip_page.render(report.to_json()), encoding="utf-8")
+        shoot(rt_page, DOCS / "roundtrip-page.png", 1250, fragment="#" + roundtrip_page.drill_id(
+            "route", str(demo.relative_to(ROOT)), "broken-example"))
 
 
 if __name__ == "__main__":

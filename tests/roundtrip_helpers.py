@@ -9,11 +9,12 @@ from evalconv.registry import REGISTRY
 from evalconv.reports import LossReport, ReadReport
 
 
-def write_text(fmt_name: str, rows, **options) -> tuple[str, LossReport]:
+def write_text(fmt_name: str, rows, path: str | None = None, **options) -> tuple[str, LossReport]:
+    """`path` names the output (it picks the variant); nothing is written there."""
     fmt = REGISTRY.get(fmt_name)
     out = io.StringIO(newline="")
     report = LossReport(fmt.name)
-    writer = fmt.open_writer(out, report, {"path": None, **options})
+    writer = fmt.open_writer(out, report, fmt.make_options(path, **options))
     for row in rows:
         writer.write(row)
         report.rows += 1

@@ -68,3 +68,46 @@ def row_sets_with_metadata_keys(draw, reserved: list[str], max_size: int = 3) ->
         row.metadata.update(draw(st.dictionaries(st.sampled_from(reserved), st.one_of(json_values, string_lists),
                                                  max_size=3)))
     return rows
+
+
+# ---------------------------------------------------------------- Inspect AI and Ragas
+
+ROLES = ["system", "user", "assistant", "tool"]
+chats = st.lists(st.fixed_dictionaries({"role": st.sampled_from(ROLES), "content": texts}), min_size=1,
+                 max_size=3).map(lambda m: {"messages": m})
+
+
+@st.composite
+def inspect_rows(draw):
+    """Rows Inspect can load: any input but the empty text, chat inputs often."""
+    out = []
+    for row in draw(row_sets()):
+        value = row.to_json()
+        value["input"] = draw(st.one_of(chats, texts.filter(bool), json_values.filter(lambda v: v != "")))
+        out.append(Row.from_json(value))
+    return out
+
+
+ragas_chats = st.lists(st.fixed_dictionaries({"role": st.sampled_from(["system", "user", "assistant", "tool"]),
+                                        "content": texts}), min_size=1, max_size=3).map(lambda m: {"messages": m})
+calls = st.lists(st.fixed_dictionaries({"name": texts}, optional={"arguments": st.dictionaries(texts, json_values, max_size=2)}),
+                 max_size=3)
+
+
+@st.composite
+def ragas_rows(draw):
+    """Rows with chat inputs, tool calls, reference contexts and Ragas run output mixed in."""
+    out = []
+    for row in draw(row_sets()):
+        value = row.to_json()
+        if draw(st.booleans()):
+            value["input"] = draw(ragas_chats)
+        if value["metadata"]["case"]["oracleType"] == "expected-tool-calls" and draw(st.booleans()):
+            value["expected"] = draw(calls)
+        if draw(st.booleans()):
+            value["metadata"]["referenceContexts"] = draw(st.lists(texts, max_size=3))
+        if draw(st.booleans()):
+            value["metadata"]["ragas_run"] = draw(st.fixed_dictionaries(
+                {}, optional={"response": texts, "retrieved_contexts": st.lists(texts, max_size=2)}))
+        out.append(Row.from_json(value))
+    return out

@@ -126,3 +126,65 @@ def test_page_text_is_escaped(write_jsonl, tmp_path):
     run("stats", write_jsonl(rows), "--html", page)
     html = Path(page).read_text(encoding="utf-8")
     assert "<script>alert(1)" not in html and "<b>&amp;" not in html
+
+
+# --- the round-trip page ----------------------------------------------------------------------
+
+from test_roundtrip_gate import broken_formats  # noqa: E402,F401  (the fixture)
+
+
+@pytest.fixture
+def roundtrip_page(tmp_path, broken_formats):  # noqa: F811
+    page = tmp_path / "roundtrip.html"
+    result = run("roundtrip", GOLDEN / "support-agent.jsonl", "--via", "jsonl", "--via", "promptfoo",
+                 "--via", "honest", "--via", "dishonest", "--format", "json", "--html", page)
+    assert result.exit_code == 1
+    return page, json.loads(result.stdout)
+
+
+def test_roundtrip_page_shows_the_gate(browser, roundtrip_page):
+    from evalconv.pages.roundtrip_page import fates
+
+    page, data = roundtrip_page
+    html = page.read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html) and "<link" not in html
+    browser.open(page, width=1366)
+    assert browser.eval("JSON.parse(document.getElementById('evalconv-data').textContent)") == data
+    statuses = browser.eval("""[...document.querySelectorAll('table.status td[data-status]')].map(
+        td => [td.dataset.via, td.dataset.status, +td.dataset.count])""")
+    assert statuses == [[r["via"], r["status"], len(r["problems"])] for r in data["results"]]
+    assert [s for _, s, _ in statuses] == ["ok", "ok", "lossy", "fail"]
+    order, cells = fates(data)
+    shown = browser.eval("""[...document.querySelectorAll('td.fate')].map(
+        td => [td.dataset.format, td.dataset.path, td.dataset.fate])""")
+    assert sorted(map(tuple, shown)) == sorted((f, p, cells[f][p]["fate"]) for f in cells for p in order)
+    assert cells["honest"]["$.metadata.case.scenario"]["fate"] == "dropped"  # dropped in this run
+    assert cells["promptfoo"]["$.input"]["fate"] == "native"
+    assert cells["jsonl"]["$.input"]["fate"] == "lossless"
+    dropped = browser.eval("[...document.querySelectorAll('#dropped span[data-count]')].map(s => +s.dataset.count)")
+    honest = next(r for r in data["results"] if r["via"] == "honest")
+    assert dropped == [len(d["ids"]) for d in honest["dropped"]]
+    assert browser.eval(OVERFLOW_JS) == []
+    # the failing route: its rows and paths, one click away
+    href = browser.eval("document.querySelector('table.status td[data-status=fail] a').getAttribute('href')")
+    browser.go(href)
+    rows = browser.eval(f"""(() => {{ const d = document.querySelector('{href}');
+        return {{visible: d.offsetHeight > 0, cells: [...d.querySelectorAll('tr')].slice(1).map(
+            tr => [...tr.querySelectorAll('td')].map(td => td.textContent))}}; }})()""")
+    failing = next(r for r in data["results"] if r["via"] == "dishonest")
+    assert rows["visible"] and failing["problems"]
+    expected: dict = {}
+    for p in failing["problems"]:
+        expected.setdefault((p["path"], p["problem"]), []).append(p["id"])
+    assert rows["cells"] == [[path, problem, str(len(ids)), ", ".join(ids)]
+                             for (path, problem), ids in expected.items()]
+    codes = browser.eval("[...document.querySelectorAll('#failed li')].map(li => li.dataset.code)")
+    assert codes == ["dishonest: fail"]
+
+
+def test_roundtrip_html_is_refused_before_anything_runs(tmp_path):
+    result = run("roundtrip", GOLDEN / "support-agent.jsonl", "--via", "jsonl", "--html", tmp_path / "no" / "p.html")
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+    page = tmp_path / "p.html"
+    result = run("roundtrip", GOLDEN / "support-agent.jsonl", "--via", "jsonl", "--html", page)
+    assert result.exit_code == 0 and page.read_text(encoding="utf-8").startswith("<!doctype html>")

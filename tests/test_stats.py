@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import shutil
+
+import pytest
 
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -261,3 +264,35 @@ def test_html_page_is_written_atomically_or_not_at_all(write_jsonl, tmp_path):
     assert result.exit_code == 2 and "does not exist" in result.stderr and not nowhere.parent.exists()
     result = run("stats", path, "--html", path)
     assert result.exit_code == 2 and "never overwrites its input" in result.stderr
+
+
+@pytest.fixture(params=["fork", "forkserver"])
+def small_chunks(monkeypatch, request):
+    """Large-file mode on a small file: 2 KiB chunks, workers started both ways."""
+    from evalconv import parallel, pools
+
+    if request.param not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {request.param} here")
+    monkeypatch.setattr(pools, "start_method", lambda: request.param)
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+
+
+def test_two_cores_count_exactly_what_one_counts(small_chunks, tmp_path):
+    """A large JSONL file is counted a chunk per worker; the sums, the gaps and the rows behind
+    each value (with their lines) are the single pass's, invalid rows and all."""
+    rows = known_set() * 1
+    for i in range(60):
+        extra = row(f"more-{i}", caseFamily=f"family-{i % 7}", linkedConcerns=[f"c{i % 5}", f"c{i % 3}"])
+        extra["metadata"].update(reason="r" * (i % 4), severity=["cosmetic", "harmful"][i % 2])
+        rows.append(extra)
+    path = tmp_path / "big.jsonl"
+    lines = [jsonvalue.dumps(r) for r in rows]
+    lines.insert(30, '{"id": "broken", "input": ')  # unparseable: invalid, not counted
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    by = ["case.caseFamily,metadata.severity"]
+    one = coverage.stats([str(path)], by=by, jobs=1, samples=3).to_json()
+    two = coverage.stats([str(path)], by=by, jobs=2, samples=3).to_json()
+    assert one["rows"] == 72 and one["invalid"] == 1
+    assert two == one
+    assert [r["line"] for r in two["samples"]["case.caseFamily"]["family-6"]] == [19, 26, 34]  # the broken line is 31

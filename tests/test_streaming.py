@@ -129,7 +129,7 @@ def test_the_writer_gets_the_first_row_before_the_reader_reaches_the_end(tmp_pat
     if from_ != "jsonl":
         source = tmp_path / "set.jsonl"
         source.write_bytes(data)
-        written = tmp_path / f"set.{from_}"
+        written = tmp_path / f"set{REGISTRY.get(from_).output_suffix}"
         evalconv.convert(str(source), str(written), to=from_, from_="jsonl")
         data = written.read_bytes()
     assert len(data) > 200_000  # big enough that no buffer swallows it whole

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -10,11 +11,33 @@ from .. import api
 from ..atomic import AtomicOutput
 from ..canonical import jsonvalue
 from ..canonical.errors import UsageError
+from ..registry import REGISTRY
 from .batch import run_folder
 from .common import encoding_option, from_option, handles_errors, print_findings
 
 
-@click.command("convert")
+class _WithFormatOptions(click.Command):
+    """The convert command, with a flag for every writer option a format declares (`--excel-safe`,
+    `--config`, ...); formats are loaded only when the command line is parsed."""
+
+    _format_params: list[click.Parameter] | None = None
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        if self._format_params is None:
+            self._format_params = [_flag(name, declared.default, declared.metadata)
+                                   for name, declared in REGISTRY.declared_options().items()]
+        params = super().get_params(ctx)
+        return params[:-1] + self._format_params + params[-1:]  # --help stays last
+
+
+def _flag(name: str, default: Any, meta: Any) -> click.Option:
+    if isinstance(default, bool):
+        return click.Option([meta["flag"], name], is_flag=True, default=default, help=meta["help"])
+    return click.Option([meta["flag"], name], default=default, metavar=meta["metavar"] or "VALUE",
+                        help=meta["help"])
+
+
+@click.command("convert", cls=_WithFormatOptions)
 @click.argument("source", metavar="IN")
 @click.option("--to", "to", required=True, metavar="FORMAT", help="Output format (see `evalconv formats`).")
 @click.option("-o", "--output", metavar="OUT", help="Output file (default: standard output).")
@@ -23,10 +46,6 @@ from .common import encoding_option, from_option, handles_errors, print_findings
 @click.option("--keep-going", is_flag=True,
               help="Write the valid rows; send rejected rows to an error ledger beside the output.")
 @click.option("--ledger", metavar="PATH", help="Error ledger path (default: OUT.rejected.jsonl).")
-@click.option("--excel-safe", is_flag=True,
-              help="CSV: put a ' before cells that a spreadsheet would run as formulas (read back exactly).")
-@click.option("--config", "config_path", metavar="PATH",
-              help="promptfoo: also write a runnable promptfooconfig.yaml here, pointing at the tests.")
 @encoding_option
 @click.option("--include", multiple=True, metavar="GLOB", help="Folder: convert only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Folder: leave matching files out.")
@@ -36,24 +55,20 @@ from .common import encoding_option, from_option, handles_errors, print_findings
 @click.option("--summary", "summary_path", metavar="PATH", help="Folder: write the summary table as JSON.")
 @handles_errors
 def convert_command(source: str, to: str, output: str | None, from_: str | None, report_path: str | None,
-                    keep_going: bool, ledger: str | None, excel_safe: bool, config_path: str | None,
-                    encoding: str | None,
+                    keep_going: bool, ledger: str | None, encoding: str | None,
                     include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
-                    summary_path: str | None) -> None:
+                    summary_path: str | None, **options: Any) -> None:
     """Convert IN (a file, a folder, or - for standard input) to FORMAT.
 
     If any row is invalid nothing is written and the exit code is 1, unless --keep-going.
     A folder is mirrored under -o OUTDIR; one bad file never stops the others.
     """
-    options = {"excel_safe": excel_safe}
-    if excel_safe and to != "csv":
-        raise UsageError("--excel-safe guards CSV cells; it goes with a CSV output")
-    if config_path:
-        if to != "promptfoo":
-            raise UsageError("--config writes a promptfoo config; it goes with --to promptfoo")
-        options["config"] = config_path
+    REGISTRY.writer_options(REGISTRY.get(to), None, options)  # another format's option: refused now
+    declared = REGISTRY.declared_options()
+    file_options = {declared[name].metadata["flag"]: value for name, value in options.items()
+                    if declared[name].metadata["writes_file"] and value is not None}
     if os.path.isdir(source):
-        for flag, given in (("--config", config_path), ("--report", report_path), ("--ledger", ledger)):
+        for flag, given in (*file_options.items(), ("--report", report_path), ("--ledger", ledger)):
             if given:
                 raise UsageError(f"{flag} goes with one file, not a folder", source=source)
         if not output:
@@ -64,7 +79,7 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     if include or exclude or summary_path:
         raise UsageError("--include, --exclude and --summary apply to a folder", source=source)
     api.check_written_paths(source, {"-o": None if output == "-" else output, "--report": report_path,
-                                     "--ledger": ledger, "--config": config_path})
+                                     "--ledger": ledger, **file_options})
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
                          ledger=ledger, report_ids=bool(report_path), jobs=jobs, **options)
     for notice in result.read.notices():
@@ -82,8 +97,6 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
         click.echo(f"evalconv: no loss report written to {report_path}: nothing was converted", err=True)
     click.echo(_summary(result), err=True)
     sys.exit(result.exit_code)
-
-
 def _summary(result: api.ConversionResult) -> str:
     target = result.output or "<stdout>"
     head = f"evalconv: {result.source} ({result.from_format}) -> {target} ({result.to_format}): "

@@ -8,6 +8,7 @@ import click
 from .. import roundtrip as gate
 from ..junit import Case, write_junit
 from .common import echo_json, encoding_option, from_option, handles_errors
+from .stats import check_page_path
 
 
 @click.command("roundtrip")
@@ -20,16 +21,20 @@ from .common import echo_json, encoding_option, from_option, handles_errors
 @click.option("--exclude", multiple=True, metavar="GLOB", help="In folders, leave matching files out.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row and route.")
+@click.option("--html", "html_path", metavar="PAGE",
+              help="Write a self-contained HTML page: formats x fields, and the rows of failing routes.")
 @encoding_option
 @handles_errors
 def roundtrip_command(targets: tuple[str, ...], via: tuple[str, ...], strict: bool, from_: str | None,
                       include: tuple[str, ...], exclude: tuple[str, ...], output_format: str,
-                      junit_path: str | None, encoding: str | None) -> None:
+                      junit_path: str | None, html_path: str | None, encoding: str | None) -> None:
     """Fail when a set stops surviving a format.
 
     Each set goes canonical -> FORMAT -> canonical. Canonical formats must come back identical;
     a vendor format must differ by exactly what its loss report lists.
     """
+    if html_path:
+        check_page_path(html_path, targets)
     report = gate.check(targets, via=via, from_=from_, strict=strict, include=include, exclude=exclude,
                         encoding=encoding)
     for line in report.unreadable:
@@ -44,7 +49,20 @@ def roundtrip_command(targets: tuple[str, ...], via: tuple[str, ...], strict: bo
                            err=True)
     if junit_path:
         write_junit(junit_path, junit_cases(report), name="evalconv roundtrip")
+    if html_path:
+        write_page(html_path, report.to_json())
     sys.exit(report.exit_code)
+
+
+def write_page(path: str, data: dict) -> None:
+    from ..atomic import AtomicOutput
+    from ..pages.roundtrip_page import render
+
+    with AtomicOutput(path) as out:
+        assert out.stream is not None
+        out.stream.write(render(data))
+        out.commit()
+    click.echo(f"evalconv: wrote {path}", err=True)
 
 
 def _table(report: gate.RoundtripReport) -> str:

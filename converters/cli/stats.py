@@ -32,6 +32,8 @@ MULTI_NOTE = "a row counts once under each of its values, so the counts add up t
               help="A case family with fewer cases is a thin-family gap.")
 @click.option("--samples", type=click.IntRange(0, 1000), default=coverage.DEFAULT_SAMPLES, show_default=True,
               help="Rows kept behind each value for drill-down (JSON and the page).")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
+              help="Worker processes for a large JSONL file (default up to 2; 1 is serial).")
 @from_option
 @click.option("--include", multiple=True, metavar="GLOB", help="In folders, count only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="In folders, leave matching files out.")
@@ -39,7 +41,7 @@ MULTI_NOTE = "a row counts once under each of its values, so the counts add up t
 @handles_errors
 def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: str, html_path: str | None,
                   minimums: tuple[str, ...], fail_on: tuple[str, ...], family_min: int, samples: int,
-                  from_: str | None, include: tuple[str, ...], exclude: tuple[str, ...],
+                  jobs: int | None, from_: str | None, include: tuple[str, ...], exclude: tuple[str, ...],
                   encoding: str | None) -> None:
     """Count a set's rows by slice, list its coverage gaps, and gate on them.
 
@@ -47,9 +49,10 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
     fails or rows are invalid; 2 on usage errors or unreadable files.
     """
     if html_path is not None:
-        _check_page_path(html_path, targets)
+        check_page_path(html_path, targets)
     result = coverage.stats(targets, by=by, from_=from_, encoding=encoding, include=include, exclude=exclude,
-                            samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on)
+                            samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on,
+                            jobs=jobs)
     data = result.to_json()
     for line in result.unreadable:
         click.echo(f"evalconv: error: {line}", err=True)
@@ -75,7 +78,7 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
     sys.exit(result.exit_code)
 
 
-def _check_page_path(path: str, targets: tuple[str, ...]) -> None:
+def check_page_path(path: str, targets: tuple[str, ...]) -> None:
     import os
 
     if os.path.isdir(path):
@@ -138,6 +141,8 @@ def text(data: dict[str, Any]) -> str:
         width = min(max((len(k) for k, _ in shown), default=0), 40)
         digits = max((len(str(n)) for _, n in shown), default=1)
         out += ["", name] + [f"  # {note}" for note in _notes(name, data)]
+        if not counts:
+            out.append("  (no rows)")
         for key, n in shown:
             label = key if len(key) <= width else key[:width - 1] + "…"
             out.append(f"  {label.ljust(width)}  {str(n).rjust(digits)}  {_share(n, rows)}  {_bar(n, top)}".rstrip())

@@ -58,7 +58,7 @@ def _read_as_vendor_by_content(path: str, fmt: str | None) -> bool:
     if fmt is None or fmt in canonical:
         return False
     return any(path.lower().endswith(ext) for name in canonical for ext in REGISTRY.get(name).extensions) \
-        and not any(path.lower().endswith(f".{fmt}{ext}") for ext in (".json", ".jsonl", ".csv", ".yaml"))
+        and not REGISTRY.get(fmt).names_itself(path)
 
 
 def junit_cases(report: api.ValidationReport) -> list[Case]:

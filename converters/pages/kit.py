@@ -12,6 +12,7 @@ from .. import __version__
 from ..canonical import jsonvalue
 
 MAX_BARS = 24        # a chart draws this many values; the rest are listed under it
+MAX_TABLE_ROWS = 300  # the values listed under a chart (the embedded JSON has them all)
 LABEL_CHARS = 31     # a bar label longer than this is cut (the full text is in its tooltip)
 NONE_LABELS = ("(none)", "(other values)")
 
@@ -47,6 +48,8 @@ min-width:0;box-shadow:0 1px 2px rgba(16,24,40,.05)}
 overflow-wrap:anywhere}
 .card .note{color:var(--muted);font-size:12px;margin:2px 0 6px}
 .card.wide{grid-column:1/-1}
+.grid+.grid{margin-top:16px}
+tr.divider th{padding-top:14px;color:var(--ink);font-size:12px;border-bottom:1px solid #c9ced8}
 svg.chart{display:block;width:100%;height:auto;margin-top:6px}
 svg.chart text{font-size:12px;fill:var(--ink)}
 svg.chart .lbl{fill:#364056}
@@ -64,6 +67,8 @@ th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertic
 th{color:var(--muted);font-weight:600;font-size:12px}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.heat{width:auto;min-width:50%}
+table.heat th,table.heat td{vertical-align:middle}
+.drill span.id{white-space:nowrap}
 table.heat td.cell{text-align:center;font-variant-numeric:tabular-nums;border:2px solid #fff;min-width:44px}
 table.heat td.cell a{color:inherit;text-decoration:none;display:block}
 table.heat td.cell a:hover{text-decoration:underline}
@@ -75,7 +80,10 @@ table.heat td.total,table.heat th.total{color:var(--muted);text-align:center}
 .drill .head{display:flex;gap:8px;align-items:baseline;justify-content:space-between;margin-bottom:4px}
 .drill .head b{overflow-wrap:anywhere}
 .drill .close{font-size:12px;white-space:nowrap}
-.drill td.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;font-size:12px}
+.grouped table{table-layout:fixed}
+.grouped th:nth-child(1){width:26%}.grouped th:nth-child(2){width:24%}.grouped th:nth-child(3){width:64px}
+.drill span.id,.drill td.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;
+font-size:12px}
 .drill td.where{color:var(--muted);font-size:12px;white-space:nowrap}
 ul.gaps{list-style:none;margin:0;padding:0}
 ul.gaps li{display:flex;gap:10px;align-items:flex-start;padding:8px 2px;border-bottom:1px solid var(--line)}
@@ -189,12 +197,14 @@ def bar_chart(name: str, counts: dict[str, int], *, total: int, link: Any = None
     svg = (f'<svg class="chart" data-slice="{esc(name)}" viewBox="0 0 {width} {height}" role="img" '
            f'aria-label="{esc(name)}: rows by value" xmlns="http://www.w3.org/2000/svg">{"".join(rows)}</svg>')
     if rest:
-        svg += (f'<p class="more">{len(rest)} more values ({sum(n for _, n in rest)} rows) are in the table '
-                f'below.</p>')
+        svg += f'<p class="more">{len(rest)} more values ({sum(n for _, n in rest)} rows): see the table below.</p>'
     if len(items) > 8:
-        body = [[esc(v), f'<span data-count="{n}">{n}</span>'] for v, n in items]
-        svg += (f'<details><summary>All {len(items)} values as a table</summary>'
-                f'{table(["value", "rows"], body, numeric=(1,))}</details>')
+        body = [[esc(v), f'<span data-count="{n}">{n}</span>'] for v, n in items[:MAX_TABLE_ROWS]]
+        cut = (f'<p class="more">The first {MAX_TABLE_ROWS} of {len(items)} values; the embedded JSON has '
+               f'them all.</p>' if len(items) > MAX_TABLE_ROWS else "")
+        what = f"All {len(items)} values" if len(items) <= MAX_TABLE_ROWS else f"The first {MAX_TABLE_ROWS} values"
+        svg += (f'<details><summary>{what} as a table</summary>'
+                f'{table(["value", "rows"], body, numeric=(1,))}{cut}</details>')
     return svg
 
 
@@ -261,15 +271,19 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]], *, numeric: Sequ
 
 
 def drill(panel_id: str, title: str, rows: Sequence[dict[str, Any]], total: int, *, back: str,
-          empty: str = "The rows behind this value were not kept (see the note at the top).") -> str:
-    """The rows behind a bar or a cell: id, input and where it was read; shown while targeted."""
+          empty: str = "The rows behind this value were not kept (see the note at the top).",
+          header: Sequence[str] | None = None, cells: Sequence[Sequence[str]] | None = None) -> str:
+    """The rows behind a bar or a cell, shown while targeted (CSS :target): by default id,
+    input and where it was read; or `header` and `cells` (HTML) of the caller's own."""
     showing = f"showing the first {len(rows)}" if len(rows) < total else "all shown"
-    if rows:
+    if cells is not None:
+        showing = f"{len(cells)} group{'s' if len(cells) != 1 else ''}"
+        body = f'<div class="grouped">{table(list(header or []), cells)}</div>'
+    elif rows:
         body = table(["id", "input", "where"],
                      ([f'<span class="id">{esc(r.get("id"))}</span>', esc(r.get("input", "")),
                        f'{esc(r.get("file", ""))}{":" + esc(r["line"]) if r.get("line") else ""}']
                       for r in rows))
-        body = body.replace('<td class=""><span class="id">', '<td class="id"><span class="id">')
     else:
         body = f'<p class="more">{esc(empty)}</p>'
     return (f'<div class="drill" id="{esc(panel_id)}" data-count="{total}"><div class="head">'

@@ -42,7 +42,7 @@ def make_row(row_id="cs-1", *, input="Where is my order?", expected=("It ships t
 
 def write(rows, variant="json") -> tuple[str, LossReport]:
     out, report = io.StringIO(newline=""), LossReport("deepeval")
-    writer = FORMAT.open_writer(out, report, {"path": VARIANTS[variant]})
+    writer = FORMAT.open_writer(out, report, FORMAT.make_options(VARIANTS[variant]))
     for row in rows:
         writer.write(row)
     writer.close()
@@ -513,7 +513,7 @@ def test_unreadable_files_raise_one_line_errors(text, message):
     ('[{"input": "q"}]', False),
 ])
 def test_detect(head, claimed):
-    assert FORMAT.detect(head) is claimed
+    assert (FORMAT.detect(head) > 0) is claimed
 
 
 def test_paths_claimed():

@@ -199,13 +199,13 @@ def test_config_prompt_shows_each_input_shape_exactly():
 
 def test_config_is_refused_when_the_tests_go_to_standard_output():
     with pytest.raises(UsageError, match="--config needs the tests in a file"):
-        FORMAT.open_writer(io.StringIO(), LossReport("promptfoo"), {"path": None, "config": "c.yaml"})
+        FORMAT.open_writer(io.StringIO(), LossReport("promptfoo"), FORMAT.make_options(None, config="c.yaml"))
 
 
 def test_config_is_refused_when_it_names_the_tests_file(tmp_path):
     path = str(tmp_path / "t.yaml")
     with pytest.raises(UsageError, match="tests file itself"):
-        FORMAT.open_writer(io.StringIO(), LossReport("promptfoo"), {"path": path, "config": path})
+        FORMAT.open_writer(io.StringIO(), LossReport("promptfoo"), FORMAT.make_options(path, config=path))
 
 
 def test_config_from_the_command_line(tmp_path):

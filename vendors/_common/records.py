@@ -9,10 +9,11 @@ import math
 from typing import Any, Callable, Iterator
 
 from evalconv.canonical import jsonvalue, paths
-from evalconv.canonical.errors import ReadError, UsageError, WriteError
+from evalconv.canonical.errors import ReadError, WriteError
 from evalconv.canonical.format import FieldLoss
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import Lines, SourceRow, parse_problem
+from evalconv.canonical.reporting import ReadReporter
 
 _WHITESPACE = " \t\r\n"
 
@@ -195,7 +196,7 @@ def restore_shadowed(metadata: dict[str, Any], envelope: dict[str, Any], keys: t
 
 # ---------------------------------------------------------------- imported rows
 
-def imported_case(row_id: str, expected: Any, has_expected: bool, report: Any,
+def imported_case(row_id: str, expected: Any, has_expected: bool, report: ReadReporter,
                   vendor: str) -> dict[str, Any]:
     """The case profile of a row evalconv did not write, every value noted as inferred."""
     oracle, why = infer_oracle(expected, has_expected)
@@ -226,7 +227,7 @@ def generated_id(vendor: str, index: int) -> str:
 
 
 def keep_foreign_case(metadata: dict[str, Any], case: dict[str, Any], vendor: str, row_id: str,
-                      report: Any) -> None:
+                      report: ReadReporter) -> None:
     """A vendor metadata key `case` that is not a case profile moves to the case's extensions."""
     if "case" in metadata:
         case.setdefault("extensions", {}).setdefault(vendor, {})["metadata.case"] = metadata.pop("case")
@@ -234,7 +235,7 @@ def keep_foreign_case(metadata: dict[str, Any], case: dict[str, Any], vendor: st
                      "the record's own metadata.case moved here (metadata.case is the case profile)")
 
 
-def ignore_fields(record: dict[str, Any], fields: dict[str, str], row_id: str, report: Any) -> None:
+def ignore_fields(record: dict[str, Any], fields: dict[str, str], row_id: str, report: ReadReporter) -> None:
     """Report vendor system fields that hold something, with why they are not case data."""
     for name, reason in fields.items():
         value = record.get(name)
@@ -268,11 +269,3 @@ def render_field_table(field_map: tuple[FieldLoss, ...]) -> str:
     lines = ["| canonical field | fate | where it goes | why |", "|---|---|---|---|"]
     lines += [f"| `{cell(f.path)}` | {f.fate} | {cell(f.where)} | {cell(f.reason)} |" for f in field_map]
     return "\n".join(lines)
-
-
-def require_jsonl_output(options: dict[str, Any], vendor: str, suffix: str) -> None:
-    """These writers write JSONL only: refuse an output name that promises another format."""
-    path = (options.get("path") or "").lower()
-    if path.endswith((".json", ".csv", ".yaml", ".yml")):
-        raise UsageError(f"the {vendor} writer writes JSONL; name the output .jsonl or {suffix}",
-                         source=options.get("path"))

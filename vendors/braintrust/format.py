@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.format import FieldLoss, Format
+from evalconv.canonical.format import FieldLoss, Format, Variant, WriteOptions
+from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
@@ -101,31 +102,36 @@ class Braintrust(Format):
     name = VENDOR
     title = "Braintrust dataset records (JSONL; reads fetch dumps, bt files and JSON arrays)"
     extensions = (".braintrust.jsonl", ".jsonl", ".json")
+    variants = (Variant("jsonl", "JSONL", (".jsonl", ".ndjson")),)
     streaming_read = True
     streaming_write = True
     field_map = FIELD_MAP
 
-    def detect(self, head: str) -> bool:
-        keys = rec.first_record_keys(head)
-        if not keys:
-            return False
-        top = {k for k in keys if "." not in k}
-        if "input" not in top or not top <= RECORD_FIELDS | SYSTEM_FIELDS.keys():
-            return False
-        if "tags" in top or top & SYSTEM_FIELDS.keys():
-            return True
-        return bool(top & {"expected", "output"}) and "metadata.case" not in keys
+    def detect(self, head: str) -> float:
+        return 1.0 if _looks_like_records(head) else 0.0
 
-    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "BraintrustWriter":
-        rec.require_jsonl_output(options, "Braintrust", ".braintrust.jsonl")
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "BraintrustWriter":
+        self.write_variant(options.path)  # refuses a name that promises another format
         return BraintrustWriter(out, report)
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return rec.read_records(lines, lambda record, index: row_value(record, index, report))
 
 
+def _looks_like_records(head: str) -> bool:
+    keys = rec.first_record_keys(head)
+    if not keys:
+        return False
+    top = {k for k in keys if "." not in k}
+    if "input" not in top or not top <= RECORD_FIELDS | SYSTEM_FIELDS.keys():
+        return False
+    if "tags" in top or top & SYSTEM_FIELDS.keys():
+        return True
+    return bool(top & {"expected", "output"}) and "metadata.case" not in keys
+
+
 class BraintrustWriter:
-    def __init__(self, out: TextIO, report: Any) -> None:
+    def __init__(self, out: TextIO, report: LossReporter) -> None:
         self._out = out
         self._report = report
 
@@ -144,7 +150,7 @@ class BraintrustWriter:
         pass
 
 
-def row_value(record: dict[str, Any], index: int, report: Any) -> dict[str, Any]:
+def row_value(record: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
     """The canonical row of one Braintrust record (raises BadRecord)."""
     row_id = record.get("id")
     partial = {"id": row_id} if isinstance(row_id, str) and row_id else None
@@ -176,7 +182,7 @@ def _expected(record: dict[str, Any]) -> tuple[bool, Any]:
 
 
 def _own_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str],
-             partial: dict[str, Any] | None, report: Any) -> dict[str, Any]:
+             partial: dict[str, Any] | None, report: ReadReporter) -> dict[str, Any]:
     if partial is None:
         raise rec.BadRecord("id must be a non-empty string", "$.id", None)
     row_id = partial["id"]
@@ -222,7 +228,7 @@ def _take_tag_edits(case: dict[str, Any], tags: list[str], own: Any, row_id: str
 
 
 def _foreign_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str], index: int,
-                 report: Any) -> dict[str, Any]:
+                 report: ReadReporter) -> dict[str, Any]:
     row_id = record.get("id")
     if not (isinstance(row_id, str) and row_id):
         row_id = rec.generated_id(VENDOR, index)

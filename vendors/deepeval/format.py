@@ -1,19 +1,20 @@
 """DeepEval goldens: `EvaluationDataset.save_as` files (JSON array, JSONL, CSV) in and out.
 
-The writer picks the variant from the output's extension (`.jsonl`, `.csv`, anything else a
-JSON array); the reader picks it from the content. Details: docs/vendors/deepeval.md.
+The writer picks the variant from the output's extension (`.json`, `.jsonl`/`.ndjson`, `.csv`;
+a JSON array on standard output); the reader picks it from the content. Details: docs/vendors/deepeval.md.
 """
 from __future__ import annotations
 
 import csv
 from typing import Any, Iterator, TextIO
 
-from evalconv.canonical.format import Format
+from evalconv.canonical.format import Format, Variant, WriteOptions
+from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
 
 from .fields import FIELD_MAP
 from .read import read_goldens
-from .write import GoldenWriter, variant_for
+from .write import GoldenWriter
 
 _WHITESPACE = "\ufeff \t\r\n"
 # Keys only a DeepEval golden has; a file needs one of them (and an input or a scenario).
@@ -30,33 +31,36 @@ class DeepEvalFormat(Format):
     title = "DeepEval goldens (JSON array, JSONL or CSV, as EvaluationDataset.save_as writes them)"
     # The double suffixes come first: a folder conversion names its outputs `<name>.deepeval.json`.
     extensions = (".deepeval.json", ".deepeval.jsonl", ".deepeval.csv", ".json", ".jsonl", ".csv")
+    variants = (Variant("json", "a JSON array", (".json",)), Variant("jsonl", "JSONL", (".jsonl", ".ndjson")),
+                Variant("csv", "CSV", (".csv",)))
     streaming_read = True    # all three variants: a JSON array through a sliding window, JSONL, CSV
     streaming_write = True
     field_map = FIELD_MAP
 
-    def matches_path(self, path: str) -> bool:
-        return path.lower().endswith(self.extensions)
+    def detect(self, head: str) -> float:
+        return 1.0 if _looks_like_goldens(head) else 0.0
 
-    def detect(self, head: str) -> bool:
-        text = head.lstrip(_WHITESPACE)
-        if text.startswith(("[", "{")):
-            keys = set(first_object_keys(text))
-        else:
-            first = text.split("\n", 1)[0]
-            try:
-                keys = set(next(csv.reader([first]), []))
-            except csv.Error:
-                return False
-            if "id" in keys or any(k.startswith(("case.", "metadata", "__")) for k in keys) or \
-                    any(k.startswith(("input_", "output_")) for k in keys - _TOKEN_COLUMNS):
-                return False  # canonical, promptfoo or LangSmith CSV
-        return bool(keys & DEEPEVAL_KEYS) and bool(keys & {"input", "scenario"}) and not keys & OTHER_KEYS
-
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return read_goldens(lines, report)
 
-    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> GoldenWriter:
-        return GoldenWriter(out, report, variant_for(options.get("path")))
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> GoldenWriter:
+        return GoldenWriter(out, report, options.variant or self.write_variant(options.path))
+
+
+def _looks_like_goldens(head: str) -> bool:
+    text = head.lstrip(_WHITESPACE)
+    if text.startswith(("[", "{")):
+        keys = set(first_object_keys(text))
+    else:
+        first = text.split("\n", 1)[0]
+        try:
+            keys = set(next(csv.reader([first]), []))
+        except csv.Error:
+            return False
+        if "id" in keys or any(k.startswith(("case.", "metadata", "__")) for k in keys) or \
+                any(k.startswith(("input_", "output_")) for k in keys - _TOKEN_COLUMNS):
+            return False  # canonical, promptfoo or LangSmith CSV
+    return bool(keys & DEEPEVAL_KEYS) and bool(keys & {"input", "scenario"}) and not keys & OTHER_KEYS
 
 
 def first_object_keys(text: str) -> list[str]:

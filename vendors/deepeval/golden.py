@@ -11,6 +11,7 @@ from typing import Any, Callable
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.row import ABSENT, Row
 from evalconv.canonical.schema import CASE_FIELDS
+from evalconv.canonical.reporting import LossReporter
 
 from .._common.grading import llm_judge_may_grade
 from .fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, RESTORED, TOOL_KEYS, VENDOR_KEY, field
@@ -27,7 +28,7 @@ def is_conversation(row: Row) -> bool:
         and isinstance(m["content"], str) for m in messages) and not row.metadata.keys() & set(RESTORED)
 
 
-def build_conversational(row: Row, report: Any) -> dict[str, Any]:
+def build_conversational(row: Row, report: LossReporter) -> dict[str, Any]:
     """The conversational golden for a row `is_conversation` accepts, keys in save_as order: the
     messages are its turns, the scenario (DeepEval requires one; the id when the row has none)
     says what the conversation is about, a text reference is the expected outcome."""
@@ -42,7 +43,7 @@ def build_conversational(row: Row, report: Any) -> dict[str, Any]:
     return out
 
 
-def build_golden(row: Row, report: Any, conversational: bool = False) -> dict[str, Any]:
+def build_golden(row: Row, report: LossReporter, conversational: bool = False) -> dict[str, Any]:
     """The golden for `row`, keys in save_as order; notes in `report` what is only carried."""
 
     def carry(key: str, path: str | None = None) -> None:

@@ -18,6 +18,7 @@ from evalconv.canonical.errors import ReadError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+from evalconv.canonical.reporting import ReadReporter
 
 from .fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, RUN_FIELDS, RUN_KEY, VENDOR_KEY
 from .golden import build_golden
@@ -39,7 +40,7 @@ class _Bad(Exception):
         self.message, self.path = message, path
 
 
-def read_goldens(lines: Lines, report: Any) -> Iterator[SourceRow]:
+def read_goldens(lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
     numbered = _numbered(lines)
     head: list[tuple[int, str]] = []
     for number, text in numbered:
@@ -64,7 +65,7 @@ def _numbered(lines: Lines) -> Iterator[tuple[int, str]]:
         yield number, text
 
 
-def _jsonl(lines: Iterable[tuple[int, str]], source: str, report: Any) -> Iterator[SourceRow]:
+def _jsonl(lines: Iterable[tuple[int, str]], source: str, report: ReadReporter) -> Iterator[SourceRow]:
     index = 0
     for number, text in lines:
         if not text.strip():
@@ -85,7 +86,7 @@ def _jsonl(lines: Iterable[tuple[int, str]], source: str, report: Any) -> Iterat
         yield _row(value, number, None, index, "jsonl", report)
 
 
-def _csv(lines: Iterable[tuple[int, str]], source: str, report: Any) -> Iterator[SourceRow]:
+def _csv(lines: Iterable[tuple[int, str]], source: str, report: ReadReporter) -> Iterator[SourceRow]:
     position = {"line": 0}
 
     def texts() -> Iterator[str]:
@@ -138,7 +139,7 @@ def decode_csv_cell(key: str, cell: str) -> Any:
 
 
 def _row(golden: dict[str, Any], line: int, record: int | None, index: int, variant: str,
-         report: Any) -> SourceRow:
+         report: ReadReporter) -> SourceRow:
     name = golden.get("name")
     try:
         golden = _normalised(golden)
@@ -163,7 +164,7 @@ def _normalised(golden: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _take_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, report: Any) -> dict[str, Any]:
+def _take_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, report: ReadReporter) -> dict[str, Any]:
     """The carried row, with every DeepEval field edited after export taken from the file (the
     edit wins over the carried copy) and noted in the read report, which the CLI prints."""
     if not schema.is_valid(value):
@@ -257,7 +258,7 @@ _EDIT = {"name": _edit_name, "input": _edit_input, "expected_output": _edit_expe
          "expected_tools": _edit_expected_tools, "expectations": _edit_expectations}
 
 
-def _import(golden: dict[str, Any], index: int, report: Any) -> dict[str, Any]:
+def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
     name = golden.get("name")
     if name is not None and (not isinstance(name, str) or not name):
         raise _Bad("'name' must be a non-empty string", "$.id")

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.row import Row
+from evalconv.canonical.reporting import LossReporter
 
 from .fields import CSV_LIST_COLUMNS, CSV_TEXT_COLUMNS, GOLDEN_KEYS, field
 from .golden import build_conversational, build_golden, is_conversation
@@ -38,9 +39,9 @@ def pandas_kind(cell: str) -> str:
 
 
 class GoldenWriter:
-    """Streams goldens in one of the variants; `options['path']` picks it by extension."""
+    """Streams goldens in one of the variants (json, jsonl, csv)."""
 
-    def __init__(self, out: TextIO, report: Any, variant: str) -> None:
+    def __init__(self, out: TextIO, report: LossReporter, variant: str) -> None:
         self._out, self._report, self._variant = out, report, variant
         self._count = 0
         self._csv = _CSVGoldens(out, report) if variant == "csv" else None
@@ -114,15 +115,10 @@ def csv_cell(key: str, value: Any) -> str:
     return "|".join(value) if key in CSV_LIST_COLUMNS else value
 
 
-def variant_for(path: str | None) -> str:
-    name = (path or "").lower()
-    return "jsonl" if name.endswith((".jsonl", ".ndjson")) else "csv" if name.endswith(".csv") else "json"
-
-
 class _CSVGoldens:
     """save_as's CSV: all 16 columns, None as an empty cell, lists joined with '|', JSON cells."""
 
-    def __init__(self, out: TextIO, report: Any) -> None:
+    def __init__(self, out: TextIO, report: LossReporter) -> None:
         self._csv = csv.writer(out, lineterminator="\r\n")
         self._csv.writerow(GOLDEN_KEYS)
         self._report = report

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+from evalconv.canonical.reporting import ReadReporter
 
 from .._common import records as rec
 
@@ -30,7 +31,7 @@ def is_langsmith_csv(head: str) -> bool:
             and all(c.startswith((INPUT_PREFIX, OUTPUT_PREFIX)) for c in header))
 
 
-def read_csv(first: str, rest: Iterator[str], lines: Lines, report: Any) -> Iterator[SourceRow]:
+def read_csv(first: str, rest: Iterator[str], lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
     reader = csv.reader(itertools.chain([first.lstrip("\ufeff")], rest), strict=True)
     start = lines.number
     try:
@@ -61,7 +62,7 @@ def _columns(header: list[str], source: str, line: int) -> list[tuple[str, str]]
     return out
 
 
-def _row(cells: list[str], columns: list[tuple[str, str]], index: int, line: int, report: Any) -> SourceRow:
+def _row(cells: list[str], columns: list[tuple[str, str]], index: int, line: int, report: ReadReporter) -> SourceRow:
     row_id = rec.generated_id("langsmith", index)
     if len(cells) != len(columns):
         return SourceRow({"id": row_id}, line, index,

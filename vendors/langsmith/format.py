@@ -10,7 +10,8 @@ import uuid
 from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.format import FieldLoss, Format
+from evalconv.canonical.format import FieldLoss, Format, Variant, WriteOptions
+from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
@@ -132,32 +133,37 @@ class LangSmith(Format):
     name = VENDOR
     title = "LangSmith dataset examples (JSONL; reads list_examples dumps and the CSV download)"
     extensions = (".langsmith.jsonl", ".jsonl", ".json", ".csv")
+    variants = (Variant("jsonl", "JSONL", (".jsonl", ".ndjson")),)
     streaming_read = True
     streaming_write = True
     field_map = FIELD_MAP
 
-    def detect(self, head: str) -> bool:
-        keys = rec.first_record_keys(head)
-        if keys is None:
-            return is_langsmith_csv(head)
-        top = {k for k in keys if "." not in k}
-        if top & rec.DEEPEVAL_KEYS:
-            return False
-        if top & {"inputs", "outputs", "reference_outputs"}:
-            return True
-        return "dataset_id" in top and not top & {"input", "expected", "_xact_id", "span_id"}
+    def detect(self, head: str) -> float:
+        return 1.0 if _looks_like_records(head) else 0.0
 
-    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "LangSmithWriter":
-        rec.require_jsonl_output(options, "LangSmith", ".langsmith.jsonl")
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "LangSmithWriter":
+        self.write_variant(options.path)  # refuses a name that promises another format
         return LangSmithWriter(out, report)
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return rec.read_records(lines, lambda record, index: row_value(record, index, report),
                                 other=lambda first, rest: read_csv(first, rest, lines, report))
 
 
+def _looks_like_records(head: str) -> bool:
+    keys = rec.first_record_keys(head)
+    if keys is None:
+        return is_langsmith_csv(head)
+    top = {k for k in keys if "." not in k}
+    if top & rec.DEEPEVAL_KEYS:
+        return False
+    if top & {"inputs", "outputs", "reference_outputs"}:
+        return True
+    return "dataset_id" in top and not top & {"input", "expected", "_xact_id", "span_id"}
+
+
 class LangSmithWriter:
-    def __init__(self, out: TextIO, report: Any) -> None:
+    def __init__(self, out: TextIO, report: LossReporter) -> None:
         self._out = out
         self._report = report
 
@@ -184,7 +190,7 @@ class LangSmithWriter:
         pass
 
 
-def row_value(record: dict[str, Any], index: int, report: Any) -> dict[str, Any]:
+def row_value(record: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
     """The canonical row of one LangSmith example (raises BadRecord)."""
     metadata = record.get("metadata")
     if metadata is None:
@@ -207,7 +213,7 @@ def _partial(record: dict[str, Any]) -> dict[str, Any] | None:
     return {"id": row_id} if isinstance(row_id, str) and row_id else None
 
 
-def _outputs(record: dict[str, Any], row_id: str, report: Any) -> Any:
+def _outputs(record: dict[str, Any], row_id: str, report: ReadReporter) -> Any:
     outputs = record.get("outputs")
     alias = record.get("reference_outputs")
     if outputs is None:
@@ -218,7 +224,7 @@ def _outputs(record: dict[str, Any], row_id: str, report: Any) -> Any:
 
 
 def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[str, Any],
-             report: Any) -> dict[str, Any]:
+             report: ReadReporter) -> dict[str, Any]:
     row_id = envelope["id"]
     partial = {"id": row_id}
     wrapped = _strings(envelope.get("wrapped"))
@@ -289,7 +295,7 @@ def _unwrap(value: Any, wrapped: bool, key: str, path: str, partial: dict[str, A
 
 
 def _foreign_row(record: dict[str, Any], metadata: dict[str, Any], index: int,
-                 report: Any) -> dict[str, Any]:
+                 report: ReadReporter) -> dict[str, Any]:
     row_id = record.get("id")
     if not (isinstance(row_id, str) and row_id):
         row_id = rec.generated_id(VENDOR, index)

@@ -13,6 +13,7 @@ from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+from evalconv.canonical.reporting import ReadReporter
 
 from .csv_tests import CSVTestError, test_from_cells
 from .edits import take_edits
@@ -50,7 +51,7 @@ def first_object_keys(text: str) -> list[str]:
     return keys
 
 
-def read_rows(lines: Lines, kind: str, report: Any) -> Iterator[SourceRow]:
+def read_rows(lines: Lines, kind: str, report: ReadReporter) -> Iterator[SourceRow]:
     located = {"csv": _csv_tests, "jsonl": _jsonl_tests, "json": _json_tests}.get(kind, _yaml_tests)
     taken: set[str] = set()
     for number, (test, line, where) in enumerate(located(lines, report), start=1):
@@ -58,7 +59,7 @@ def read_rows(lines: Lines, kind: str, report: Any) -> Iterator[SourceRow]:
 
 
 def to_source_row(test: Any, line: int | None, where: str, number: int, taken: set[str],
-                  report: Any, source: str) -> SourceRow:
+                  report: ReadReporter, source: str) -> SourceRow:
     prefix = "" if where == source else f"{where}: "
     if isinstance(test, SourceRow):
         return test
@@ -77,7 +78,7 @@ def to_source_row(test: Any, line: int | None, where: str, number: int, taken: s
 
 # --- YAML: a test list, or a whole config --------------------------------------------------------
 
-def _yaml_tests(lines: Lines, report: Any) -> Iterator[Located]:
+def _yaml_tests(lines: Lines, report: ReadReporter) -> Iterator[Located]:
     head, rest = [], iter(lines)
     for line in rest:  # the first line that is not blank or a comment says what the file is
         head.append(line)
@@ -106,7 +107,7 @@ def _item_lines(node: Any, key: str | None = None) -> list[int | None]:
     return []
 
 
-def _config_tests(config: dict[str, Any], node: Any, lines: Lines, report: Any) -> Iterator[Located]:
+def _config_tests(config: dict[str, Any], node: Any, lines: Lines, report: ReadReporter) -> Iterator[Located]:
     if "tests" not in config:
         raise ReadError("this YAML mapping has no `tests:`; a promptfoo tests file is a list of tests",
                         source=lines.source, line=1)
@@ -135,7 +136,7 @@ def merge_default(default: dict[str, Any], test: dict[str, Any]) -> dict[str, An
 
 
 def _expand(items: list[Any], item_lines: list[int | None], base: str | None, source: str,
-            report: Any) -> Iterator[Located]:
+            report: ReadReporter) -> Iterator[Located]:
     """Inline tests as they are; `file://` strings replaced by the tests of the files they name."""
     for i, item in enumerate(items):
         line = item_lines[i] if i < len(item_lines) else None
@@ -151,7 +152,7 @@ def _expand(items: list[Any], item_lines: list[int | None], base: str | None, so
             yield from _file_tests(path, source, line, report)
 
 
-def _file_tests(path: str, source: str, line: int | None, report: Any) -> Iterator[Located]:
+def _file_tests(path: str, source: str, line: int | None, report: ReadReporter) -> Iterator[Located]:
     try:
         with open(path, "rb") as stream:
             lines = Lines(stream, source=path, path=path)
@@ -169,7 +170,7 @@ def _file_tests(path: str, source: str, line: int | None, report: Any) -> Iterat
 
 # --- JSON, JSONL ---------------------------------------------------------------------------------
 
-def _json_tests(lines: Lines, report: Any) -> Iterator[Located]:
+def _json_tests(lines: Lines, report: ReadReporter) -> Iterator[Located]:
     text = lines.text()
     if not text.strip() or text.lstrip().startswith("["):
         for row in iter_array([text if text.strip() else "[]"], lines.source):
@@ -181,7 +182,7 @@ def _json_tests(lines: Lines, report: Any) -> Iterator[Located]:
         raise ReadError(f"invalid JSON: {err}", source=lines.source) from None
 
 
-def _jsonl_tests(lines: Lines, report: Any) -> Iterator[Located]:
+def _jsonl_tests(lines: Lines, report: ReadReporter) -> Iterator[Located]:
     for text in lines:
         if not text.strip():
             continue
@@ -193,7 +194,7 @@ def _jsonl_tests(lines: Lines, report: Any) -> Iterator[Located]:
 
 # --- CSV -----------------------------------------------------------------------------------------
 
-def _csv_tests(lines: Lines, report: Any) -> Iterator[Located]:
+def _csv_tests(lines: Lines, report: ReadReporter) -> Iterator[Located]:
     csv.field_size_limit(MAX_LINE_BYTES)  # process-wide: every reader keeps the same bound
     counted = _Counting(lines)
     try:

@@ -1,5 +1,6 @@
 """Promptfoo test files: YAML (a test list, or a whole promptfooconfig.yaml when reading), JSON,
-JSONL and CSV, chosen by the file's extension (`.yaml`/`.yml` when writing to standard output).
+JSONL and CSV, chosen by the file's extension (YAML on standard output; a writer refuses an
+extension that names none of them).
 
 Only the input goes into `vars`; references go into assertions; the case profile and the
 user's metadata stay verbatim in `metadata`; what promptfoo cannot hold exactly travels in
@@ -9,12 +10,14 @@ from __future__ import annotations
 
 import csv
 import re
+from dataclasses import dataclass
 from typing import Any, Iterator, TextIO
 
 import yaml
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.format import FieldLoss, Format
+from evalconv.canonical.format import FieldLoss, Format, RowWriter, Variant, WriteOptions, option
 from evalconv.canonical.paths import key_segment
+from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
@@ -64,23 +67,29 @@ _YAML_ITEM = re.compile(r"^-\s+(\w+)\s*:", re.M)
 _YAML_KEY = re.compile(r"^(\w+)\s*:", re.M)
 
 
-def variant(path: str | None) -> str:
-    name = (path or "").lower()
-    for ext, kind in ((".jsonl", "jsonl"), (".json", "json"), (".csv", "csv")):
-        if name.endswith(ext):
-            return kind
-    return "yaml"
+@dataclass(frozen=True)
+class PromptfooOptions(WriteOptions):
+    config: str | None = option(None, flag="--config", metavar="PATH", writes_file=True,
+                                goes_with="writes a promptfoo config; it goes with --to promptfoo",
+                                help="promptfoo: also write a runnable promptfooconfig.yaml here, "
+                                     "pointing at the tests.")
 
 
 class PromptfooFormat(Format):
     name = "promptfoo"
     title = "Promptfoo test cases (YAML, JSON, JSONL, CSV)"
     extensions = (".yaml", ".yml", ".json", ".jsonl", ".csv")
+    variants = (Variant("yaml", "YAML", (".yaml", ".yml")), Variant("json", "JSON", (".json",)),
+                Variant("jsonl", "JSONL", (".jsonl",)), Variant("csv", "CSV", (".csv",)))
+    options = PromptfooOptions
     streaming_read = False  # a config and a JSON test list are read whole; YAML test lists, JSONL, CSV stream
     streaming_write = True
     field_map = FIELD_MAP
 
-    def detect(self, head: str) -> bool:
+    def detect(self, head: str) -> float:
+        return 1.0 if self._looks_like_tests(head) else 0.0
+
+    def _looks_like_tests(self, head: str) -> bool:
         text = head.lstrip("\ufeff \t\r\n")
         if text.startswith(("{", "[")):
             keys = files.first_object_keys(text)
@@ -95,17 +104,23 @@ class PromptfooFormat(Format):
         item_keys = set(_YAML_ITEM.findall(text)) | {k for k in _YAML_KEY.findall(text)}
         return bool(item_keys & {"vars", "assert"}) or len(item_keys & _CONFIG_KEYS) >= 2
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
-        return files.read_rows(lines, variant(lines.path), report)
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
+        return files.read_rows(lines, self.variant_named(lines.path) or self.variants[0].name, report)
 
-    def open_writer(self, out: TextIO, report: Any, options: dict[str, Any]) -> "PromptfooWriter":
-        path, config = options.get("path"), options.get("config")
-        check_config_option(config, path)
-        return PromptfooWriter(out, report, variant(path), path, config)
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "PromptfooWriter":
+        config = options.config if isinstance(options, PromptfooOptions) else None
+        check_config_option(config, options.path)
+        return PromptfooWriter(out, report, options.variant or self.write_variant(options.path),
+                               options.path, config)
+
+    def committed(self, writer: RowWriter, options: WriteOptions) -> None:
+        """The tests file is in place: only now write a config that points at it."""
+        if isinstance(writer, PromptfooWriter):
+            writer.write_config()
 
 
 class PromptfooWriter:
-    def __init__(self, out: TextIO, report: Any, kind: str, path: str | None = None,
+    def __init__(self, out: TextIO, report: LossReporter, kind: str, path: str | None = None,
                  config: str | None = None) -> None:
         self._out, self._report, self._kind = out, report, kind
         self._path, self._config = path, config
@@ -149,8 +164,7 @@ class PromptfooWriter:
             self._out.write("[]\n")
         self._report.notes.extend(self._notes.render(self._kind))
 
-    def committed(self) -> None:
-        """The tests file is in place: only now write a config that points at it."""
+    def write_config(self) -> None:
         if self._config and self._path:
             write_config(self._config, self._path, self._var_names or {"input": None}, self._shapes)
             self._report.notes.append(f"promptfoo config written to {self._config}: replace the `echo` "

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.reporting import ReadReporter
 
 from .text import unescape, unescape_top
 
@@ -148,7 +149,7 @@ def evalconv_row(test: dict[str, Any], metadata: dict[str, Any]) -> dict[str, An
 
 # --- tests written by hand --------------------------------------------------------------------
 
-def imported_row(test: dict[str, Any], number: int, taken_ids: set[str], report: Any) -> dict[str, Any]:
+def imported_row(test: dict[str, Any], number: int, taken_ids: set[str], report: ReadReporter) -> dict[str, Any]:
     metadata = dict(test.get("metadata") or {})
     row_id, id_reason = _import_id(test, metadata, number, taken_ids)
     note = lambda path, why: report.infer(path, row_id, why)  # noqa: E731

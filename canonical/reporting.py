@@ -1,0 +1,26 @@
+"""What a format needs of the reports it is handed. The reports themselves (`evalconv.reports`)
+belong to the application layer; formats see them only through these two protocols."""
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class ReadReporter(Protocol):
+    """What a reader notes: values it filled in, source fields it did not keep, and values edited
+    in the vendor's own field after evalconv wrote the file (`edit`: the CLI prints each one)."""
+
+    notes: list[str]
+
+    def infer(self, path: str, row_id: str, reason: str) -> None: ...
+    def ignore(self, path: str, row_id: str, reason: str) -> None: ...
+    def edit(self, path: str, row_id: str, reason: str) -> None: ...
+
+
+class LossReporter(Protocol):
+    """What a writer notes: fields the target loses (`drop`) or keeps only in free-form metadata
+    it does not act on (`carry`)."""
+
+    notes: list[str]
+
+    def drop(self, path: str, row_id: str, reason: str) -> None: ...
+    def carry(self, path: str, row_id: str, reason: str) -> None: ...

@@ -1,0 +1,70 @@
+"""`stats` on two cores for a large JSONL file: each worker counts a chunk (cut at line ends,
+as `parallel` cuts them for validate), the parent adds the counters up in file order."""
+from __future__ import annotations
+
+import io
+from collections import deque
+from concurrent.futures import Future
+from typing import Any
+
+from .canonical.errors import ReadError
+from .canonical.json_format import JSONL_FORMAT
+from .canonical.source import Lines
+from .parallel import _chunks
+from .pools import INTERRUPTED, WorkerPool
+from .reports import ReadReport
+from .stats import FileStats, _Counter, countable
+
+__all__ = ["count_in_chunks"]
+
+
+def _count_chunk(path: str, start: int, end: int, label: str, slices: list[str],
+                 crosstabs: list[tuple[str, str]], samples: int, wanted: list[Any]) -> tuple[Any, ...]:
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    lines = Lines(io.BytesIO(data), source=label, at_start=start == 0)
+    counter = _Counter(slices, crosstabs, samples)
+    # Rows for every value the parent may still keep rows for (its state when the chunk was
+    # handed out only grows, so this is never too few): the sum is exactly one pass's.
+    counter.sampled_values = 1 << 30
+    for tally, values in zip([*counter.tallies.values(), *(c[4] for c in counter.cross)], wanted):
+        tally.wanted = values
+    invalid, error = 0, None
+    try:
+        for src in JSONL_FORMAT.read(lines, ReadReport("jsonl")):
+            if countable(src):
+                counter.add(src.value, label, src.line)
+            else:
+                invalid += 1
+    except ReadError as err:
+        error = (err.message, err.line, err.field)
+    return counter, invalid, lines.number, error
+
+
+def count_in_chunks(counter: _Counter, path: str, result: FileStats, jobs: int) -> None:
+    slices = list(counter.tallies)
+    crosstabs = [(a, b) for a, b, *_ in counter.cross]
+    line_base = 0
+    cuts = _chunks(path)
+    pending: deque[Future] = deque()
+    with WorkerPool(jobs) as pool:
+        while True:
+            while len(pending) < 2 * jobs and (cut := next(cuts, None)) is not None:  # flat memory
+                wanted = [t.still_wanted() for t in [*counter.tallies.values(), *(c[4] for c in counter.cross)]]
+                pending.append(pool.submit(_count_chunk, path, *cut, result.path, slices, crosstabs,
+                                           counter.samples, wanted))
+            if not pending:
+                break
+            answer = pending.popleft().result()
+            if answer is INTERRUPTED:
+                raise KeyboardInterrupt
+            part, invalid, line_count, error = answer
+            counter.merge(part, line_base)
+            result.rows += part.rows
+            result.invalid += invalid
+            if error is not None:
+                message, line, field = error
+                raise ReadError(message, source=result.path, line=None if line is None else line + line_base,
+                                field=field)
+            line_base += line_count

@@ -1,0 +1,173 @@
+"""The Format contract: declared options, variants, detection confidence, discovery."""
+from __future__ import annotations
+
+import dataclasses
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import evalconv
+import evalconv.vendors
+from conftest import ROOT, row
+from evalconv.canonical.format import Format, Variant, WriteOptions, option
+from evalconv.registry import REGISTRY, Registry
+
+GOLDEN = str(ROOT / "golden_roundtrips" / "support-agent.jsonl")
+
+
+def test_every_vendor_package_is_a_registered_format_of_its_own_name():
+    packages = [m.name for m in pkgutil.iter_modules(evalconv.vendors.__path__)
+                if m.ispkg and not m.name.startswith("_")]
+    assert packages, "no vendor packages found"
+    for name in packages:
+        assert name in REGISTRY.names(), f"vendors/{name}/ is not registered"
+        assert REGISTRY.get(name).name == name
+
+
+def test_every_vendor_package_is_listed_in_pyproject():
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    for folder in sorted(Path(evalconv.vendors.__path__[0]).glob("*/__init__.py")):
+        assert f'"evalconv.vendors.{folder.parent.name}"' in text, (
+            f"add \"evalconv.vendors.{folder.parent.name}\" to [tool.setuptools] packages")
+
+
+class _Raises(Format):
+    name = "test-raises"
+    title = "a format whose detect has a bug"
+    extensions = (".jsonl",)
+
+    def detect(self, head: str) -> float:
+        raise KeyError("bug")
+
+
+def test_a_detect_that_raises_never_reaches_the_user():
+    registry = Registry()
+    registry.register("test-raises", _Raises())
+    registry.register("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT", fallback=True)
+    assert registry.detect("set.jsonl", '{"id": "a"}').name == "jsonl"
+    assert registry.detect(None, '{"id": "a"}').name == "jsonl"
+    assert "KeyError" in registry.detect_failures["test-raises"]
+
+
+class _Sure(Format):
+    name = "test-sure"
+    title = "claims JSON objects strongly"
+
+    def __init__(self, confidence: float) -> None:
+        self.confidence = confidence
+
+    def detect(self, head: str) -> float:
+        return self.confidence
+
+
+def test_the_most_confident_format_wins_and_the_earlier_one_on_a_tie():
+    registry = Registry()
+    registry.register("weak", _Sure(0.2))
+    registry.register("strong", _Sure(0.9))
+    assert registry.detect(None, "{}").confidence == 0.9
+    registry = Registry()
+    first, second = _Sure(0.5), _Sure(0.5)
+    registry.register("first", first)
+    registry.register("second", second)
+    assert registry.detect(None, "{}") is first
+
+
+def test_an_unknown_output_extension_for_a_format_of_several_variants_is_refused(tmp_path):
+    out = tmp_path / "x.out"
+    with pytest.raises(evalconv.UsageError) as err:
+        evalconv.convert(GOLDEN, str(out), to="promptfoo")
+    assert ".yaml, .yml, .json, .jsonl or .csv" in str(err.value) and not out.exists()
+
+
+def test_regression_dash_o_x_out_with_to_promptfoo_silently_picked_yaml(tmp_path):
+    from click.testing import CliRunner
+
+    from evalconv.cli import cli
+    result = CliRunner().invoke(cli, [GOLDEN, "--to", "promptfoo", "-o", str(tmp_path / "x.out")])
+    assert result.exit_code == 2 and "name it .yaml" in result.stderr and not (tmp_path / "x.out").exists()
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name, variant", [("t.yaml", "yaml"), ("t.YML", "yaml"), ("t.json", "json"),
+                                           ("t.jsonl", "jsonl"), ("t.csv", "csv"), (None, "yaml")])
+def test_promptfoo_variants_by_suffix(name, variant):
+    assert REGISTRY.get("promptfoo").make_options(name).variant == variant
+
+
+def test_a_single_variant_writer_refuses_a_name_that_promises_another_format():
+    with pytest.raises(evalconv.UsageError, match="writes JSONL; name the output .langsmith.jsonl or .jsonl"):
+        REGISTRY.get("langsmith").make_options("set.json")
+    assert REGISTRY.get("langsmith").make_options("set.out").variant == "jsonl"
+
+
+def test_options_are_checked_in_one_place_for_the_library_too(tmp_path):
+    rows = [evalconv.Row.from_json(row("a"))]
+    with pytest.raises(evalconv.UsageError, match="--excel-safe guards CSV cells"):
+        evalconv.write(rows, str(tmp_path / "o.jsonl"), "jsonl", excel_safe=True)
+    with pytest.raises(evalconv.UsageError, match="has no option 'excel_saf'"):
+        evalconv.write(rows, str(tmp_path / "o.csv"), "csv", excel_saf=True)
+    with pytest.raises(evalconv.UsageError, match="--excel-safe: 'yes' is not"):
+        evalconv.write(rows, str(tmp_path / "o.csv"), "csv", excel_safe="yes")
+    assert not list(tmp_path.iterdir())
+    evalconv.write(rows, str(tmp_path / "o.jsonl"), "jsonl", excel_safe=False)  # the default: not given
+
+
+def test_the_command_line_offers_every_declared_option():
+    from click.testing import CliRunner
+
+    from evalconv.cli import cli
+    help_text = CliRunner().invoke(cli, ["convert", "--help"]).output
+    for declared in REGISTRY.declared_options().values():
+        assert declared.metadata["flag"] in help_text
+
+
+def test_a_mistyped_declaration_is_an_error_at_import():
+    with pytest.raises(TypeError, match="option"):
+        @dataclasses.dataclass(frozen=True)
+        class _Options(WriteOptions):
+            level: int = 3
+
+        class _Bad(Format):
+            options = _Options
+    with pytest.raises(TypeError, match="Variant"):
+        class _BadVariants(Format):
+            variants = (".json",)  # type: ignore[assignment]
+
+
+def test_a_declared_option_reaches_the_writer():
+    @dataclasses.dataclass(frozen=True)
+    class _Options(WriteOptions):
+        level: int = option(3, flag="--level", help="h", goes_with="is for test")
+
+    class _Leveled(Format):
+        name = "test-leveled"
+        options = _Options
+        variants = (Variant("a", "A", (".a",)),)
+
+    made = _Leveled().make_options("x.a", level=5)
+    assert isinstance(made, _Options) and made.level == 5 and made.variant == "a" and made.path == "x.a"
+    with pytest.raises(evalconv.UsageError):
+        _Leveled().make_options("x.a", level=True)
+
+
+def test_output_suffix_defaults_to_the_first_extension():
+    assert REGISTRY.get("deepeval").output_suffix == ".deepeval.json"
+    assert all(f.output_suffix for f in REGISTRY.all() if f.can_write)
+
+
+def test_canonical_imports_nothing_from_the_application_layer():
+    """canonical/ is the bottom layer: the registry, API, reports and CLI build on it, never the reverse."""
+    import ast
+
+    for path in sorted((ROOT / "canonical").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] if node.level == 0 else []
+                assert node.level <= 1, f"{path.name} imports from outside canonical/ ({node.module})"
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            assert not [n for n in names if n.split(".")[0] in ("evalconv", "converters", "vendors")], (
+                f"{path.name} imports {names}")

@@ -1,0 +1,158 @@
+"""Inspect AI samples: exact round trips up to the loss report, labels in target, edits win."""
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import given, settings
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import WriteError
+from evalconv.canonical.row import Row
+from evalconv.vendors.inspect.fields import FIELD_MAP
+from evalconv.vendors.inspect.read import FieldSpec, read_samples
+from evalconv.reports import ReadReport
+from evalconv.canonical.source import Lines
+from roundtrip_helpers import assert_exact, read_text, write_text
+from strategies import inspect_rows
+
+CARRIED = {f.path for f in FIELD_MAP if f.fate == "carried"}
+
+
+def case(oracle="reference-answer", **extra):
+    return {"caseId": "c1", "oracleType": oracle, "expectedBehavior": "b", "provenance": "expert-authored", **extra}
+
+
+def one(value, variant="jsonl"):
+    text, loss = write_text("inspect", [Row.from_json(value)], path=f"x.inspect.{variant}")
+    return text, loss
+
+
+def back(text):
+    checked, report = read_text("inspect", text)
+    return checked[0], report
+
+
+@settings(max_examples=120)
+@pytest.mark.parametrize("variant", ["jsonl", "json", "csv"])
+@given(rows=inspect_rows())
+def test_file_roundtrip_is_exact(variant, rows):
+    if variant == "csv":
+        rows = [r for r in rows if "\x00" not in r.id]  # refused with a WriteError: tested below
+    text, loss = write_text("inspect", rows, path=f"out.inspect.{variant}")
+    checked, report = read_text("inspect", text)
+    assert_exact(rows, checked, loss)
+    assert not loss.lossy
+    assert report.inferred.entries == {}, "no row evalconv wrote reads as edited"
+    for (path, _reason), _ids in loss.carried.entries.items():
+        assert path in CARRIED or path in ("$.input", "$.expected"), path
+
+
+def test_labels_go_to_target_never_into_input():
+    text, loss = one({"id": "c1", "input": "Capital of France?", "expected": "Paris",
+                      "metadata": {"case": case()}})
+    sample = jsonvalue.loads(text)
+    assert sample["input"] == "Capital of France?" and sample["target"] == "Paris"
+    assert "$.expected" not in {p for p, _ in loss.carried.entries}
+
+
+def test_acceptable_set_is_a_list_of_targets_and_csv_says_it_cannot_hold_one():
+    value = {"id": "c1", "input": "q", "expected": ["60 days", "sixty days"],
+             "metadata": {"case": case("acceptable-set")}}
+    assert jsonvalue.loads(one(value)[0])["target"] == ["60 days", "sixty days"]
+    _, loss = one(value, "csv")
+    assert any("CSV holds one target" in reason for _, reason in loss.carried.entries)
+
+
+def test_rubric_criteria_are_the_judge_guidance():
+    value = {"id": "c1", "input": "q", "metadata": {"case": case("rubric", evaluationCriteria=["Polite", "Names the fee"])}}
+    assert jsonvalue.loads(one(value)[0])["target"] == ["Polite", "Names the fee"]
+
+
+def test_chat_input_is_chat_messages_and_object_input_is_json_text_carried():
+    chat = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]}
+    sample = jsonvalue.loads(one({"id": "c1", "input": chat, "expected": "Hello", "metadata": {"case": case()}})[0])
+    assert sample["input"] == chat["messages"]
+    text, loss = one({"id": "c1", "input": {"name": "Dana"}, "expected": "Hello", "metadata": {"case": case()}})
+    assert jsonvalue.loads(text)["input"] == '{"name":"Dana"}'
+    assert "$.input" in {p for p, _ in loss.carried.entries}
+
+
+def test_regression_empty_input_is_refused_in_one_line_not_written():
+    with pytest.raises(WriteError, match="empty input"):
+        one({"id": "c1", "input": "", "metadata": {"case": case()}})
+    with pytest.raises(WriteError, match="NUL"):
+        one({"id": "c\x001", "input": "q", "metadata": {"case": case(caseId="c\x001")}}, "csv")
+
+
+@pytest.mark.parametrize("variant", ["jsonl", "csv"])
+def test_regression_an_edited_target_wins_over_the_carried_copy(variant):
+    # A text target is the only copy: the edit is simply read.
+    text, _ = one({"id": "c1", "input": "How much?", "expected": "$1,000", "metadata": {"case": case()}}, variant)
+    checked, report = back(text.replace("$1,000", "$1,500"))
+    assert checked.row.expected == "$1,500" and not report.inferred.entries
+    # A JSON value is carried beside its text target: the edited text wins, and the read says so.
+    text, _ = one({"id": "c1", "input": "How much?", "expected": {"usd": 1000}, "metadata": {"case": case()}}, variant)
+    edited = text.replace('{""usd"":1000}', "1500 USD", 1) if variant == "csv" else text.replace('"{\\"usd\\":1000}"', '"1500 USD"')
+    assert edited != text
+    checked, report = back(edited)
+    assert checked.row.expected == "1500 USD"
+    assert "$.expected" in {p for p, _ in report.inferred.entries}
+
+
+def test_an_edited_set_and_criteria_win():
+    text, _ = one({"id": "c1", "input": "q", "expected": ["a", "b"], "metadata": {"case": case("acceptable-set")}})
+    sample = jsonvalue.loads(text)
+    sample["target"] = ["a", "b", "c"]
+    assert back(jsonvalue.dumps(sample) + "\n")[0].row.expected == ["a", "b", "c"]
+    text, _ = one({"id": "c1", "input": "q", "metadata": {"case": case("rubric", evaluationCriteria=["x"])}})
+    sample = jsonvalue.loads(text)
+    sample["target"] = ["x", "y"]
+    row = back(jsonvalue.dumps(sample) + "\n")[0].row
+    assert row.case["evaluationCriteria"] == ["x", "y"] and not row.has_expected
+
+
+def test_foreign_samples_infer_a_profile_and_keep_the_sample_fields():
+    lines = [{"id": 7, "input": [{"role": "user", "content": "Pick one"}], "target": "A", "choices": ["x", "y"],
+              "metadata": {"topic": "bio"}},
+             {"input": "Say hi", "target": ["hi", "hello"]},
+             {"input": "Be kind"}]
+    text = "".join(jsonvalue.dumps(v) + "\n" for v in lines)
+    checked, report = read_text("inspect", text)
+    rows = [c.row for c in checked]
+    assert [r.id for r in rows] == ["7", "inspect-2", "inspect-3"]
+    assert rows[0].input == {"messages": [{"role": "user", "content": "Pick one"}]}
+    assert rows[0].case["extensions"]["inspect"] == {"idType": "integer", "choices": ["x", "y"]}
+    assert rows[0].metadata["topic"] == "bio" and rows[0].case["provenance"] == "imported"
+    assert rows[1].case["oracleType"] == "acceptable-set"
+    assert rows[2].case["oracleType"] == "expected-behavior-only"
+    out, _ = write_text("inspect", rows[:1], path="x.inspect.jsonl")
+    again = jsonvalue.loads(out)
+    assert again["id"] == 7 and again["choices"] == ["x", "y"] and again["target"] == "A"
+
+
+def test_field_spec_maps_other_column_names():
+    text = '{"qid": "q1", "question": "Largest organ?", "answer": "Skin", "topic": "bio"}\n'
+    report = ReadReport("inspect", "mem")
+    spec = FieldSpec.from_mapping({"id": "qid", "input": "question", "target": "answer", "metadata": ["topic"]}, "spec")
+    got = list(read_samples(Lines(io.BytesIO(text.encode()), source="mem"), report, spec))
+    assert got[0].value["input"] == "Largest organ?" and got[0].value["expected"] == "Skin"
+    assert got[0].value["metadata"]["topic"] == "bio" and got[0].value["id"] == "q1"
+
+
+@pytest.mark.parametrize("line, words", [
+    ('{"input": "", "target": "x"}', "no input"),
+    ('{"input": "q", "target": "x", "metadata": 3}', "metadata must be an object"),
+])
+def test_bad_samples_are_parse_findings(line, words):
+    checked, _ = read_text("inspect", line + "\n")
+    assert checked[0].row is None and words in checked[0].findings[0].message
+
+
+def test_docs_table_is_the_field_map():
+    import re
+    from conftest import ROOT
+    from evalconv.vendors._common.records import render_field_table
+    doc = (ROOT / "docs" / "vendors" / "inspect.md").read_text("utf-8")
+    table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
+    assert table == render_field_table(FIELD_MAP)

@@ -1,0 +1,119 @@
+"""Ragas samples: exact round trips up to the loss report, contexts as labels, edits win."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.row import Row
+from evalconv.vendors.ragas.fields import FIELD_MAP
+from roundtrip_helpers import assert_exact, read_text, write_text
+from strategies import ragas_rows
+
+CARRIED = {f.path for f in FIELD_MAP if f.fate == "carried"}
+@settings(max_examples=120)
+@pytest.mark.parametrize("variant", ["jsonl", "json", "csv"])
+@given(rows=ragas_rows())
+def test_file_roundtrip_is_exact(variant, rows):
+    text, loss = write_text("ragas", rows, path=f"out.ragas.{variant}")
+    checked, report = read_text("ragas", text)
+    assert_exact(rows, checked, loss)
+    assert not loss.lossy
+    assert report.inferred.entries == {}, "no row evalconv wrote reads as edited"
+
+
+def case(oracle="reference-answer", **extra):
+    return {"caseId": "c1", "oracleType": oracle, "expectedBehavior": "b", "provenance": "expert-authored", **extra}
+
+
+def samples(rows, variant="jsonl"):
+    text, loss = write_text("ragas", [Row.from_json(r) for r in rows], path=f"x.ragas.{variant}")
+    return [jsonvalue.loads(line) for line in text.split("\n")[:-1]], loss
+
+
+def test_reference_contexts_are_labels_and_run_output_goes_back_in_place():
+    got, _ = samples([{"id": "c1", "input": "What is the fee?", "expected": "$15",
+                       "metadata": {"case": case(), "referenceContexts": ["Fee: $15."],
+                                    "ragas_run": {"response": "$15", "retrieved_contexts": ["Fee: $15."]}}}])
+    sample = got[0]
+    assert sample["user_input"] == "What is the fee?" and sample["reference"] == "$15"
+    assert sample["reference_contexts"] == ["Fee: $15."] and sample["retrieved_contexts"] == ["Fee: $15."]
+    assert "referenceContexts" not in sample["evalconv"]["metadata"]
+
+
+def test_a_chat_set_is_multi_turn_with_reference_tool_calls():
+    chat = {"messages": [{"role": "user", "content": "Where is order 42?"}]}
+    got, loss = samples([{"id": "c1", "input": chat, "expected": [{"name": "lookup", "arguments": {"order": 42}}],
+                          "metadata": {"case": case("expected-tool-calls")}},
+                         {"id": "c2", "input": "Hi", "expected": "Hello", "metadata": {"case": case(caseId="c2")}}])
+    assert got[0]["user_input"] == [{"content": "Where is order 42?", "type": "human"}]
+    assert got[0]["reference_tool_calls"] == [{"name": "lookup", "args": {"order": 42}}]
+    assert got[1]["user_input"] == [{"content": "Hi", "type": "human"}]
+    assert any("multi-turn" in note for note in loss.notes)
+
+
+def test_an_acceptable_set_is_never_written_as_one_reference():
+    got, loss = samples([{"id": "c1", "input": "q", "expected": ["a", "b"], "metadata": {"case": case("acceptable-set")}}])
+    assert "reference" not in got[0]
+    assert any("acceptable-set" in reason for _, reason in loss.carried.entries)
+
+
+def test_regression_an_edited_reference_wins_and_is_said():
+    # Native-only values (a text reference, reference contexts) are simply read as edited.
+    got, _ = samples([{"id": "c1", "input": "How much?", "expected": "$1,000", "metadata": {"case": case(),
+                                                                                             "referenceContexts": ["a"]}}])
+    got[0]["reference"] = "$1,500"
+    got[0]["reference_contexts"] = ["a", "b"]
+    checked, report = read_text("ragas", jsonvalue.dumps(got[0]) + "\n")
+    assert checked[0].row.expected == "$1,500" and checked[0].row.metadata["referenceContexts"] == ["a", "b"]
+    # A value carried beside its native text: the edited text wins, and the read says so.
+    got, _ = samples([{"id": "c1", "input": "How much?", "expected": {"usd": 1000}, "metadata": {"case": case()}}])
+    got[0]["reference"] = "1500 USD"
+    checked, report = read_text("ragas", jsonvalue.dumps(got[0]) + "\n")
+    assert checked[0].row.expected == "1500 USD"
+    assert "$.expected" in {p for p, _ in report.inferred.entries}
+
+
+def test_foreign_samples_get_ids_and_a_profile():
+    lines = [{"user_input": "When was it built?", "reference": "1889", "retrieved_contexts": ["Built in 1889."],
+              "reference_contexts": ["The tower was built in 1889."], "response": "1889"},
+             {"user_input": [{"content": "Book a table", "type": "human"}, {"content": "Done", "type": "ai"}],
+              "reference_tool_calls": [{"name": "book", "args": {"people": 2}}], "reference": "A table is booked"}]
+    checked, report = read_text("ragas", "".join(jsonvalue.dumps(v) + "\n" for v in lines[:1]))
+    row = checked[0].row
+    assert row.id == "ragas-1" and row.expected == "1889" and row.case["provenance"] == "imported"
+    assert row.metadata["referenceContexts"] == ["The tower was built in 1889."]
+    assert row.metadata["ragas_run"] == {"response": "1889", "retrieved_contexts": ["Built in 1889."]}
+    checked, _ = read_text("ragas", jsonvalue.dumps(lines[1]) + "\n")
+    row = checked[0].row
+    assert row.input == {"messages": [{"role": "user", "content": "Book a table"}, {"role": "assistant", "content": "Done"}]}
+    assert row.expected == [{"name": "book", "arguments": {"people": 2}}]
+    assert row.case["oracleType"] == "expected-tool-calls" and row.case["expectedBehavior"] == "A table is booked"
+
+
+def test_to_csv_cells_are_read_as_ragas_writes_them():
+    text = ("user_input,retrieved_contexts,reference,rubrics\n"
+            "q,\"['a', 'b, c']\",r,{'score1_description': 'wrong'}\n"
+            "\"[not a list\",,r2,\n")
+    checked, _ = read_text("ragas", text)
+    assert checked[0].row.metadata["ragas_run"] == {"retrieved_contexts": ["a", "b, c"]}
+    assert checked[0].row.case["extensions"]["ragas"]["rubrics"] == {"score1_description": "wrong"}
+    assert checked[1].row.input == "[not a list"
+
+
+@pytest.mark.parametrize("line, words", [
+    ('{"user_input": 3}', "user_input must be text"),
+    ('{"reference": "x"}', "user_input must be text"),
+])
+def test_bad_samples_are_parse_findings(line, words):
+    checked, _ = read_text("ragas", line + "\n")
+    assert checked[0].row is None and words in checked[0].findings[0].message
+
+
+def test_docs_table_is_the_field_map():
+    import re
+    from conftest import ROOT
+    from evalconv.vendors._common.records import render_field_table
+    doc = (ROOT / "docs" / "vendors" / "ragas.md").read_text("utf-8")
+    table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
+    assert table == render_field_table(FIELD_MAP)

@@ -1,0 +1,177 @@
+"""Canonical rows -> Inspect AI samples (JSONL, a JSON array, or csv_dataset's CSV).
+
+`build_sample` is also what the reader re-runs to tell an edit made in Inspect from the copy
+evalconv carried: a native value that differs from what this module writes was changed there.
+"""
+from __future__ import annotations
+
+import csv
+from typing import Any, TextIO
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import WriteError
+from evalconv.canonical.row import Row
+
+from .._common import records as rec
+from .fields import CARRIED, EXTENSION_FIELDS, MESSAGE_KEYS, MESSAGE_ROLES, REASONS, VENDOR
+
+# csv_dataset reads an empty files/sandbox/setup/choices cell as a value (an empty files cell
+# fails to load), so the CSV has only these columns; the sample fields stay carried in
+# metadata.case.extensions.inspect (JSONL writes them natively).
+CSV_COLUMNS = ("id", "input", "target", "metadata")
+
+
+class Quiet:
+    """A report that keeps nothing: the reader's dry run of the writer."""
+
+    def carry(self, path: str, row_id: str, reason: str) -> None:
+        pass
+
+    def drop(self, path: str, row_id: str, reason: str) -> None:
+        pass
+
+
+def chat_messages(value: Any) -> list[dict[str, Any]] | None:
+    """The messages of a `{"messages": [...]}` input that Inspect keeps exactly, else None."""
+    if not (isinstance(value, dict) and value.keys() == {"messages"}):
+        return None
+    messages = value["messages"]
+    if not (isinstance(messages, list) and messages):
+        return None
+    for m in messages:
+        if not (isinstance(m, dict) and m.keys() <= MESSAGE_KEYS and m.get("role") in MESSAGE_ROLES
+                and isinstance(m.get("content"), str)):
+            return None
+    return messages
+
+
+def extension(row: Row) -> dict[str, Any]:
+    ext = row.case.get("extensions", {}).get(VENDOR)
+    return ext if isinstance(ext, dict) else {}
+
+
+def build_sample(row: Row, report: Any, *, csv_cells: bool = False) -> dict[str, Any]:
+    """The Inspect sample of one row; `csv_cells` gives csv_dataset's text cells instead."""
+    if csv_cells and "\x00" in row.id:
+        raise WriteError(f"row {row.id!r}: a NUL cannot stand in an Inspect CSV id; write JSONL", field="$.id")
+    envelope: dict[str, Any] = {}
+    ext = extension(row)
+    sample: dict[str, Any] = {"id": _sample_id(row.id, ext)}
+    sample["input"] = _input(row, envelope, report, csv_cells)
+    target = _target(row, envelope, report, csv_cells)
+    if target is not None:
+        sample["target"] = target
+    for key in () if csv_cells else EXTENSION_FIELDS:
+        if key in ext:
+            sample[key] = ext[key]
+    sample["metadata"] = rec.add_envelope(row.metadata, envelope)
+    for name in row.case:
+        report.carry(f"$.metadata.case.{name}", row.id, CARRIED.get(f"$.metadata.case.{name}", ""))
+    if rec.ENVELOPE in row.metadata:
+        report.carry("$.metadata.evalconv", row.id, CARRIED["$.metadata.evalconv"])
+    return _as_cells(sample) if csv_cells else sample
+
+
+def _sample_id(row_id: str, ext: dict[str, Any]) -> str | int:
+    if ext.get("idType") == "integer" and row_id.isascii() and row_id.isdigit() and str(int(row_id)) == row_id:
+        return int(row_id)
+    return row_id
+
+
+def _input(row: Row, envelope: dict[str, Any], report: Any, csv_cells: bool) -> Any:
+    value = row.input
+    if isinstance(value, str) and not (csv_cells and "\x00" in value):
+        if value == "":
+            raise WriteError(f"row '{row.id}': Inspect refuses an empty input ('No input in dataset')",
+                             field="$.input")
+        if csv_cells and "\r" in value:
+            envelope["input"] = value
+            report.carry("$.input", row.id, REASONS["csv.cr"])
+        return value
+    messages = None if csv_cells else chat_messages(value)
+    if messages is not None:
+        return messages
+    envelope["input"] = value
+    report.carry("$.input", row.id, REASONS["input.text"])
+    return jsonvalue.dumps(value)
+
+
+def _target(row: Row, envelope: dict[str, Any], report: Any, csv_cells: bool) -> Any:
+    oracle = row.case["oracleType"]
+    criteria = row.case.get("evaluationCriteria")
+    if not row.has_expected:
+        if oracle == "rubric" and isinstance(criteria, list) and criteria:
+            envelope["target"] = "criteria"
+            return "\n".join(criteria) if csv_cells else list(criteria)
+        return None
+    expected = row.expected
+    why = {"expected-tool-calls": "expected.calls", "expected-final-state": "expected.state",
+           "expected-behavior-only": "expected.behavior"}.get(oracle)
+    if why is None and isinstance(expected, str) and csv_cells and "\x00" in expected:
+        why = "expected.text"  # a NUL cannot stand in a CSV line: JSON text escapes it
+    elif why is None and isinstance(expected, str):
+        if expected and csv_cells and "\r" in expected:
+            envelope["expected"] = expected
+            report.carry("$.expected", row.id, REASONS["csv.cr"])
+        if expected:
+            return expected
+        why = "expected.empty"
+    elif why is None and oracle == "acceptable-set" and _texts(expected):
+        if not csv_cells:
+            return list(expected)
+        why = "expected.csv"
+    elif why is None:
+        why = "expected.text"
+    envelope["expected"] = expected
+    report.carry("$.expected", row.id, REASONS[why])
+    return jsonvalue.dumps(expected) if why in ("expected.text", "expected.csv") else None
+
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+def _as_cells(sample: dict[str, Any]) -> dict[str, str]:
+    """csv_dataset's cells: text as is, the rest as JSON text."""
+    cells = {}
+    for key in CSV_COLUMNS:
+        value = sample.get(key)
+        if value is None:
+            cells[key] = ""
+        elif isinstance(value, str):
+            cells[key] = value
+        elif key == "id":
+            cells[key] = str(value)
+        else:
+            cells[key] = jsonvalue.dumps(value)
+    return cells
+
+
+class SampleWriter:
+    """Streams samples: JSONL (the default), a JSON array, or CSV (the variant the output's name says)."""
+
+    def __init__(self, out: TextIO, report: Any, variant: str) -> None:
+        self._out, self._report, self._variant = out, report, variant
+        self._count = 0
+        self._csv = None
+        if variant == "csv":
+            self._csv = csv.writer(out, dialect="unix")  # csv_dataset's default dialect
+            self._csv.writerow(CSV_COLUMNS)
+
+    def write(self, row: Row) -> None:
+        sample = build_sample(row, self._report, csv_cells=self._csv is not None)
+        for key in ("input", "target", "metadata"):
+            if key in sample:
+                rec.check_value(sample[key], row.id, f"$.{key}", "Inspect")
+        if self._csv is not None:
+            self._csv.writerow([sample[k] for k in CSV_COLUMNS])
+        elif self._variant == "jsonl":
+            self._out.write(jsonvalue.dumps(sample) + "\n")
+        else:
+            body = jsonvalue.dumps(sample, indent=True).replace("\n", "\n  ")
+            self._out.write(("[\n  " if self._count == 0 else ",\n  ") + body)
+        self._count += 1
+
+    def close(self) -> None:
+        if self._variant == "json":
+            self._out.write("\n]\n" if self._count else "[]\n")

@@ -1,0 +1,50 @@
+"""Ragas evaluation datasets: samples as EvaluationDataset loads and saves them.
+
+The writer picks the variant from the output's extension (`.csv` as to_csv writes it, `.json`
+an array for from_list, else JSONL for from_jsonl); the reader takes all three. Details:
+docs/vendors/ragas.md.
+"""
+from __future__ import annotations
+
+import csv
+from typing import Any, Iterator, TextIO
+
+from evalconv.canonical.format import Format, Variant, WriteOptions
+from evalconv.canonical.reporting import LossReporter, ReadReporter
+from evalconv.canonical.source import Lines, SourceRow
+
+from .._common import records as rec
+from .fields import FIELD_MAP, VENDOR
+from .read import KNOWN, read_samples
+from .write import SampleWriter
+
+
+class RagasFormat(Format):
+    name = VENDOR
+    title = "Ragas evaluation samples (JSONL for from_jsonl, JSON array, or to_csv's CSV)"
+    extensions = (".ragas.jsonl", ".ragas.json", ".ragas.csv", ".jsonl", ".json", ".csv")
+    variants = (Variant("jsonl", "JSONL", (".jsonl",)), Variant("json", "a JSON array", (".json",)),
+                Variant("csv", "CSV as to_csv writes it", (".csv",)))
+    streaming_read = True
+    streaming_write = False  # one dataset is all single-turn or all multi-turn: decided at the end
+    field_map = FIELD_MAP
+
+    def detect(self, head: str) -> float:
+        keys = rec.first_record_keys(head)
+        if keys is None:
+            first = head.lstrip("\ufeff").split("\n", 1)[0]
+            try:
+                keys = set(next(csv.reader([first]), []))
+            except csv.Error:
+                return False
+        top = {k for k in keys if "." not in k}
+        return 1.0 if "user_input" in top and top <= KNOWN else 0.0
+
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
+        return read_samples(lines, report)
+
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> SampleWriter:
+        return SampleWriter(out, report, options.variant or self.write_variant(options.path))
+
+
+FORMAT = RagasFormat()

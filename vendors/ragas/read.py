@@ -1,0 +1,224 @@
+"""Ragas samples -> canonical rows: JSONL (from_jsonl), JSON arrays (from_list) and to_csv's CSV.
+
+A sample evalconv wrote carries its row in the `evalconv` key; a native field that differs from
+what evalconv writes for that row was edited in Ragas, and the edit wins (the read report says
+so). A sample evalconv did not write gets an id by position and a case profile inferred from
+its fields, each inference in the read report.
+"""
+from __future__ import annotations
+
+import ast
+import csv
+import itertools
+from typing import Any, Iterator
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import ReadError
+from evalconv.canonical.row import Row
+from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+
+from .._common import records as rec
+from .fields import CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS, TYPE_TO_ROLE, VENDOR
+from .write import Quiet, build_sample, csv_cell
+
+csv.field_size_limit(MAX_LINE_BYTES)
+EDITED = "edited in Ragas: the native value differs from the copy evalconv carried; the edit wins"
+KNOWN = frozenset(SINGLE_FIELDS) | frozenset(MULTI_FIELDS) | {ENVELOPE}
+_TEXT_COLUMNS = frozenset({"reference", "response", "persona_name", "query_style", "query_length"})
+
+
+def read_samples(lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def build(record: dict[str, Any], index: int) -> dict[str, Any]:
+        return row_value(record, index, report)
+
+    return rec.read_records(lines, build, lambda first, rest: _csv_rows(first, rest, lines, report))
+
+
+def _csv_rows(first: str, rest: Iterator[str], lines: Lines, report: Any) -> Iterator[SourceRow]:
+    reader = csv.reader(itertools.chain([first.lstrip("\ufeff")], rest), strict=True)
+    start = lines.number
+    try:
+        header = next(reader)
+        if "user_input" not in header:
+            raise ReadError("not a Ragas dataset: no user_input column", source=lines.source, line=start)
+        if len(set(header)) != len(header):
+            raise ReadError("a column appears twice in the header", source=lines.source, line=start)
+        start = lines.number + 1
+        for index, cells in enumerate((c for c in reader if c), 1):
+            if len(cells) != len(header):
+                yield SourceRow(None, start, index, parse_problem(
+                    f"record has {len(cells)} cells but the header has {len(header)}"))
+            else:
+                # An empty cell is no value, except user_input: its column is there, so it is text.
+                raw = {k: c for k, c in zip(header, cells) if c != "" or k == "user_input"}
+                try:
+                    yield SourceRow(row_value(_decoded(raw), index, report, raw), start, index)
+                except rec.BadRecord as err:
+                    yield SourceRow(err.partial, start, index, parse_problem(err.message, err.path))
+            start = lines.number + 1
+    except csv.Error as err:
+        raise ReadError(f"malformed CSV ({err})", source=lines.source, line=start) from None
+
+
+def _decoded(raw: dict[str, str]) -> dict[str, Any]:
+    """to_csv's cells: text columns as text; the others are Python literals (str() of lists, dicts)."""
+    out: dict[str, Any] = {}
+    for key, cell in raw.items():
+        if key in _TEXT_COLUMNS:
+            out[key] = cell
+            continue
+        try:
+            value = ast.literal_eval(cell)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            if key == "user_input" or key not in KNOWN:
+                out[key] = cell
+                continue
+            raise rec.BadRecord(f"{key} cell is not a list or dict as Ragas' to_csv writes it", f"$.{key}", None)
+        if key == "user_input" and not _is_messages(value):
+            value = cell
+        out[key] = value
+    return out
+
+
+def _is_messages(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(m, dict) and m.get("type") in TYPE_TO_ROLE and isinstance(m.get("content"), str) for m in value)
+
+
+def _natural_input(value: Any) -> Any:
+    if isinstance(value, list):
+        return {"messages": [{"role": TYPE_TO_ROLE.get(m.get("type"), str(m.get("type"))), "content": m.get("content"),
+                              **{k: v for k, v in m.items() if k not in ("type", "content")}}
+                             for m in value if isinstance(m, dict)]}
+    return value
+
+
+def row_value(sample: dict[str, Any], index: int, report: Any, raw: dict[str, str] | None = None) -> dict[str, Any]:
+    """The canonical row of one Ragas sample (raises BadRecord); `raw` holds a CSV record's cells."""
+    user_input = sample.get("user_input")
+    if not (isinstance(user_input, str) or _is_messages(user_input)):
+        raise rec.BadRecord("user_input must be text or a list of human/ai/tool messages", "$.user_input", None)
+    env = sample.get(ENVELOPE)
+    if (isinstance(env, dict) and isinstance(env.get("id"), str) and env["id"]
+            and isinstance(env.get("metadata"), dict) and isinstance(env["metadata"].get("case"), dict)):
+        return _own_row(sample, env, report, raw)
+    return _foreign_row(sample, index, report)
+
+
+def _own_row(sample: dict[str, Any], env: dict[str, Any], report: Any, raw: dict[str, str] | None) -> dict[str, Any]:
+    multi = isinstance(sample["user_input"], list)
+    metadata = dict(env["metadata"])
+    value: dict[str, Any] = {"id": env["id"]}
+    value["input"] = env["input"] if "input" in env else _natural_input(sample["user_input"])
+    if "expected" in env:
+        value["expected"] = env["expected"]
+    elif "reference_tool_calls" in sample:
+        value["expected"] = _calls(sample["reference_tool_calls"])
+    elif "reference" in sample:
+        value["expected"] = sample["reference"]
+    if not multi:
+        for field, key in CONTEXTS.items():
+            if field in sample:
+                metadata[key] = sample[field]
+        run = {k: sample[k] for k in RUN_FIELDS if k in sample}
+        if run:
+            metadata[RUN_KEY] = run
+    value["metadata"] = metadata
+    _take_edits(value, sample, multi, report, raw)
+    return value
+
+
+def _calls(calls: Any) -> Any:
+    if not isinstance(calls, list):
+        return calls
+    return [{"name": c.get("name"), "arguments": c.get("args", {})} if isinstance(c, dict) else c for c in calls]
+
+
+def _take_edits(value: dict[str, Any], sample: dict[str, Any], multi: bool, report: Any,
+                raw: dict[str, str] | None) -> None:
+    """Where a native field differs from what evalconv writes for the carried row, the edit wins."""
+    try:
+        written = build_sample(Row.from_json(value), Quiet(), multi, raw is not None)
+    except Exception:  # the carried copy is not a valid row; the validator will say why
+        return
+    row_id, metadata, case = value["id"], value["metadata"], value["metadata"]["case"]
+    for field in sorted((set(written) | set(sample)) - {ENVELOPE}):
+        ours, theirs = written.get(field), sample.get(field)
+        same = (csv_cell(ours) == raw.get(field, "")) if raw is not None else jsonvalue.same(ours, theirs)
+        if same:
+            continue
+        if field == "user_input":
+            value["input"], path = _natural_input(theirs), "$.input"
+        elif field == "reference" and "reference_tool_calls" in written:
+            path = "$.metadata.case.expectedBehavior"
+            case["expectedBehavior"] = theirs if isinstance(theirs, str) else ""
+        elif field in ("reference", "reference_tool_calls"):
+            path = "$.expected"
+            if theirs is None:
+                value.pop("expected", None)
+            else:
+                value["expected"] = _calls(theirs) if field == "reference_tool_calls" else theirs
+        elif field in CONTEXTS:
+            path = f"$.metadata.{CONTEXTS[field]}"
+            _set(metadata, CONTEXTS[field], theirs)
+        elif field in RUN_FIELDS:
+            path = f"$.metadata.{RUN_KEY}.{field}"
+            run = metadata.setdefault(RUN_KEY, {})
+            _set(run, field, theirs)
+            if not run:
+                metadata.pop(RUN_KEY)
+        elif field in EXTENSION_FIELDS:
+            path = f"$.metadata.case.extensions.{VENDOR}.{field}"
+            ext = case.setdefault("extensions", {}).setdefault(VENDOR, {})
+            _set(ext, field, theirs)
+        else:
+            report.ignore(f"$.{field}", row_id, "not a Ragas sample field")
+            continue
+        report.infer(path, row_id, EDITED)
+
+
+def _set(target: dict[str, Any], key: str, value: Any) -> None:
+    if value is None:
+        target.pop(key, None)
+    else:
+        target[key] = value
+
+
+def _foreign_row(sample: dict[str, Any], index: int, report: Any) -> dict[str, Any]:
+    row_id = rec.generated_id(VENDOR, index)
+    report.infer("$.id", row_id, "Ragas samples have no id; numbered by place in the file")
+    value: dict[str, Any] = {"id": row_id, "input": _natural_input(sample["user_input"])}
+    calls, reference = sample.get("reference_tool_calls"), sample.get("reference")
+    case: dict[str, Any]
+    if calls:
+        value["expected"] = _calls(calls)
+        case = rec.imported_case(row_id, value["expected"], True, report, "Ragas")
+        if isinstance(reference, str):
+            case["expectedBehavior"] = reference
+            report.infer("$.metadata.case.expectedBehavior", row_id, "the sample's reference: the outcome in words")
+    else:
+        has = isinstance(reference, str)
+        if has:
+            value["expected"] = reference
+        case = rec.imported_case(row_id, reference, has, report, "Ragas")
+    rubrics = sample.get("rubrics")
+    if isinstance(rubrics, dict) and rubrics and "expected" not in value:
+        case["oracleType"] = "rubric"
+        case["evaluationCriteria"] = [str(v) for v in rubrics.values()]
+        report.infer("$.metadata.case.oracleType", row_id, "the sample has rubrics and no reference")
+    metadata: dict[str, Any] = {}
+    for field, key in CONTEXTS.items():
+        if field in sample:
+            metadata[key] = sample[field]
+            report.infer(f"$.metadata.{key}", row_id, f"the sample's {field}: a label, not input")
+    run = {k: sample[k] for k in RUN_FIELDS if k in sample}
+    if run:
+        metadata[RUN_KEY] = run
+        report.infer(f"$.metadata.{RUN_KEY}", row_id, "run output (response, retrieved contexts), kept beside the case")
+    ext = {k: sample[k] for k in EXTENSION_FIELDS if sample.get(k) is not None}
+    if ext:
+        case.setdefault("extensions", {})[VENDOR] = ext
+    for key in sample.keys() - KNOWN:
+        report.ignore(f"$.{key}", row_id, "not a Ragas sample field")
+    value["metadata"] = {"case": case, **metadata}
+    return value

@@ -1,0 +1,192 @@
+"""Canonical rows -> Ragas samples (JSONL as from_jsonl loads it; CSV and JSON arrays too).
+
+A Ragas dataset holds one kind of sample, so the writer holds the rows until it has seen them
+all: any chat input makes the whole file multi-turn. `build_sample` is also what the reader
+re-runs to tell an edit made in the Ragas file from the copy evalconv carried.
+"""
+from __future__ import annotations
+
+import csv
+from typing import Any, TextIO
+
+from evalconv.canonical import jsonvalue, paths
+from evalconv.canonical.row import Row
+
+from .fields import (CARRIED, CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, REASONS, ROLE_TO_TYPE,
+                     RUN_FIELDS, RUN_KEY, SINGLE_FIELDS, VENDOR)
+
+REASONS_TURN = ("in a multi-turn dataset a text input is written as one human message; the exact value "
+                "is carried in the sample's `evalconv` key")
+
+
+class Quiet:
+    """A report that keeps nothing: the reader's dry run of the writer."""
+
+    def carry(self, path: str, row_id: str, reason: str) -> None:
+        pass
+
+
+def is_chat(value: Any) -> bool:
+    return (isinstance(value, dict) and value.keys() == {"messages"} and isinstance(value["messages"], list)
+            and bool(value["messages"]) and all(isinstance(m, dict) for m in value["messages"]))
+
+
+def _ragas_calls(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(c, dict) and c.keys() == {"name", "args"} and isinstance(c["name"], str)
+        and isinstance(c["args"], dict) for c in value)
+
+
+def messages_for(value: Any) -> tuple[list[dict[str, Any]], bool]:
+    """Ragas messages for a chat input, and whether they hold it exactly (an AI message keeps
+    its tool_calls, any message its metadata object, when they have Ragas' shape)."""
+    out, exact = [], True
+    for m in value["messages"]:
+        kind = ROLE_TO_TYPE.get(m.get("role"))
+        content = m.get("content")
+        if kind is None or not isinstance(content, str):
+            exact = False
+            continue
+        message: dict[str, Any] = {"content": content, "type": kind}
+        for key in m.keys() - {"role", "content"}:
+            if (key == "tool_calls" and kind == "ai" and _ragas_calls(m[key])) or \
+                    (key == "metadata" and isinstance(m[key], dict)):
+                message[key] = m[key]
+            else:
+                exact = False
+        out.append(message)
+    return out, exact and bool(out)
+
+
+def ragas_accepts(messages: list[dict[str, Any]]) -> bool:
+    """MultiTurnSample's rule: a tool message follows an AI message that made tool calls, or
+    another tool message."""
+    previous: dict[str, Any] | None = None
+    for m in messages:
+        if m["type"] == "tool" and not (previous and (previous["type"] == "tool" or
+                                                       (previous["type"] == "ai" and previous.get("tool_calls")))):
+            return False
+        previous = m
+    return True
+
+
+def build_sample(row: Row, report: Any, multi: bool, csv_cells: bool = False) -> dict[str, Any]:
+    env: dict[str, Any] = {"id": row.id}
+    sample: dict[str, Any] = {"user_input": _user_input(row, env, report, multi)}
+    sample.update(_reference(row, env, report, multi))
+    metadata = dict(row.metadata)
+    for field, key in CONTEXTS.items():
+        if not multi and _texts(metadata.get(key), ids=field.endswith("ids")):
+            sample[field] = metadata.pop(key)
+    run = metadata.get(RUN_KEY)
+    if not multi and _run_fields(run) and not (csv_cells and run.get("response") == ""):  # empty cell: no value
+        sample.update(metadata.pop(RUN_KEY))
+    ext = row.case.get("extensions", {}).get(VENDOR)
+    allowed = MULTI_FIELDS if multi else SINGLE_FIELDS
+    if isinstance(ext, dict):
+        sample.update((k, ext[k]) for k in EXTENSION_FIELDS if k in ext and k in allowed)
+    env["metadata"] = metadata
+    report.carry("$.id", row.id, CARRIED["$.id"])
+    for name in row.case:
+        report.carry(f"$.metadata.case.{name}", row.id, CARRIED[f"$.metadata.case.{name}"])
+    for key in metadata:
+        if key != "case":
+            report.carry(paths.join("$.metadata", key), row.id, REASONS["metadata"])
+    sample[ENVELOPE] = env
+    return sample
+
+
+def _texts(value: Any, ids: bool = False) -> bool:
+    kinds = (str, int) if ids else (str,)
+    return isinstance(value, list) and all(isinstance(v, kinds) and not isinstance(v, bool) for v in value)
+
+
+def _run_fields(run: Any) -> bool:
+    if not (isinstance(run, dict) and run and run.keys() <= set(RUN_FIELDS)):
+        return False
+    return all(isinstance(v, str) if k == "response" else _texts(v, ids=k.endswith("ids")) for k, v in run.items())
+
+
+def _user_input(row: Row, env: dict[str, Any], report: Any, multi: bool) -> Any:
+    value = row.input
+    if multi:
+        if isinstance(value, str):
+            env["input"] = value
+            report.carry("$.input", row.id, REASONS_TURN)
+            return [{"content": value, "type": "human"}]
+        messages, exact = messages_for(value) if is_chat(value) else ([], False)
+        if messages and ragas_accepts(messages):  # else (system messages alone, a stray tool message) JSON text
+            if not exact:
+                env["input"] = value
+                report.carry("$.input", row.id, REASONS["input.system"])
+            return messages
+    elif isinstance(value, str):
+        return value
+    env["input"] = value
+    report.carry("$.input", row.id, REASONS["input.text"] if not multi or not is_chat(value) else REASONS["input.order"])
+    text = jsonvalue.dumps(value)
+    return [{"content": text, "type": "human"}] if multi else text
+
+
+def _reference(row: Row, env: dict[str, Any], report: Any, multi: bool) -> dict[str, Any]:
+    if not row.has_expected:
+        return {}
+    oracle, expected = row.case["oracleType"], row.expected
+    if oracle in ("reference-answer", "rubric") and isinstance(expected, str) and expected:
+        return {"reference": expected}
+    if oracle == "expected-tool-calls" and multi and isinstance(expected, list):
+        calls = [{"name": c["name"], "args": c.get("arguments", {})} for c in expected
+                 if isinstance(c, dict) and isinstance(c.get("name"), str)]
+        exact = len(calls) == len(expected) and all(
+            c.keys() == {"name", "arguments"} and isinstance(c["arguments"], dict) for c in expected)
+        if not exact:
+            env["expected"] = expected
+            report.carry("$.expected", row.id, REASONS["expected.args"])
+        out: dict[str, Any] = {"reference_tool_calls": calls}
+        if row.case.get("expectedBehavior"):  # the outcome in words, as agent-goal metrics read it
+            out["reference"] = row.case["expectedBehavior"]
+        return out
+    if expected == "":
+        env["expected"] = expected
+        report.carry("$.expected", row.id, REASONS["expected.empty"])
+        return {}
+    why = {"reference-answer": "expected.text", "rubric": "expected.text", "acceptable-set": "expected.set",
+           "expected-tool-calls": "expected.calls"}.get(oracle, "expected.other")
+    env["expected"] = expected
+    report.carry("$.expected", row.id, REASONS[why])
+    return {"reference": jsonvalue.dumps(expected)} if why == "expected.text" else {}
+
+
+def csv_cell(value: Any) -> str:
+    """What Ragas' to_csv writes: text as is, anything else as Python's str() of it."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+class SampleWriter:
+    """Holds the rows (a Ragas dataset is all single-turn or all multi-turn), writes on close."""
+
+    def __init__(self, out: TextIO, report: Any, variant: str) -> None:
+        self._out, self._report, self._variant = out, report, variant
+        self._rows: list[Row] = []
+        self._multi = False
+
+    def write(self, row: Row) -> None:
+        self._rows.append(row)
+        self._multi = self._multi or is_chat(row.input)
+
+    def close(self) -> None:
+        samples = [build_sample(row, self._report, self._multi, self._variant == "csv") for row in self._rows]
+        if self._multi and any(not is_chat(r.input) for r in self._rows):
+            self._report.notes.append("the set mixes chat and text inputs; Ragas holds one kind per dataset, "
+                                      "so every sample is multi-turn (a text input is one human message)")
+        if self._variant == "jsonl":
+            self._out.writelines(jsonvalue.dumps(s) + "\n" for s in samples)
+        elif self._variant == "json":
+            self._out.write(jsonvalue.dumps(samples, indent=True) + "\n")
+        else:
+            columns = list(dict.fromkeys(k for s in samples for k in s))
+            writer = csv.writer(self._out)  # the excel dialect, as to_csv's DictWriter
+            writer.writerow(columns)
+            writer.writerows([csv_cell(s.get(k)) for k in columns] for s in samples)
