@@ -146,9 +146,9 @@ def test_regression_expectations_only_on_cases_an_llm_judge_may_grade(evaluator,
 
 
 def test_non_string_input_becomes_json_text_and_is_carried():
-    text, report = write([make_row(input={"messages": [{"role": "user", "content": "hi"}]})])
+    text, report = write([make_row(input={"question": "hi", "lang": ["en"]})])
     (golden,) = json.loads(text)
-    assert json.loads(golden["input"]) == {"messages": [{"role": "user", "content": "hi"}]}
+    assert json.loads(golden["input"]) == {"question": "hi", "lang": ["en"]}
     assert "$.input" in carried(report, "cs-1")
 
 
