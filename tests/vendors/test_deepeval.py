@@ -559,3 +559,15 @@ def test_regression_a_set_of_chats_becomes_conversational_goldens(variant):
     mixed, _ = write([*rows, make_row("c")], variant)  # one plain row: all single-turn, in order
     assert [g["name"] for g in goldens(mixed, variant)] == ["a", "b", "c"]
     assert all("turns" not in g for g in goldens(mixed, variant))
+
+
+def test_edits_to_a_conversational_golden_come_back():
+    chat = {"messages": [{"role": "user", "content": "Refund?"}]}
+    text, _ = write([make_row("a", input=chat)])
+    goldens_ = json.loads(text)
+    goldens_[0]["turns"][0]["content"] = "Refund now?"
+    goldens_[0]["expected_outcome"] = "Edited"
+    checked, report = read(json.dumps(goldens_))
+    assert checked[0].row.input == {"messages": [{"role": "user", "content": "Refund now?"}]}
+    assert checked[0].row.expected == "Edited"
+    assert {e["path"] for e in report.to_json()["edited"]} == {"$.input", "$.expected"}

@@ -176,6 +176,14 @@ def _take_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, rep
 
     written = build_golden(Row.from_json(value), _Quiet())
     row = copy.deepcopy(value)
+    if "turns" in golden and "input" not in golden:  # a conversational golden: its turns and outcome
+        turns = [{k: t[k] for k in ("role", "content") if k in t} if isinstance(t, dict) else t
+                 for t in golden.get("turns") or []]
+        if _is_messages(value["input"]) and not jsonvalue.same(turns, value["input"]["messages"]):
+            row["input"] = {"messages": turns}
+            report.edit("$.input", value["id"], f"turns was edited in the DeepEval file; the edit is kept "
+                        f"(it differs from the copy in additional_metadata.{CARRIER})")
+        golden = {**golden, "expected_output": golden.get("expected_outcome")}
     for key in _COMPARED:
         want = decode_csv_cell(key, csv_cell(key, written[key])) if variant == "csv" else written[key]
         if key in golden and not jsonvalue.same(_normalised({key: want})[key], golden[key]):
@@ -183,6 +191,10 @@ def _take_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, rep
             report.edit(path, value["id"], f"{key} was edited in the DeepEval file; the edit is kept "
                         f"(it differs from the copy in additional_metadata.{CARRIER})")
     return row
+
+
+def _is_messages(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("messages"), list)
 
 
 def _edit_name(row: dict[str, Any], name: Any, _: Any) -> str:
