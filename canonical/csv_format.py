@@ -41,7 +41,6 @@ _GUARDED_FIRST = frozenset(_QUOTED_START)
 _EXCEL_LOOK = re.compile(",\"?[=+\\-@\t\r']")
 _QUOTE_LOOK = re.compile(",\"?'")
 _LINE_END = re.compile(r"\r\n?|\n")
-_UNESCAPED_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")
 
 
 def join_list(items: list[str]) -> str:

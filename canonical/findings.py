@@ -8,10 +8,23 @@ from .errors import one_line
 
 Severity = Literal["error", "warning"]
 
-ERROR_CODES = ("parse", "schema", "id-mismatch", "duplicate-id", "inadmissible-evaluator",
-               "case-family-conflict", "missing-required-field")
-WARNING_CODES = ("starter-example", "judge-needs-validation", "rubric-without-criteria",
-                 "expert-without-expertise", "expected-on-behavior-only", "expected-shape")
+# Every finding code: its severity and what it means. docs/errors.md's code list is generated
+# from this table (`codes_markdown`); a finding with a code not in it cannot be made.
+CODES: dict[str, tuple[Severity, str]] = {
+    "parse": ("error", "the row cannot be read: not JSON, not an object, or a cell that cannot be decoded"),
+    "schema": ("error", "the row does not fit the row schema (a missing field, a wrong type, an unknown value)"),
+    "id-mismatch": ("error", "metadata.case.caseId differs from the row's id"),
+    "duplicate-id": ("error", "another row of the set already uses this id"),
+    "inadmissible-evaluator": ("error", "the evaluator cannot grade this oracle type (the admissibility map)"),
+    "case-family-conflict": ("error", "rows of one case family disagree on the oracle type or the evaluator"),
+    "missing-required-field": ("error", "a field named with --require is empty in this row"),
+    "starter-example": ("warning", "the row is a starter example, not a validated gold-standard answer"),
+    "judge-needs-validation": ("warning", "llm-judge is admitted for this oracle type only with conditions"),
+    "rubric-without-criteria": ("warning", "a rubric case has no evaluationCriteria"),
+    "expert-without-expertise": ("warning", "a human-expert case does not say what expertise the reviewer needs"),
+    "expected-on-behavior-only": ("warning", "an expected-behavior-only case carries expected, which nothing grades"),
+    "expected-shape": ("warning", "expected does not have the shape its oracle type needs"),
+}
 
 
 @dataclass(slots=True, frozen=True)
@@ -25,9 +38,13 @@ class Finding:
     record: int | None = None   # CSV record number (1 = first record after the header)
     source: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"unknown finding code {self.code!r}: add it to canonical.findings.CODES")
+
     @property
     def severity(self) -> Severity:
-        return "warning" if self.code in WARNING_CODES else "error"
+        return CODES[self.code][0]
 
     def to_json(self) -> dict[str, Any]:
         return {"code": self.code, "severity": self.severity, "message": self.message,
@@ -48,3 +65,10 @@ class Finding:
             who += f" ({self.id})"
         head = " ".join(p for p in (where + ":" if where else "", who, self.path) if p)
         return one_line(f"{head}: {self.severity}[{self.code}]: {self.message}")
+
+
+def codes_markdown() -> str:
+    """The code list in docs/errors.md, generated from CODES."""
+    lines = ["| code | severity | meaning |", "|------|----------|---------|"]
+    lines += [f"| `{code}` | {severity} | {summary} |" for code, (severity, summary) in CODES.items()]
+    return "\n".join(lines) + "\n"

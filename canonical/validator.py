@@ -286,7 +286,3 @@ def required_findings(value: dict[str, Any], required: Iterable[str]) -> list[Fi
             out.append(Finding("missing-required-field", f"{path} is required (--require) but the row "
                                                          f"does not fill it", path))
     return out
-
-
-def validate_rows(rows: Iterable[SourceRow], source: str | None = None) -> Iterator[Checked]:
-    return Validator(source=source).check_all(rows)

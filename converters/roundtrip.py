@@ -81,11 +81,12 @@ def default_routes() -> list[str]:
     return [fmt.name for fmt in REGISTRY.all() if fmt.can_read and fmt.can_write]
 
 
-def route(rows: list[Row], via: str, label: str) -> RouteResult:
-    """Write `rows` with `via`, read them back, and hold the difference against the loss report."""
+def route(rows: list[Row], via: str, label: str, suffix: str | None = None) -> RouteResult:
+    """Write `rows` with `via`, read them back, and hold the difference against the loss report.
+    `suffix` picks one of the format's variants (default: its output suffix)."""
     result = RouteResult(label, via, len(rows), row_ids=[r.id for r in rows])
     with tempfile.TemporaryDirectory(prefix="evalconv-roundtrip-") as tmp:
-        path = os.path.join(tmp, "set" + output_extension(via))
+        path = os.path.join(tmp, "set" + (suffix or output_extension(via)))
         try:
             loss = api.write(rows, path, via)
             back = api.read(path, from_=via)

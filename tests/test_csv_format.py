@@ -49,7 +49,7 @@ def test_typed_values_survive_as_input_expected_and_metadata(value):
 def test_absent_null_empty_and_empty_lists_stay_distinct():
     variants = [row("absent", expected=()), row("null", expected=(None,)), row("empty", expected=("",)),
                 row("list0", expected=([],)), row("list1", expected=([""],))]
-    for i, field in enumerate(["unacceptableBehavior", "evaluationCriteria", "linkedConcerns"]):
+    for field in ["unacceptableBehavior", "evaluationCriteria", "linkedConcerns"]:
         variants[3]["metadata"]["case"][field] = []
         variants[4]["metadata"]["case"][field] = [""]
     variants[2]["metadata"]["case"]["scenario"] = ""

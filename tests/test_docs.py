@@ -34,3 +34,9 @@ def test_ci_runs_the_readme_test_command():
     blocks = re.findall(r"```sh\n(.*?)```", readme, re.S)
     test_command = next(line for block in blocks for line in block.splitlines() if "pytest" in line)
     assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_the_finding_codes_in_errors_md_are_generated_from_the_table():
+    from evalconv.canonical.findings import codes_markdown
+    page = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
+    assert codes_markdown() in page, "regenerate the code list in docs/errors.md from canonical.findings.codes_markdown()"

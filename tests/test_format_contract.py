@@ -171,3 +171,24 @@ def test_canonical_imports_nothing_from_the_application_layer():
                 continue
             assert not [n for n in names if n.split(".")[0] in ("evalconv", "converters", "vendors")], (
                 f"{path.name} imports {names}")
+
+
+def test_every_finding_code_in_the_source_is_in_the_table():
+    """A mistyped code fails here for every call site, not only the ones a test happens to reach."""
+    import ast
+
+    from evalconv.canonical.findings import CODES
+    used = set()
+    for folder in ("canonical", "converters", "vendors"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Finding" and node.args \
+                        and isinstance(node.args[0], ast.Constant):
+                    used.add((node.args[0].value, path.name))
+    assert used and not {(code, where) for code, where in used if code not in CODES}
+
+
+def test_a_finding_with_an_unknown_code_cannot_be_made():
+    from evalconv.canonical.findings import Finding
+    with pytest.raises(ValueError, match="unknown finding code 'duplicate-ids'"):
+        Finding("duplicate-ids", "x")

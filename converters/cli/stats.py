@@ -166,7 +166,7 @@ def _grid(table: dict[str, Any], limit: int = 12) -> list[str]:
                             for a, counts in rows]
     widths = [min(max(len(r[i]) for r in cells), 28) for i in range(len(cells[0]))]
     lines = []
-    for i, r in enumerate(cells):
+    for r in cells:
         first = r[0][:widths[0]].ljust(widths[0])
         rest = [c[:w].rjust(w) for c, w in zip(r[1:], widths[1:])]
         lines.append("  " + "  ".join([first, *rest]).rstrip())

@@ -13,17 +13,17 @@ from pathlib import Path
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
 
-import pytest  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-import evalconv  # noqa: E402
-from evalconv.canonical import jsonvalue  # noqa: E402
-from evalconv.canonical.row import Row  # noqa: E402
-from evalconv.vendors.deepeval.golden import is_tool_calls  # noqa: E402
-from evalconv.vendors.deepeval.write import pandas_kind  # noqa: E402
-from interop import require_module  # noqa: E402
-from strategies import TRICKY, row_sets, texts  # noqa: E402
+import evalconv
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.row import Row
+from evalconv.vendors.deepeval.golden import is_tool_calls
+from evalconv.vendors.deepeval.write import pandas_kind
+from interop import require_module
+from strategies import TRICKY, row_sets, texts
 
 pytestmark = pytest.mark.interop
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors" / "deepeval"
@@ -134,7 +134,7 @@ def test_csv_exports_load_in_deepeval_as_meant_or_as_reported(deepeval, rows):
         report = export(rows, path)
         try:
             goldens = load(deepeval, path)
-        except Exception:  # noqa: BLE001 - whatever DeepEval raises, the report must have said so
+        except Exception:
             assert any("will fail" in note for note in report.notes), report.notes
             return
     assert not any("will fail" in note for note in report.notes), report.notes
@@ -242,7 +242,7 @@ def test_csv_that_deepeval_cannot_load_is_announced(deepeval, rows):
     with scratch() as tmp:
         report = export(rows, tmp / "set.csv")
         assert any("will fail" in note for note in report.notes)
-        with pytest.raises(Exception):
+        with pytest.raises(Exception):  # noqa: B017 - pandas and DeepEval raise several kinds
             load(deepeval, tmp / "set.csv")
 
 

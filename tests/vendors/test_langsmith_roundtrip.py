@@ -27,7 +27,7 @@ def test_file_roundtrip_is_exact(rows):
     checked, _ = read_text("langsmith", text)
     assert_exact(rows, checked, loss)
     assert not loss.lossy
-    for (path, reason), ids in loss.carried.entries.items():
+    for path, reason in loss.carried.entries:
         assert path in CARRIED, path
         assert reason in {f.reason for f in FIELD_MAP if f.path == path and f.fate == "carried"}
 

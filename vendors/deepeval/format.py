@@ -6,7 +6,7 @@ a JSON array on standard output); the reader picks it from the content. Details:
 from __future__ import annotations
 
 import csv
-from typing import Any, Iterator, TextIO
+from typing import Iterator, TextIO
 
 from evalconv.canonical.format import Format, Variant, WriteOptions
 from evalconv.canonical.reporting import LossReporter, ReadReporter

@@ -5,7 +5,7 @@ reader takes all three. Details: docs/vendors/inspect.md.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, TextIO
+from typing import Iterator, TextIO
 
 from evalconv.canonical.format import Format, Variant, WriteOptions
 from evalconv.canonical.reporting import LossReporter, ReadReporter

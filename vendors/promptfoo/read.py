@@ -19,7 +19,6 @@ from .text import unescape, unescape_top
 ENVELOPE = "evalconv"
 NAMESPACE = "promptfoo"  # metadata.case.extensions.promptfoo
 ID_KEYS = ("evalconv_id", "case_id", "caseId", "id")
-ORACLE_TYPES = ("equals", "factuality", "model-graded-factuality", "javascript", "tool-call-f1")
 CRITERIA_TYPES = ("llm-rubric", "g-eval", "model-graded-closedqa")
 MEMBERSHIP_SUFFIX = ".includes(output)"
 _ESCAPED_ENVELOPE = re.compile(r"~+" + ENVELOPE + r"\Z")

@@ -7,7 +7,7 @@ docs/vendors/ragas.md.
 from __future__ import annotations
 
 import csv
-from typing import Any, Iterator, TextIO
+from typing import Iterator, TextIO
 
 from evalconv.canonical.format import Format, Variant, WriteOptions
 from evalconv.canonical.reporting import LossReporter, ReadReporter

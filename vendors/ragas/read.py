@@ -73,7 +73,7 @@ def _decoded(raw: dict[str, str]) -> dict[str, Any]:
             if key == "user_input" or key not in KNOWN:
                 out[key] = cell
                 continue
-            raise rec.BadRecord(f"{key} cell is not a list or dict as Ragas' to_csv writes it", f"$.{key}", None)
+            raise rec.BadRecord(f"{key} cell is not a list or dict as Ragas' to_csv writes it", f"$.{key}", None) from None
         if key == "user_input" and not _is_messages(value):
             value = cell
         out[key] = value
