@@ -141,10 +141,10 @@ def test_regression_braintrust_eval_scores_every_reference_and_edits_come_back()
     text, _ = write_text("braintrust", [Row.from_json(v) for v in values])
     records = [jsonvalue.loads(line) for line in text.splitlines()]
 
-    def task(input, hooks):  # noqa: A002 - Braintrust's parameter name
+    def task(input, hooks):  # Braintrust passes these by name
         return {"answer": "$1,000", "set": "under_review", "state": {"claims": {"c-1": "closed"}}}[hooks.metadata["case"]["caseId"]]
 
-    def reference(input, output, expected):  # noqa: A002
+    def reference(input, output, expected):
         return float(output in expected) if isinstance(expected, list) else float(output == expected)
 
     result = braintrust.Eval("evalconv-interop", data=lambda: [dict(r) for r in records], task=task,
