@@ -42,6 +42,10 @@ def csv_to_jsonl(src, dst):
                     case.update(value)
                 elif name == "metadata":
                     meta.update(value)
+                elif name.startswith("metadata."):
+                    meta[name[9:]] = value
+                elif name == "case.extensions":
+                    case["extensions"] = json.loads(value)
                 elif name.startswith("case."):
                     lists = ("unacceptableBehavior", "evaluationCriteria", "linkedConcerns")
                     case[name[5:]] = value.split("|") if name[5:] in lists else value

@@ -6,7 +6,9 @@ from typing import Literal
 Verdict = Literal["ok", "cond", "barred"]
 
 _COND = ("the {payload} goes in the judge prompt, and the judge is validated against human labels "
-         "on a sample of the task's own cases (route to judge-validation-report-builder)")
+         "on a sample of the task's own cases: have people grade a sample of these cases, compare the "
+         "judge's verdicts with theirs (`evalconv report` gives the agreement per case family), and trust "
+         "its scores only where they agree")
 
 # oracle type -> evaluator -> (verdict, reason). A missing evaluator is barred with the
 # oracle type's catch-all reason below.

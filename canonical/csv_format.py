@@ -1,15 +1,19 @@
 """Canonical CSV: a row a record, lossless, and still a sheet a person can write by hand.
 
 The rules are in docs/csv-spec.md. In short: a plain-text column per field (an empty cell
-is absent), typed `:json` columns for values that are not plain non-empty text, list fields
-joined with `|` (escaped with `\\`), and the rest of `metadata` in one JSON column, so the
-header is known before the first row is written.
+is absent), list fields joined with `|` (escaped with `\\`), the user's metadata keys in
+`metadata.<key>` columns; typed `:json` columns and the `case:json` / `metadata:json`
+catch-alls only for values that are not plain non-empty text. Only the columns the rows use
+are written.
 """
 from __future__ import annotations
 
+import codecs
 import csv
+import itertools
 from dataclasses import dataclass
 import re
+import tempfile
 from typing import Any, Iterator, TextIO
 
 from . import jsonvalue, paths
@@ -19,16 +23,24 @@ from .reporting import LossReporter, ReadReporter
 from .row import ABSENT, Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS, row_schema
 from .source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+from .suggest import did_you_mean
 
 csv.field_size_limit(MAX_LINE_BYTES)
 
 CASE_JSON = "case:json"
 METADATA_JSON = "metadata:json"
 PLAIN_CASE_FIELDS = tuple(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] != "object")
+# Every fixed column, in the order the writer puts them; the user's `metadata.<key>` columns go
+# between `case:json` and `metadata:json`, in the order their keys first appear.
 HEADER: tuple[str, ...] = (
     "id", "id:json", "input", "input:json", "expected", "expected:json",
-    *(f"case.{f}" for f in PLAIN_CASE_FIELDS), CASE_JSON, METADATA_JSON,
+    *(f"case.{f}" for f in CASE_FIELDS), CASE_JSON, METADATA_JSON,
 )
+_FIXED_POSITION = {name: i for i, name in enumerate(HEADER)}
+_META_POSITION = _FIXED_POSITION[CASE_JSON]  # sorts after case:json (ties: by first-seen order)
+_FIXED_POSITION[METADATA_JSON] = len(HEADER) + 1
+REQUIRED_COLUMNS = ("id", "input", *(f"case.{f}" for f in REQUIRED_CASE_FIELDS))
+SPOOL_MEMORY = 8 * 1024 * 1024  # rows held in memory before the writer spools them to a temp file
 _ENUM_FIELDS = frozenset(
     name for name, spec in row_schema()["definitions"]["caseProfile"]["properties"].items()
     if "enum" in spec or spec.get("$ref", "").split("/")[-1] in ("oracleType", "evaluator", "provenance")
@@ -91,7 +103,7 @@ class CanonicalCSV(Format):
     def detect(self, head: str) -> float:
         first = _LINE_END.split(head.lstrip("\ufeff"), maxsplit=1)[0]
         try:
-            return 1.0 if "id" in next(csv.reader([first]), []) else 0.0
+            return 1.0 if "id" in next(csv.reader([first], delimiter=sniff_delimiter(first)), []) else 0.0
         except csv.Error:  # not CSV, whatever else it is
             return 0.0
 
@@ -99,7 +111,18 @@ class CanonicalCSV(Format):
         return CSVWriter(out, excel_safe=isinstance(options, CSVOptions) and options.excel_safe)
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
-        reader = csv.reader(lines, strict=True)
+        physical = iter(lines)
+        before = []  # blank lines before the header, then the header's first line
+        for line in physical:
+            before.append(line)
+            if line.strip():
+                break
+        forced = lines.options.get("delimiter")
+        delimiter = forced or sniff_delimiter(before[-1] if before else "")
+        if delimiter != ",":
+            report.notes.append(f"cells are separated by {_DELIMITER_NAMES.get(delimiter, repr(delimiter))}"
+                        + ("" if forced else " (told by the header)"))
+        reader = csv.reader(itertools.chain(before, physical), delimiter=delimiter, strict=True)
         record, start = 0, 1
         try:
             header = next(reader, None)
@@ -108,7 +131,7 @@ class CanonicalCSV(Format):
             if header is None:
                 raise ReadError("the file is empty: a canonical CSV starts with its header row "
                                 "(id, input, case.caseId, ...)", source=lines.source, line=1)
-            layout = _Layout(header, lines.source)
+            layout = _Layout(header, lines.source, delimiter, told=bool(forced))
             start = lines.number + 1
             for cells in reader:
                 if cells:
@@ -117,6 +140,29 @@ class CanonicalCSV(Format):
                 start = lines.number + 1
         except csv.Error as err:
             raise ReadError(_csv_error(str(err)), source=lines.source, line=start) from None
+
+
+DELIMITERS = (",", ";", "\t")
+_DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs"}
+
+
+def _known_column(name: str) -> bool:
+    return name in _FIXED_POSITION or (name.startswith("metadata.") and name not in ("metadata.", "metadata.case"))
+
+
+def sniff_delimiter(header_line: str) -> str:
+    """The delimiter that splits the header into the most known columns (Excel in a European
+    locale saves `;`, some exports use tab); a comma unless another does better."""
+    best, best_known = ",", 0
+    for delimiter in DELIMITERS:
+        try:
+            cells = next(csv.reader([header_line.rstrip("\r\n")], delimiter=delimiter), [])
+        except csv.Error:
+            continue
+        known = sum(1 for c in cells if _known_column(c.strip()))
+        if known > best_known:
+            best, best_known = delimiter, known
+    return best
 
 
 def _csv_error(message: str) -> str:
@@ -128,6 +174,15 @@ def _csv_error(message: str) -> str:
     return f"{what}; is a quoted cell missing its closing quote?"
 
 
+def _unknown_columns(names: list[str]) -> str:
+    """Every unknown column at once, each with the known name it most likely meant."""
+    hint = f"other metadata goes in a 'metadata.<key>' column or in '{METADATA_JSON}'"
+    parts = [_shown(name) + did_you_mean(name, HEADER) for name in names]
+    if len(names) == 1:
+        return f"unknown column {parts[0]}" + ("" if "did you mean" in parts[0] else f" ({hint})")
+    return f"{len(names)} unknown columns: {', '.join(parts)} ({hint})"
+
+
 def _shown(name: str) -> str:
     """A column name in quotes for a one-line message; line breaks and other control
     characters (a header cell can hold them when quoted) are escaped."""
@@ -137,8 +192,9 @@ def _shown(name: str) -> str:
 class _Layout:
     """Where each field lives in this file's header."""
 
-    def __init__(self, header: list[str], source: str) -> None:
+    def __init__(self, header: list[str], source: str, delimiter: str = ",", told: bool = False) -> None:
         seen: set[str] = set()
+        unknown = []
         for name in header:
             if name in seen:
                 raise ReadError(f"column {_shown(name)} appears twice in the header", source=source, line=1)
@@ -146,13 +202,21 @@ class _Layout:
             if name in ("metadata.", "metadata.case"):
                 raise ReadError(f"column {_shown(name)} names no metadata key of the user's (the case "
                                 f"profile goes in case.* columns)", source=source, line=1, field=name)
-            if name not in HEADER and not name.startswith("metadata.") and name != "case.extensions":
-                raise ReadError(f"unknown column {_shown(name)} (other metadata goes in a 'metadata.<key>' "
-                                f"column or in '{METADATA_JSON}')", source=source, line=1, field=_shown(name)[1:-1])
+            if name not in HEADER and not name.startswith("metadata."):
+                unknown.append(name)
+        if unknown and len(unknown) == len(header):
+            shown = _DELIMITER_NAMES.get(delimiter, repr(delimiter))
+            how = ("is --delimiter right?" if told else
+                   "evalconv tries commas, semicolons and tabs; name it with --delimiter")
+            raise ReadError(f"the header does not split into known columns with {shown} as the delimiter: the "
+                            f"delimiter looks wrong ({how})", source=source, line=1)
+        if unknown:
+            raise ReadError(_unknown_columns(unknown), source=source, line=1, field=_shown(unknown[0])[1:-1])
         missing = [c for c in (f"case.{f}" for f in REQUIRED_CASE_FIELDS) if c not in seen]
         missing[:0] = [c for c in ("id", "input") if c not in seen and f"{c}:json" not in seen]
         if missing:
-            raise ReadError(f"the header has no column for required field(s): {', '.join(missing)}",
+            raise ReadError(f"the header has no column for the required {'field' if len(missing) == 1 else 'fields'}"
+                            f" {', '.join(missing)}",
                             source=source, line=1)
         self.width = len(header)
         self.index = {name: i for i, name in enumerate(header)}
@@ -272,26 +336,170 @@ def _guard(cell: str) -> str:
 
 
 class CSVWriter:
+    """Writes only the columns the rows use (docs/csv-spec.md). The header comes first but is
+    known only at the end, so rows wait: in memory while they are few, then in a temporary file
+    (`SPOOL_MEMORY`), each run of rows as a line under the columns known when it was written.
+    At `close` the header goes out, then the rows: a run written under the final columns is
+    copied as it is, an earlier run is read back and widened (only runs from before the last new
+    column; in a set whose rows look alike, the first few rows)."""
+
     def __init__(self, out: TextIO, *, excel_safe: bool = False) -> None:
         self._out = out
         self._excel_safe = excel_safe
         self._needs_look = _EXCEL_LOOK if excel_safe else _QUOTE_LOOK
-        out.write(csv_line(HEADER))
+        self._columns: list[str] = []
+        self._known: set[str] = set()
+        self._meta_order: dict[str, int] = {}  # metadata.<key> -> first-seen position
+        self._chunk = False  # see write_chunks
+        self.runs: list[tuple[int, tuple[str, ...]]] = []
+        self._spool = _Spool()
+        for name in REQUIRED_COLUMNS:  # always there, even when a row's value needs case:json
+            self._add_column(name)
+        self._new_run()
+
+    def write_chunks(self) -> None:
+        """For a worker of converters/parallel.py, before the first row: lines go straight to
+        `out` (a byte sink with a `size`), and `runs` says under which columns each stretch of
+        its bytes was written, for the parent's `write_encoded`."""
+        self._chunk = True
+        self.runs = [(getattr(self._out, "size", 0), tuple(self._columns))]
 
     def write(self, row: Row) -> None:
-        cells = encode(row)
-        line = csv_line(cells)
+        cells = row_cells(row)
+        if not cells.keys() <= self._known:
+            self._widen(cells)
+        row_cells_ = list(map(cells.get, self._columns, self._blanks))
+        line = csv_line(row_cells_)
         # One C-speed search says whether any cell may need a leading apostrophe at all.
-        if self._needs_look.search(line) or cells[0][:1] in _GUARDED_FIRST:
-            if self._excel_safe:
-                cells = [c if c[:1] not in _GUARDED_FIRST else _guard(c) for c in cells]
-            else:
-                cells = [c if c[:1] != "'" else _quote_if_needed(c) for c in cells]
-            line = csv_line(cells)
-        self._out.write(line)
+        if self._needs_look.search(line) or row_cells_[0][:1] in _GUARDED_FIRST:
+            line = self._guarded(row_cells_)
+        if self._chunk:
+            self._out.write(line)
+        else:
+            self._spool.add(line)
+
+    def _guarded(self, cells: list[str]) -> str:
+        if self._excel_safe:
+            return csv_line([c if c[:1] not in _GUARDED_FIRST else _guard(c) for c in cells])
+        return csv_line([c if c[:1] != "'" else _quote_if_needed(c) for c in cells])
+
+    def _widen(self, cells: dict[str, str]) -> None:
+        for name in cells:  # in the row's order: metadata keys keep their first-seen order
+            if name not in self._known:
+                self._add_column(name)
+        self._new_run()
+
+    def _add_column(self, name: str) -> None:
+        if name.startswith("metadata."):
+            self._meta_order.setdefault(name, len(self._meta_order))
+        self._known.add(name)
+        self._columns = sorted(self._known, key=self._position)
+        self._blanks = ("",) * len(self._columns)
+
+    def _position(self, name: str) -> tuple[int, int]:
+        fixed = _FIXED_POSITION.get(name)
+        return (fixed, -1) if fixed is not None else (_META_POSITION, self._meta_order[name])
+
+    def _new_run(self) -> None:
+        layout = tuple(self._columns)
+        if self._chunk:
+            self.runs.append((getattr(self._out, "size", 0), layout))
+        else:
+            self._spool.new_run(layout)
+
+    def write_encoded(self, data: bytes, runs: list[tuple[int, tuple[str, ...]]]) -> None:
+        """Lines a worker wrote (`chunk=True`), `runs` giving the columns of each stretch."""
+        for i, (start, layout) in enumerate(runs):
+            end = runs[i + 1][0] if i + 1 < len(runs) else len(data)
+            if start == end:
+                continue
+            for name in layout:
+                if name not in self._known:
+                    self._add_column(name)
+            self._spool.new_run(layout)
+            self._spool.add_bytes(data[start:end])
 
     def close(self) -> None:
-        pass
+        if self._chunk:
+            return
+        # Excel reads UTF-8 without a BOM in the legacy code page (mojibake); evalconv strips it
+        self._out.write(("\ufeff" if self._excel_safe else "") + csv_line(self._columns))
+        self._spool.replay(self._out, tuple(self._columns))
+
+
+class _Spool:
+    """Rows waiting for the header: in memory up to SPOOL_MEMORY bytes, then in a temp file."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY, mode="w+b")
+        self._lines: list[str] = []
+        self._pending = 0
+        self._runs: list[tuple[int, tuple[str, ...]]] = []  # (byte offset, columns)
+        self._size = 0
+
+    def add(self, line: str) -> None:
+        self._lines.append(line)
+        self._pending += 1
+        if self._pending >= 512:
+            self._flush()
+
+    def add_bytes(self, data: bytes) -> None:
+        self._flush()
+        self._file.write(data)
+        self._size += len(data)
+
+    def new_run(self, layout: tuple[str, ...]) -> None:
+        self._flush()
+        if self._runs and self._runs[-1][1] == layout:
+            return
+        if self._runs and self._runs[-1][0] == self._size:
+            self._runs.pop()  # an empty run
+        self._runs.append((self._size, layout))
+
+    def _flush(self) -> None:
+        if self._lines:
+            data = "".join(self._lines).encode("utf-8", "surrogatepass")
+            self._file.write(data)
+            self._size += len(data)
+            self._lines, self._pending = [], 0
+
+    def replay(self, out: TextIO, columns: tuple[str, ...]) -> None:
+        self._flush()
+        spool, self._file = self._file, None
+        try:
+            spool.seek(0)
+            for i, (start, layout) in enumerate(self._runs):
+                end = self._runs[i + 1][0] if i + 1 < len(self._runs) else self._size
+                spool.seek(start)
+                if layout == columns:
+                    _copy(spool, end - start, out)
+                else:
+                    _widen_run(spool, end, layout, columns, out)
+        finally:
+            spool.close()
+
+
+def _copy(spool: Any, size: int, out: TextIO) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+    while size > 0:
+        data = spool.read(min(size, 1 << 20))
+        size -= len(data)
+        out.write(decoder.decode(data, final=size <= 0))
+
+
+def _widen_run(spool: Any, end: int, layout: tuple[str, ...], columns: tuple[str, ...], out: TextIO) -> None:
+    """Lines written under `layout` (a subset of `columns`), written again under `columns`."""
+    where = [columns.index(name) for name in layout]
+
+    def lines() -> Iterator[str]:
+        while spool.tell() < end:
+            yield spool.readline().decode("utf-8", "surrogatepass")
+
+    for cells in csv.reader(lines(), strict=True):
+        wide = [""] * len(columns)
+        for i, cell in zip(where, cells):
+            wide[i] = cell
+        out.write(csv_line(wide))
 
 
 def csv_line(cells: list[str] | tuple[str, ...]) -> str:
@@ -308,14 +516,16 @@ def csv_line(cells: list[str] | tuple[str, ...]) -> str:
     return ",".join(out) + "\r\n"
 
 
-_CASE_SLOTS = {name: i for i, name in enumerate(PLAIN_CASE_FIELDS)}
 _LIST_FIELDS = frozenset(f for f in PLAIN_CASE_FIELDS if CASE_FIELD_KINDS[f] == "list")
+_CASE_COLUMNS = {f: f"case.{f}" for f in CASE_FIELDS}
+_META_COLUMN = "metadata."
 
 
 def _list_cell(items: list[str]) -> str | None:
     """The plain `a|b` cell for a list, or None when only `case:json` can hold it exactly: no
     items, an empty item or one with surrounding whitespace (items are stripped on read), a NUL."""
-    if not items or not all(item and item == item.strip() for item in items):
+    if not isinstance(items, list) or not items \
+            or not all(isinstance(item, str) and item and item == item.strip() for item in items):
         return None
     joined = "|".join(items)
     if "\x00" in joined:
@@ -325,36 +535,44 @@ def _list_cell(items: list[str]) -> str | None:
     return joined
 
 
-def _typed_cells(value: Any) -> tuple[str, str]:
-    if value is ABSENT:
-        return "", ""
-    if isinstance(value, str) and value and "\x00" not in value:
-        return value, ""
-    return "", jsonvalue.dumps(value)
-
-
-def encode(row: Row) -> list[str]:
-    """The cells of one row, in HEADER order (before any leading-apostrophe protection)."""
-    case_cells = [""] * len(PLAIN_CASE_FIELDS)
+def row_cells(row: Row) -> dict[str, str]:
+    """The non-empty cells of one row by column name (before any leading-apostrophe protection).
+    A plain cell holds a non-empty string without a NUL; any other value takes a typed column."""
+    cells: dict[str, str] = {}
+    for key, value in (("id", row.id), ("input", row.input), ("expected", row.expected)):
+        if type(value) is str and value and "\x00" not in value:
+            cells[key] = value
+        elif value is not ABSENT:
+            cells[key + ":json"] = jsonvalue.dumps(value)
     overflow: dict[str, Any] = {}
     for name, value in row.case.items():  # only the fields the row has, usually a handful
-        slot = _CASE_SLOTS.get(name)
-        if slot is None:
-            overflow[name] = value  # extensions
-        elif name in _LIST_FIELDS:
+        if name in _LIST_FIELDS:
             cell = _list_cell(value)
             if cell is None:
                 overflow[name] = value
             else:
-                case_cells[slot] = cell
-        elif value and "\x00" not in value:
-            case_cells[slot] = value
+                cells[_CASE_COLUMNS[name]] = cell
+        elif type(value) is str and value and "\x00" not in value and name in _CASE_COLUMNS:
+            cells[_CASE_COLUMNS[name]] = value
+        elif name == "extensions" and isinstance(value, dict):
+            cells["case.extensions"] = jsonvalue.dumps(value)
         else:
-            overflow[name] = value
+            overflow[name] = value  # "", a NUL, or a name outside the profile (a valid row has none)
+    if overflow:
+        cells[CASE_JSON] = jsonvalue.dumps(overflow)
     metadata = row.metadata
-    rest = {k: v for k, v in metadata.items() if k != "case"} if len(metadata) > 1 else None
-    return [*_typed_cells(row.id), *_typed_cells(row.input), *_typed_cells(row.expected), *case_cells,
-            jsonvalue.dumps(overflow) if overflow else "", jsonvalue.dumps(rest) if rest else ""]
+    if len(metadata) > 1:
+        rest = {}
+        for key, value in metadata.items():
+            if key == "case":
+                continue
+            if type(value) is str and value and key and "\x00" not in value and "\x00" not in key:
+                cells[_META_COLUMN + key] = value
+            else:
+                rest[key] = value
+        if rest:
+            cells[METADATA_JSON] = jsonvalue.dumps(rest)
+    return cells
 
 
 FORMAT = CanonicalCSV()

@@ -16,6 +16,7 @@ import jsonschema_rs
 
 from . import paths
 from .admissibility import OMITTED_FIELDS
+from .suggest import did_you_mean
 
 SCHEMA_FILE = "row.schema.json"
 
@@ -118,7 +119,9 @@ def _messages(err: Any, where: list[str | int]) -> Iterator[tuple[str, str]]:
     elif kind == "enum":
         choices = ", ".join(err.validator_value)
         field = where[-1] if where else "value"
-        yield at, f"{json.dumps(err.instance, ensure_ascii=False)} is not a valid {field}; expected one of: {choices}"
+        hint = did_you_mean(err.instance, err.validator_value) if isinstance(err.instance, str) else ""
+        yield at, (f"{json.dumps(err.instance, ensure_ascii=False)} is not a valid {field}{hint}; "
+                   f"expected one of: {choices}")
     elif kind == "minLength":
         yield at, "must not be empty"
     else:
@@ -134,3 +137,25 @@ def _unknown_key_message(where: list[str | int], key: str) -> str:
         return (f"unknown case-profile field '{key}': put it under metadata.case.extensions "
                 f"(a namespace object) or elsewhere in metadata")
     return f"unknown key '{key}'"
+
+
+def enum_fields() -> dict[str, tuple[str, ...]]:
+    """Case-profile fields whose values come from a fixed list, with the list (schema order)."""
+    definitions = row_schema()["definitions"]
+    out = {}
+    for name, spec in definitions["caseProfile"]["properties"].items():
+        spec = definitions.get(spec.get("$ref", "").split("/")[-1], spec)
+        if "enum" in spec:
+            out[name] = tuple(spec["enum"])
+    return out
+
+
+ALLOWED_VALUES_BEGIN = "<!-- allowed values: generated from the schema by evalconv.canonical.schema.allowed_values_markdown() -->"
+ALLOWED_VALUES_END = "<!-- end of allowed values -->"
+
+
+def allowed_values_markdown() -> str:
+    """The allowed-values table of docs/csv-spec.md (tests/test_docs.py keeps it in sync)."""
+    lines = [ALLOWED_VALUES_BEGIN, "", "| column | allowed values |", "|--------|----------------|"]
+    lines += [f"| `case.{name}` | {', '.join(f'`{v}`' for v in values)} |" for name, values in enum_fields().items()]
+    return "\n".join(lines + ["", ALLOWED_VALUES_END])

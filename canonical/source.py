@@ -55,6 +55,7 @@ class Lines:
             raise ReadError(f"unknown encoding '{encoding}'", source=source) from None
         self._stream = stream
         self.number = 0
+        self.options: dict[str, Any] = {}  # what the user told the reader (CSV: `delimiter`)
 
     def __iter__(self) -> Iterator[str]:
         for raw, text in self._checked():

@@ -29,9 +29,11 @@ class ReadResult:
     report: ReadReport
 
 
-def read(path: str, *, from_: str | None = None, encoding: str | None = None) -> ReadResult:
+def read(path: str, *, from_: str | None = None, encoding: str | None = None,
+         delimiter: str | None = None, allow_outside_refs: bool = False) -> ReadResult:
     """Read a whole file into valid rows; invalid rows are left out and listed in `log.errors`."""
-    with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report):
+    with reading(path, from_=from_, encoding=encoding, delimiter=delimiter,
+                 allow_outside_refs=allow_outside_refs) as (fmt, rows, report):
         log, valid = FindingLog(), []
         for checked in Validator(source=label(path)).check_all(rows):
             log.add(checked.findings)
@@ -169,7 +171,8 @@ class _RejectLedger:
 
 def convert(source: str, output: str | None, *, to: str, from_: str | None = None,
             keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
-            report_ids: bool = True, jobs: int | None = None, **options: Any) -> ConversionResult:
+            report_ids: bool = True, jobs: int | None = None, delimiter: str | None = None,
+            allow_outside_refs: bool = False, **options: Any) -> ConversionResult:
     """Read, validate and write. Any invalid row: nothing is written (exit code 1), unless
     `keep_going`, when the valid rows are written and the rejected ones go to the ledger.
     `report_ids=False` keeps only per-field row counts in the loss report (flat memory).
@@ -187,7 +190,8 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     rejects = _RejectLedger(ledger_file) if ledger_file else None
     committed = False
     try:
-        with reading(source, from_=from_, encoding=encoding) as (fmt_in, rows, read_report), \
+        with reading(source, from_=from_, encoding=encoding, delimiter=delimiter,
+                     allow_outside_refs=allow_outside_refs) as (fmt_in, rows, read_report), \
                 parallel.workers_for(source, fmt_in.name, fmt_out.name, encoding, jobs, label=label(source),
                                      options=writer_options) as workers, \
                 AtomicOutput(output) as out:  # opened after the workers start: they must not hold it
@@ -196,13 +200,13 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
             checked_rows: Iterable[Any] = validator.check_all(rows)
             row_writer: RowWriter = writer
             if workers is not None:
-                checked_rows, row_writer = workers.checked_rows(validator), parallel.EncodedWriter(out)
+                checked_rows, row_writer = workers.checked_rows(validator), parallel.EncodedWriter(out, writer)
             valid_rows = 0
             for checked in checked_rows:
                 if isinstance(checked, parallel.CleanRows):  # valid, encoded, nothing to report
                     valid_rows += checked.count
                     if rejects is not None or log.error_count == 0:
-                        out.write_encoded(checked.data)
+                        parallel.write_encoded(out, writer, checked)
                         loss.rows += checked.count
                     continue
                 if checked.findings:

@@ -29,6 +29,7 @@ class FileOutcome:
     warnings: int = 0
     status: str = "ok"  # ok | lossy | invalid | unreadable | unwritable
     messages: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # what the target does differently (LossReport)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,12 +74,13 @@ def plan(root: str, outdir: str, *, to: str, include: tuple[str, ...] = (),
 
 
 def convert_one(source: str, label: str, output: str, to: str, from_: str | None, keep_going: bool,
-                encoding: str | None, options: dict[str, Any]) -> FileOutcome:
+                encoding: str | None, options: dict[str, Any],
+                read_options: dict[str, Any] | None = None) -> FileOutcome:
     outcome = FileOutcome(label, output)
     try:
         os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
         result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going,
-                             encoding=encoding, report_ids=False, jobs=1, **options)
+                             encoding=encoding, report_ids=False, jobs=1, **(read_options or {}), **options)
     except EvalconvError as err:
         outcome.status, outcome.output = "unreadable", None
         outcome.messages.append(err.render())
@@ -90,6 +92,7 @@ def convert_one(source: str, label: str, output: str, to: str, from_: str | None
     outcome.rows, outcome.rejected = result.rows_read, result.rejected
     outcome.lossy_fields = len({path for path, _ in result.loss.dropped.entries})
     outcome.warnings = result.log.warning_count
+    outcome.notices = list(result.loss.notices) if result.wrote_output else []
     outcome.messages = [f.render() for f in (result.log.errors + result.log.warnings)[:MESSAGES_PER_FILE]]
     if not result.wrote_output:
         outcome.output = None
@@ -103,10 +106,10 @@ def convert_one(source: str, label: str, output: str, to: str, from_: str | None
 def convert_tree(root: str, outdir: str, *, to: str, from_: str | None = None,
                  include: tuple[str, ...] = (), exclude: tuple[str, ...] = (), jobs: int = 1,
                  keep_going: bool = False, encoding: str | None = None,
-                 options: dict[str, Any] | None = None,
+                 options: dict[str, Any] | None = None, read_options: dict[str, Any] | None = None,
                  on_done: Callable[[FileOutcome], None] | None = None) -> BatchResult:
     pairs = plan(root, outdir, to=to, include=include, exclude=exclude)
-    tasks = [(found.path, found.relative, out, to, from_, keep_going, encoding, options or {})
+    tasks = [(found.path, found.relative, out, to, from_, keep_going, encoding, options or {}, read_options)
              for found, out in pairs]
     outcomes: dict[str, FileOutcome] = {}
 

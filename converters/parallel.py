@@ -71,11 +71,15 @@ def default_jobs() -> int:
     return min(2, os.cpu_count() or 1)
 
 
+Runs = list[tuple[int, Any]]  # (byte offset, what the writer needs to know of the bytes from there)
+
+
 @dataclass(slots=True)
 class Encoded:
     """A valid row a worker already wrote, as UTF-8; the parent writes it as it is."""
 
     data: bytes
+    runs: Runs | None = None  # a writer that wrote in runs (CSV: under which columns)
 
 
 @dataclass(slots=True)
@@ -84,14 +88,38 @@ class CleanRows:
 
     count: int
     data: bytes
+    runs: Runs | None = None
+
+
+def write_encoded(out: AtomicOutput, writer: Any, rows: Encoded | CleanRows) -> None:
+    """Bytes a worker wrote: through the parent's writer when it wrote them in runs."""
+    if rows.runs is None:
+        out.write_encoded(rows.data)
+    else:
+        writer.write_encoded(rows.data, rows.runs)
 
 
 class EncodedWriter:
-    def __init__(self, out: AtomicOutput) -> None:
-        self._out = out
+    def __init__(self, out: AtomicOutput, writer: Any = None) -> None:
+        self._out, self._writer = out, writer
 
     def write(self, row: Encoded) -> None:
-        self._out.write_encoded(row.data)
+        write_encoded(self._out, self._writer, row)
+
+
+def _runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
+    """The runs of `data[start:end]`, offsets made relative to `start`."""
+    if runs is None:
+        return None
+    out: Runs = []
+    for i, (at, what) in enumerate(runs):
+        until = runs[i + 1][0] if i + 1 < len(runs) else None
+        if until is not None and until <= start:
+            continue
+        if at >= end:
+            break
+        out.append((max(at - start, 0), what))
+    return out
 
 
 class _ByteSink:
@@ -132,6 +160,7 @@ class _Chunk(NamedTuple):
     notes: dict        # i -> (findings, rejected by the worker?, the row's value if so), for rows with either
     line_count: int
     error: tuple | None
+    runs: Runs | None = None  # the writer's runs over `data`, when it writes in runs
 
 
 def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
@@ -143,6 +172,8 @@ def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
     validator = Validator(source=label, require=require, set_rules=False)
     sink = _ByteSink()
     writer = REGISTRY.get(to).open_writer(sink, LossReport(to), options) if to else None
+    if hasattr(writer, "write_chunks"):  # a writer that writes in runs (CSV): told it is a worker
+        writer.write_chunks()
     sink.parts, sink.size = [], 0  # the parent writes the header
     ends, line_numbers, keys, notes = array("Q"), array("Q"), SetKeys(), {}
     error = None
@@ -160,7 +191,8 @@ def _check_chunk(path: str, start: int, end: int, label: str, to: str | None,
             line_numbers.append(src.line)
     except ReadError as err:
         error = (err.message, err.line, err.field)
-    return _Chunk(b"".join(sink.parts), ends, line_numbers, keys, notes, lines.number, error)
+    return _Chunk(b"".join(sink.parts), ends, line_numbers, keys, notes, lines.number, error,
+                  getattr(writer, "runs", None))
 
 
 class Workers:
@@ -223,7 +255,8 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
     for i in sorted(notes.keys() | later.keys()):
         row_from = ends[i - 1] if i else 0
         if i > done and to is not None:  # the clean rows before this one (rejected rows wrote nothing)
-            yield CleanRows(i - done, data[ends[done - 1] if done else 0:row_from])
+            at = ends[done - 1] if done else 0
+            yield CleanRows(i - done, data[at:row_from], _runs_in(chunk.runs, at, row_from))
         done = i + 1
         number, line = base + i + 1, lines[i] + line_base
         findings, rejected, value = notes.get(i, ((), False, None))
@@ -232,9 +265,11 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
         ok = not rejected and not any(f.severity == "error" for f in located)
         if not ok and not rejected:  # the set rules rejected it: the ledger wants the row
             value = reread(lines[i])
-        yield Checked(SourceRow(value, line), number, located, Encoded(data[row_from:ends[i]]) if ok else None)
+        encoded = Encoded(data[row_from:ends[i]], _runs_in(chunk.runs, row_from, ends[i])) if ok else None
+        yield Checked(SourceRow(value, line), number, located, encoded)
     if len(ids) > done and to is not None:
-        yield CleanRows(len(ids) - done, data[ends[done - 1] if done else 0:])
+        at = ends[done - 1] if done else 0
+        yield CleanRows(len(ids) - done, data[at:], _runs_in(chunk.runs, at, len(data)))
     if chunk.error is not None:
         message, line, field = chunk.error
         raise ReadError(message, source=label, line=None if line is None else line + line_base, field=field)

@@ -16,6 +16,7 @@ from typing import Any
 
 from .canonical.errors import UsageError
 from .canonical.format import Format, WriteOptions
+from .canonical.suggest import by_closeness, did_you_mean
 
 CANONICAL = (("csv", "evalconv.canonical.csv_format:FORMAT"),
              ("json", "evalconv.canonical.json_format:JSON_FORMAT"),
@@ -47,7 +48,8 @@ class Registry:
     def get(self, name: str) -> Format:
         target = self._targets.get(name)
         if target is None:
-            raise UsageError(f"unknown format '{name}' (known: {', '.join(self._targets)})")
+            known = by_closeness(name, self._targets)
+            raise UsageError(f"unknown format '{name}'{did_you_mean(name, known)} (known: {', '.join(known)})")
         if isinstance(target, str):
             module, _, attr = target.partition(":")
             try:

@@ -56,6 +56,12 @@ class LossReport:
     dropped: _FieldIds = field(default_factory=_FieldIds)
     carried: _FieldIds = field(default_factory=_FieldIds)
     notes: list[str] = field(default_factory=list)
+    # What the target will do differently with these cases (a test that fails until a person
+    # grades it, an evaluator evalconv chose): one line each, which the CLI prints on stderr.
+    notices: list[str] = field(default_factory=list)
+
+    def notice(self, text: str) -> None:
+        self.notices.append(text)
 
     @classmethod
     def counting(cls, format: str, output: str | None = None) -> "LossReport":
@@ -80,6 +86,8 @@ class LossReport:
                "dropped": self.dropped.to_json(), "carried": self.carried.to_json()}
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.notices:
+            out["notices"] = list(self.notices)
         return out
 
 

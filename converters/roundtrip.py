@@ -16,6 +16,7 @@ from .batch import output_extension
 from .canonical.diff import diff_paths, unexplained
 from .canonical.errors import EvalconvError
 from .canonical.row import Row
+from .canonical.suggest import count
 from .registry import REGISTRY
 from .walk import collect
 
@@ -99,7 +100,7 @@ def route(rows: list[Row], via: str, label: str, suffix: str | None = None) -> R
         result.problems.append(Problem(finding.id, finding.path, f"the export reads back invalid: "
                                                                  f"{finding.code}: {finding.message}"))
     if len(back.rows) != len(rows):
-        result.problems.append(Problem(None, "$", f"{len(rows)} rows went out, {len(back.rows)} came back"))
+        result.problems.append(Problem(None, "$", f"{count(len(rows), 'row')} went out, {len(back.rows)} came back"))
     for before, after in zip(rows, back.rows):
         differences = diff_paths(before.to_json(), after.to_json())
         unreported, idle = unexplained(differences, loss.dropped_paths(before.id))
@@ -137,7 +138,7 @@ def check(targets: Iterable[str], *, via: Iterable[str] = (), from_: str | None 
             first = read.log.errors[0]
             for name in routes:
                 report.results.append(RouteResult(label, name, status="error", problems=[Problem(
-                    first.id, first.path, f"the set itself is invalid ({read.log.error_count} errors; "
+                    first.id, first.path, f"the set itself is invalid ({count(read.log.error_count, 'error')}; "
                                           f"first: {first.render()})")]))
             continue
         report.results.extend(route(read.rows, name, label) for name in routes)

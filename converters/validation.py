@@ -54,13 +54,15 @@ class ValidationReport:
 
 
 def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None,
-                  require: Iterable[str] = (), jobs: int | None = None) -> FileValidation:
+                  require: Iterable[str] = (), jobs: int | None = None,
+                  delimiter: str | None = None, allow_outside_refs: bool = False) -> FileValidation:
     """Validate one file; `require` lists paths every row must fill (`metadata.reason`).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
     result = FileValidation(label(path), from_)
     required = tuple(_required_paths(require))
     try:
-        with reading(path, from_=from_, encoding=encoding) as (fmt, rows, report), \
+        with reading(path, from_=from_, encoding=encoding, delimiter=delimiter,
+                     allow_outside_refs=allow_outside_refs) as (fmt, rows, report), \
                 parallel.workers_for(path, fmt.name, None, encoding, jobs, label=label(path), options={},
                                      require=required) as workers:
             result.format = fmt.name
@@ -84,7 +86,8 @@ def _required_paths(require: Iterable[str]) -> Iterator[str]:
 
 
 def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
-             require: Iterable[str] = (), jobs: int | None = None) -> ValidationReport:
+             require: Iterable[str] = (), jobs: int | None = None,
+             delimiter: str | None = None, allow_outside_refs: bool = False) -> ValidationReport:
     """Validate files; folders are walked for files with a known extension."""
     from .walk import collect
 
@@ -94,5 +97,6 @@ def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str |
         files = [f.path for f in collect([target])] if os.path.isdir(target) else [target]
         if not files:  # a gate that checked nothing must not pass
             results.append(FileValidation(target, None, unreadable=f"{target}: no set files found in this folder"))
-        results += [validate_file(p, from_=from_, encoding=encoding, require=require, jobs=jobs) for p in files]
+        results += [validate_file(p, from_=from_, encoding=encoding, require=require, jobs=jobs,
+                                  delimiter=delimiter, allow_outside_refs=allow_outside_refs) for p in files]
     return ValidationReport(results)

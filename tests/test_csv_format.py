@@ -64,9 +64,16 @@ def test_metadata_keys_with_dots_and_pipes_and_extensions():
     assert back([one(value)]) == [value]
 
 
-def test_header_is_fixed_before_the_first_row():
+def test_an_empty_set_gets_the_required_columns_and_reads_back_empty():
     text, _ = write_text("csv", [])
-    assert next(csv.reader(io.StringIO(text))) == list(HEADER)
+    assert next(csv.reader(io.StringIO(text))) == ["id", "input", "case.caseId", "case.oracleType",
+                                                   "case.expectedBehavior", "case.provenance"]
+    assert read_sheet(text) == []
+
+
+def test_the_documented_column_order_is_every_fixed_column():
+    assert HEADER[:6] == ("id", "id:json", "input", "input:json", "expected", "expected:json")
+    assert HEADER[-2:] == ("case:json", "metadata:json") and "case.extensions" in HEADER
 
 
 @pytest.mark.parametrize("items", [["a|b", "c"], ["\\", "|"], ["a\\|b"], ["x"]])
@@ -111,7 +118,7 @@ def test_bom_and_crlf_are_not_errors():
 @pytest.mark.parametrize("header,message", [
     ("id,input,input,case.caseId", "column 'input' appears twice"),
     ("id,input,case.caseId,case.oracleType,case.expectedBehavior,case.provenance,score", "unknown column 'score'"),
-    ("input,case.caseId,case.oracleType,case.expectedBehavior,case.provenance", "required field(s): id"),
+    ("input,case.caseId,case.oracleType,case.expectedBehavior,case.provenance", "required field id"),
     ("id,input,case.caseId", "case.oracleType, case.expectedBehavior, case.provenance"),
 ])
 def test_header_errors(header, message):
@@ -168,8 +175,11 @@ def test_excel_safe_guards_formulas_and_reads_back():
     value["metadata"]["q"] = "'=already quoted"
     text, checked = roundtrip("csv", [one(value)], excel_safe=True)
     assert checked[0].row.to_json() == value
-    record = list(csv.reader(io.StringIO(text)))[1]
-    assert record[0] == "'=cmd" and record[2] == "'=HYPERLINK(\"x\")"
+    assert text.startswith("\ufeff")  # Excel reads UTF-8 with a BOM as UTF-8
+    header, record = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"))))
+    cells = dict(zip(header, record))
+    assert cells["id"] == "'=cmd" and cells["input"] == "'=HYPERLINK(\"x\")" and cells["expected"] == "'+1"
+    assert cells["metadata.q"] == "''=already quoted"
 
 
 def test_a_leading_apostrophe_survives_without_excel_safe():

@@ -36,6 +36,17 @@ def test_ci_runs_the_readme_test_command():
     assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
+def test_csv_spec_lists_the_allowed_values_from_the_schema():
+    from evalconv.canonical.schema import ALLOWED_VALUES_BEGIN, ALLOWED_VALUES_END, allowed_values_markdown
+
+    page = (ROOT / "docs" / "csv-spec.md").read_text(encoding="utf-8")
+    start, end = page.index(ALLOWED_VALUES_BEGIN), page.index(ALLOWED_VALUES_END) + len(ALLOWED_VALUES_END)
+    assert page[start:end] == allowed_values_markdown(), \
+        "regenerate the table in docs/csv-spec.md with evalconv.canonical.schema.allowed_values_markdown()"
+    for column in ("oracleType", "evaluator", "provenance", "reversibility", "blastRadius"):
+        assert f"| `case.{column}` |" in page[start:end]
+
+
 def test_the_finding_codes_in_errors_md_are_generated_from_the_table():
     from evalconv.canonical.findings import codes_markdown
     page = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")

@@ -156,3 +156,29 @@ def test_no_processes_to_be_had_means_one_core_not_a_failure(tmp_path, monkeypat
     monkeypatch.setattr(parallel, "Workers", no_fork)
     one = evalconv.validate([path], jobs=1)
     assert evalconv.validate([path], jobs=2).to_json() == one.to_json()
+
+
+def test_csv_columns_first_used_in_later_chunks_are_byte_identical(tmp_path):
+    """Issue 12: the CSV header holds only the columns used, and workers see only their chunk.
+    Keys first seen in different chunks, in different orders, and a typed column only the last
+    row needs give the same header and bytes as one core, and read back exactly."""
+    rows = []
+    for i in range(400):
+        value = row(f"r{i}", scenario="x" * (i % 40))
+        if i % 97 == 5:
+            value["metadata"][f"k{i % 4}"] = f"v{i}"
+        if i in (150, 151):
+            value["metadata"].update({"late": "b", "later": "a"} if i == 150 else {"later": "c", "late": ""})
+        rows.append(value)
+    rows[-1]["expected"] = 1
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    outs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"out{jobs}.csv"
+        assert evalconv.convert(str(path), str(out), to="csv", jobs=jobs).exit_code == 0
+        outs[jobs] = out.read_bytes()
+    assert outs[1] == outs[2]
+    assert outs[1].split(b"\r\n", 1)[0].endswith(b"case:json,metadata.k1,metadata.k2,metadata.late,"
+                                                 b"metadata.later,metadata.k3,metadata.k0,metadata:json")
+    assert [r.to_json() for r in evalconv.read(str(tmp_path / "out2.csv")).rows] == rows

@@ -1,17 +1,23 @@
 """The command line: a thin layer over the library, one module per command.
 
 `evalconv IN --to FORMAT` is short for `evalconv convert IN --to FORMAT`.
-Exit codes: 0 ok, 1 the data failed a check, 2 usage or unreadable input.
+Exit codes: 0 ok, 1 the data failed a check, 2 usage or unreadable input, 70 an internal
+error (a bug in evalconv: one line asking for a report; `--debug` or EVALCONV_DEBUG=1 shows the
+traceback), 130 interrupted.
 """
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 from typing import Any
 
 import click
 
 from .. import __version__
+from ..canonical.suggest import by_closeness, did_you_mean
 from .convert import convert_command
+from .report import report_command, runs_group
 from .info import formats_command, schema_command
 from .roundtrip import roundtrip_command
 from .stats import stats_command
@@ -23,8 +29,21 @@ class _DefaultToConvert(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            if _mistyped_command(args[0]):
+                commands = by_closeness(args[0], self.commands)
+                ctx.fail(f"'{args[0]}' is neither a file or folder here nor a command"
+                         f"{did_you_mean(args[0], commands)}; the commands are {', '.join(commands)} "
+                         f"(`evalconv FILE --to FORMAT` converts a file)")
             args = ["convert", *args]
         return super().parse_args(ctx, args)
+
+
+def _mistyped_command(word: str) -> bool:
+    """A first word that names no file and does not look like a path: a command misspelt or
+    one evalconv does not have (`evalconv init`), not a file that went missing."""
+    if word == "-" or word.startswith("-") or os.path.exists(word):
+        return False
+    return not any(ch in word for ch in "./\\") and word.isprintable()
 
 
 @click.group(cls=_DefaultToConvert, context_settings={"help_option_names": ["-h", "--help"]})
@@ -38,6 +57,9 @@ def cli() -> None:
       evalconv stats set.jsonl --html coverage.html     rows by slice, coverage gaps, a gate on them
       evalconv formats                                  what each format reads, writes and loses
       evalconv schema                                   the published JSON Schema
+      evalconv report results.json --cases set.jsonl    pass rates of a run, sliced
+
+    --debug (anywhere on the line) or EVALCONV_DEBUG=1 shows the traceback of an internal error.
     """
 
 
@@ -47,11 +69,36 @@ cli.add_command(formats_command)
 cli.add_command(schema_command)
 cli.add_command(roundtrip_command)
 cli.add_command(stats_command)
+cli.add_command(report_command)
+cli.add_command(runs_group)
+
+
+INTERNAL_ERROR = 70  # EX_SOFTWARE in sysexits.h
 
 
 def main(argv: list[str] | None = None) -> Any:
+    args = list(sys.argv[1:] if argv is None else argv)
+    end = args.index("--") if "--" in args else len(args)
+    debug = "--debug" in args[:end] or os.environ.get("EVALCONV_DEBUG", "") not in ("", "0")
+    args = [a for i, a in enumerate(args) if a != "--debug" or i >= end]
     try:
-        return cli.main(args=argv, prog_name="evalconv")
+        return cli.main(args=args, prog_name="evalconv")
     except KeyboardInterrupt:  # atomic writes leave nothing half-written
         click.echo("evalconv: interrupted", err=True)
         sys.exit(130)
+    except Exception as err:  # the last guard: a bug must still come out as one line
+        if debug:
+            traceback.print_exc()
+        click.echo(internal_error(err, debug), err=True)
+        sys.exit(INTERNAL_ERROR)
+
+
+def internal_error(err: BaseException, debug: bool = False) -> str:
+    from ..canonical.errors import one_line
+
+    where = getattr(err, "evalconv_source", None)
+    what = one_line(f"{type(err).__name__}: {err}")[:300]
+    return (f"evalconv: internal error{f' while reading {where}' if where else ''}: {what}. "
+            f"This is a bug in evalconv, not in your data: please report it in the project's "
+            f"issue tracker with the command{' and the file' if where else ''}"
+            + ("" if debug else " (run again with --debug for the traceback)"))

@@ -9,6 +9,10 @@ import click
 from ..atomic import AtomicOutput
 from ..batch import FAILED, BatchResult, FileOutcome, convert_tree, plan
 from ..canonical import jsonvalue
+from ..canonical.suggest import count
+
+
+WARNINGS_SHOWN = 3  # per file; a folder of many files must stay readable
 
 
 def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, include: tuple[str, ...],
@@ -27,6 +31,15 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
         if outcome.status in FAILED:
             for message in outcome.messages:
                 click.echo(message, err=True)
+        elif outcome.warnings:
+            click.echo(f"evalconv: {outcome.source}: {count(outcome.warnings, 'warning')}", err=True)
+            for message in outcome.messages[:WARNINGS_SHOWN]:
+                click.echo(f"  {message}", err=True)
+            if outcome.warnings > WARNINGS_SHOWN:
+                click.echo(f"  ... and {count(outcome.warnings - WARNINGS_SHOWN, 'more warning')} "
+                           f"(convert the file alone, or validate it, for all)", err=True)
+        for notice in outcome.notices:
+            click.echo(f"evalconv: note: {outcome.source}: {notice}", err=True)
         if bar is not None:
             bar.update(1, f"{rows_done} rows")
 
@@ -42,7 +55,7 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
             out.stream.write(jsonvalue.dumps(result.to_json(), indent=True) + "\n")
             out.commit()
     failed = sum(1 for f in result.files if f.status in FAILED)
-    click.echo(f"evalconv: {len(result.files)} files, {sum(f.rows for f in result.files)} rows, "
+    click.echo(f"evalconv: {count(len(result.files), 'file')}, {count(sum(f.rows for f in result.files), 'row')}, "
                f"{failed} failed", err=True)
     sys.exit(result.exit_code)
 

@@ -11,6 +11,7 @@ import click
 from ..canonical import jsonvalue
 from ..canonical.errors import EvalconvError
 from ..canonical.findings import Finding
+from ..canonical.suggest import count
 
 SHOWN_PER_KIND = 50
 
@@ -49,7 +50,8 @@ def print_findings(findings: Iterable[Finding], total: int, kind: str) -> None:
         click.echo(finding.render(), err=True)
         shown += 1
     if total > shown:
-        click.echo(f"... and {total - shown} more {kind} (use --format json or --report for all)", err=True)
+        more = count(total - shown, kind.rstrip("s"))
+        click.echo(f"... and {more} more (use --format json or --report for all)", err=True)
 
 
 def echo_json(value: Any) -> None:
@@ -58,5 +60,11 @@ def echo_json(value: Any) -> None:
 
 from_option = click.option("--from", "from_", metavar="FORMAT",
                            help="Input format (default: from the extension, else the content).")
+delimiter_flag = click.option(
+    "--delimiter", metavar="CHAR",
+    help="CSV input: the cell separator, e.g. ';' or tab (default: told by the header).")
+outside_refs_flag = click.option(
+    "--allow-outside-refs", "allow_outside_refs", is_flag=True,
+    help="promptfoo: follow file:// and vars references that lead outside the input's folder.")
 encoding_option = click.option("--encoding", metavar="NAME",
                                help="Input text encoding (default utf-8; e.g. cp1252 for old sheets).")

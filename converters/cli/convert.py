@@ -11,8 +11,11 @@ from .. import api
 from ..atomic import AtomicOutput
 from ..canonical import jsonvalue
 from ..canonical.errors import UsageError
+from ..canonical.suggest import count
 from ..registry import REGISTRY
 from .batch import run_folder
+from ..sources import delimiter_option
+from .common import delimiter_flag, outside_refs_flag
 from .common import encoding_option, from_option, handles_errors, print_findings
 
 
@@ -47,6 +50,8 @@ def _flag(name: str, default: Any, meta: Any) -> click.Option:
               help="Write the valid rows; send rejected rows to an error ledger beside the output.")
 @click.option("--ledger", metavar="PATH", help="Error ledger path (default: OUT.rejected.jsonl).")
 @encoding_option
+@delimiter_flag
+@outside_refs_flag
 @click.option("--include", multiple=True, metavar="GLOB", help="Folder: convert only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Folder: leave matching files out.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
@@ -55,7 +60,8 @@ def _flag(name: str, default: Any, meta: Any) -> click.Option:
 @click.option("--summary", "summary_path", metavar="PATH", help="Folder: write the summary table as JSON.")
 @handles_errors
 def convert_command(source: str, to: str, output: str | None, from_: str | None, report_path: str | None,
-                    keep_going: bool, ledger: str | None, encoding: str | None,
+                    keep_going: bool, ledger: str | None, encoding: str | None, delimiter: str | None,
+                    allow_outside_refs: bool,
                     include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
                     summary_path: str | None, **options: Any) -> None:
     """Convert IN (a file, a folder, or - for standard input) to FORMAT.
@@ -67,6 +73,7 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     declared = REGISTRY.declared_options()
     file_options = {declared[name].metadata["flag"]: value for name, value in options.items()
                     if declared[name].metadata["writes_file"] and value is not None}
+    reading = {"delimiter": delimiter_option(delimiter), "allow_outside_refs": allow_outside_refs}
     if os.path.isdir(source):
         for flag, given in (*file_options.items(), ("--report", report_path), ("--ledger", ledger)):
             if given:
@@ -74,21 +81,21 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
         if not output:
             raise UsageError("converting a folder needs -o OUTDIR", source=source)
         run_folder(source, output, to=to, from_=from_, include=include, exclude=exclude, jobs=jobs or 1,
-                   keep_going=keep_going, encoding=encoding, options=options, summary_path=summary_path)
+                   keep_going=keep_going, encoding=encoding, options=options, summary_path=summary_path,
+                   read_options=reading)
         return
     if include or exclude or summary_path:
         raise UsageError("--include, --exclude and --summary apply to a folder", source=source)
     api.check_written_paths(source, {"-o": None if output == "-" else output, "--report": report_path,
                                      "--ledger": ledger, **file_options})
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
-                         ledger=ledger, report_ids=bool(report_path), jobs=jobs, **options)
+                         ledger=ledger, report_ids=bool(report_path), jobs=jobs, **reading, **options)
     for notice in result.read.notices():
         click.echo(f"evalconv: {result.source}: edited in the file: {notice}", err=True)
-    if result.wrote_output:
-        for note in result.loss.notes:  # what the target tool needs or cannot check
-            click.echo(f"evalconv: note: {note}", err=True)
     print_findings(result.log.errors, result.log.error_count, "errors")
     print_findings(result.log.warnings, result.log.warning_count, "warnings")
+    for notice in result.loss.notices if result.wrote_output else ():
+        click.echo(f"evalconv: note: {notice}", err=True)
     if report_path and result.wrote_output:
         with AtomicOutput(report_path) as out:
             out.stream.write(jsonvalue.dumps(result.loss.to_json(), indent=True) + "\n")
@@ -97,25 +104,27 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
         click.echo(f"evalconv: no loss report written to {report_path}: nothing was converted", err=True)
     click.echo(_summary(result), err=True)
     sys.exit(result.exit_code)
+
+
 def _summary(result: api.ConversionResult) -> str:
     target = result.output or "<stdout>"
     head = f"evalconv: {result.source} ({result.from_format}) -> {target} ({result.to_format}): "
     if not result.wrote_output:
-        return head + (f"nothing written: {result.rejected} of {result.rows_read} rows invalid "
-                       f"({result.log.error_count} errors); use --keep-going to write the valid rows")
-    parts = [f"{result.rows_written} rows written"]
+        return head + (f"nothing written: {result.rejected} of {count(result.rows_read, 'row')} invalid "
+                       f"({count(result.log.error_count, 'error')}); use --keep-going to write the valid rows")
+    parts = [f"{count(result.rows_written, 'row')} written"]
     if result.read.edited:
         parts.append(f"{sum(len(ids) for ids in result.read.edited.entries.values())} edit(s) in the "
                      f"{result.from_format} file taken (listed above)")
     if result.rejected:
         parts.append(f"{result.rejected} rejected to {result.ledger}")
     if result.log.warning_count:
-        parts.append(f"{result.log.warning_count} warnings")
+        parts.append(count(result.log.warning_count, "warning"))
     loss = result.loss
     if loss.lossy:
-        parts.append(f"lossy: {len(loss.dropped.entries)} field(s) dropped (see --report)")
+        parts.append(f"lossy: {count(len(loss.dropped.entries), 'field')} dropped (see --report)")
     elif loss.carried:
-        parts.append(f"{len(loss.carried.entries)} field(s) carried in vendor metadata only")
+        parts.append(f"{count(len(loss.carried.entries), 'field')} carried in vendor metadata only")
     else:
         parts.append("lossless")
     return head + ", ".join(parts)

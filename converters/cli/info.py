@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from ..canonical.errors import UsageError
+from ..canonical.runs import attempt_schema, result_schema
 from ..canonical.schema import case_profile_schema, row_schema
 from ..registry import REGISTRY
 from .common import echo_json, handles_errors
@@ -71,7 +73,14 @@ def formats_command(output_format: str) -> None:
 
 @click.command("schema")
 @click.option("--case-profile", is_flag=True, help="Print the case profile's schema on its own.")
+@click.option("--attempt", is_flag=True, help="Print the schema of a run attempt record.")
+@click.option("--result", is_flag=True, help="Print the schema of an evaluation result record.")
 @handles_errors
-def schema_command(case_profile: bool) -> None:
+def schema_command(case_profile: bool, attempt: bool, result: bool) -> None:
     """Print the published JSON Schema of a canonical row (draft-07)."""
+    if case_profile + attempt + result > 1:
+        raise UsageError("give one of --case-profile, --attempt, --result")
+    if attempt or result:
+        echo_json(attempt_schema() if attempt else result_schema())
+        return
     echo_json(case_profile_schema() if case_profile else row_schema())

@@ -6,9 +6,12 @@ import sys
 import click
 
 from .. import api
+from ..sources import delimiter_option
+from ..canonical.suggest import count
 from ..registry import REGISTRY
 from ..junit import Case, write_junit
-from .common import echo_json, encoding_option, from_option, handles_errors, print_findings
+from .common import outside_refs_flag
+from .common import delimiter_flag, echo_json, encoding_option, from_option, handles_errors, print_findings
 
 
 @click.command("validate")
@@ -17,6 +20,8 @@ from .common import echo_json, encoding_option, from_option, handles_errors, pri
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json prints exactly what the library returns.")
 @encoding_option
+@delimiter_flag
+@outside_refs_flag
 @click.option("--require", multiple=True, metavar="FIELD",
               help="Rows that leave FIELD empty fail (repeatable), e.g. --require metadata.reason.")
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row.")
@@ -24,13 +29,14 @@ from .common import echo_json, encoding_option, from_option, handles_errors, pri
               help="Worker processes for a large JSONL file (default up to 2; 1 is serial).")
 @handles_errors
 def validate_command(sources: tuple[str, ...], from_: str | None, output_format: str,
-                     encoding: str | None, require: tuple[str, ...], junit_path: str | None,
-                     jobs: int | None) -> None:
+                     encoding: str | None, delimiter: str | None, allow_outside_refs: bool, require: tuple[str, ...],
+                     junit_path: str | None, jobs: int | None) -> None:
     """Check rows against the schema, the admissibility map and the set rules.
 
     Exit 0 with no errors (warnings allowed), 1 with any error, 2 when a file cannot be read.
     """
-    report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs)
+    report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs,
+                          delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs)
     if junit_path:
         write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":
@@ -46,8 +52,9 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
                 click.echo(f"evalconv: note: {result.path} was read as {result.format} by its content; "
                            f"if it is a canonical set, name it with --from", err=True)
             status = "ok" if result.valid else "INVALID"
-            click.echo(f"{result.path} ({result.format}): {result.rows} rows, {result.log.error_count} errors, "
-                       f"{result.log.warning_count} warnings: {status}")
+            click.echo(f"{result.path} ({result.format}): {count(result.rows, 'row')}, "
+                       f"{count(result.log.error_count, 'error')}, {count(result.log.warning_count, 'warning')}: "
+                       f"{status}")
     sys.exit(report.exit_code)
 
 
@@ -75,5 +82,5 @@ def junit_cases(report: api.ValidationReport) -> list[Case]:
             (case.failures if finding.severity == "error" else case.notes).append(finding.render())
         passing = result.rows - sum(1 for c in by_row.values() if c.failures)
         cases.extend(by_row.values())
-        cases.append(Case(result.path, f"{passing} rows without errors"))
+        cases.append(Case(result.path, f"{count(passing, 'row')} without errors"))
     return cases

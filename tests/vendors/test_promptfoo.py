@@ -141,7 +141,8 @@ def test_regression_tool_call_order_and_absence_are_checked_and_need_tracing_sai
     assert tests[1]["assert"] == [{"type": "not-trajectory:tool-used", "value": {"pattern": "*"}}]
     assert "evalconv:" in tests[2]["assert"][0]["value"]  # a name promptfoo would match as a glob
     [traced] = [n for n in report.notes if "need promptfoo tracing" in n]
-    assert traced.startswith("2 row(s) (ordered, none)")
+    assert traced.startswith("2 rows (ordered, none) hold trajectory assertions")
+    assert any("needs tracing to check the tool calls of 2 tests (ordered, none)" in n for n in report.notices)
 
 
 def test_people_grade_so_the_test_cannot_pass(tmp_path):
@@ -453,5 +454,4 @@ def test_the_cli_says_on_stderr_which_rows_need_tracing(tmp_path):
     source.write_text(json.dumps(row.to_json()) + "\n", "utf-8")
     result = CliRunner().invoke(cli, [str(source), "--to", "promptfoo", "-o", str(tmp_path / "t.yaml")])
     assert result.exit_code == 0, result.output
-    assert "evalconv: note: 1 row(s) (ordered) have trajectory assertions" in result.stderr
-    assert "need promptfoo tracing" in result.stderr
+    assert "evalconv: note: promptfoo needs tracing to check the tool calls of 1 test (ordered)" in result.stderr

@@ -169,7 +169,7 @@ def test_starter_rows_say_they_are_examples_and_read_back_exactly(tmp_path, kind
     prefix = "[starter example, not a validated answer] "
     assert [t["description"].startswith(prefix) for t in tests] == [True, True, False]
     assert tests[0]["description"] == prefix + "s1: refund"
-    assert any("2 row(s) (s1, s2) are starter rows" in note for note in report.notes)
+    assert any("2 rows (s1, s2) are starter rows" in note for note in report.notes)
 
 
 # --- --config ---------------------------------------------------------------------------------

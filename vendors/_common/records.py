@@ -149,14 +149,16 @@ def first_record_keys(head: str) -> set[str] | None:
                     key = text[i + 1:end - 1]
                 stack[-1][1] = key
                 chain = [entry[1] for entry in stack]
-                if len(chain) <= 2 and all(entry[0] == "{" for entry in stack):
+                # a key whose parent has none (a cut or broken record) names nothing
+                if len(chain) <= 2 and all(entry[0] == "{" and isinstance(entry[1], str) for entry in stack):
                     keys.add(".".join(chain))
             i = end
             continue
         if ch in "{[":
             stack.append([ch, None])
         elif ch in "}]":
-            stack.pop()
+            if stack:
+                stack.pop()
             if not stack:
                 break
         i += 1

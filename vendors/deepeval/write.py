@@ -149,8 +149,10 @@ class _CSVGoldens:
         if kind == "na":
             self._carry(f"csv.na.{column}", row_id, path)
             if column == "input":
-                self._report.notes.append(f"DeepEval's CSV loader will fail on this file: the input of "
-                                          f"row '{row_id}' is {cell!r}, which pandas reads as no value")
+                text = (f"DeepEval's CSV loader will fail on this file: the input of row '{row_id}' is "
+                        f"{cell!r}, which pandas reads as no value")
+                self._report.notes.append(text)
+                self._report.notice(text)
             return
         typed = self._typed[column]
         if typed is None:
@@ -168,9 +170,10 @@ class _CSVGoldens:
             for row_id, path in cells:
                 self._carry(f"csv.number.{column}", row_id, path)
             if cells:
-                self._report.notes.append(
-                    f"DeepEval's CSV loader will fail on this file: every {column} cell looks like a "
-                    f"{'number' if typed['number'] else 'boolean'}, so pandas reads the column as one")
+                text = (f"DeepEval's CSV loader will fail on this file: every {column} cell looks like a "
+                        f"{'number' if typed['number'] else 'boolean'}, so pandas reads the column as one")
+                self._report.notes.append(text)
+                self._report.notice(text)
 
     def _carry(self, key: str, row_id: str, path: str) -> None:
         self._report.carry(path, row_id, field(key).reason)

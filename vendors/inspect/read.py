@@ -44,7 +44,8 @@ class FieldSpec:
     def from_mapping(cls, mapping: dict[str, Any], source: str) -> "FieldSpec":
         unknown = set(mapping) - set(SAMPLE_FIELDS)
         if unknown:
-            raise ReadError(f"field spec: unknown sample field(s) {', '.join(sorted(unknown))} "
+            kind = "sample fields" if len(unknown) > 1 else "sample field"
+            raise ReadError(f"field spec: unknown {kind} {', '.join(sorted(unknown))} "
                             f"(known: {', '.join(SAMPLE_FIELDS)})", source=source)
         meta = mapping.get("metadata")
         if meta is not None and not (isinstance(meta, list) and all(isinstance(m, str) for m in meta)):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import csv
-import glob
-import os
 from itertools import chain
 from typing import Any, Iterable, Iterator
 
@@ -18,6 +16,7 @@ from evalconv.canonical.reporting import ReadReporter
 from .csv_tests import CSVTestError, test_from_cells
 from .edits import take_edits
 from .read import TestError, evalconv_row, imported_row, is_evalconv_test
+from .refs import FILE_URL, Scope
 from .yaml_stream import iter_yaml_list
 from .yaml_stream import load_yaml as _load_yaml
 
@@ -52,9 +51,14 @@ def first_object_keys(text: str) -> list[str]:
 
 
 def read_rows(lines: Lines, kind: str, report: ReadReporter) -> Iterator[SourceRow]:
-    located = {"csv": _csv_tests, "jsonl": _jsonl_tests, "json": _json_tests}.get(kind, _yaml_tests)
+    scope = Scope(lines.path, bool(lines.options.get("allow_outside_refs")))
+    if kind == "yaml":
+        located = _yaml_tests(lines, report, scope)
+    else:
+        flat = {"csv": _csv_tests, "jsonl": _jsonl_tests, "json": _json_tests}[kind](lines, report)
+        located = _vars_followed(flat, lines.path, scope, report)
     taken: set[str] = set()
-    for number, (test, line, where) in enumerate(located(lines, report), start=1):
+    for number, (test, line, where) in enumerate(located, start=1):
         yield to_source_row(test, line, where, number, taken, report, lines.source)
 
 
@@ -78,7 +82,14 @@ def to_source_row(test: Any, line: int | None, where: str, number: int, taken: s
 
 # --- YAML: a test list, or a whole config --------------------------------------------------------
 
-def _yaml_tests(lines: Lines, report: ReadReporter) -> Iterator[Located]:
+def _vars_followed(located: Iterable[Located], base: str | None, scope: Scope,
+                   report: ReadReporter) -> Iterator[Located]:
+    for test, line, where in located:
+        yield scope.with_vars(test, base, where, line, report), line, where
+
+
+def _yaml_tests(lines: Lines, report: ReadReporter, scope: Scope | None = None) -> Iterator[Located]:
+    scope = scope or Scope(lines.path, bool(lines.options.get("allow_outside_refs")))
     head, rest = [], iter(lines)
     for line in rest:  # the first line that is not blank or a comment says what the file is
         head.append(line)
@@ -86,15 +97,15 @@ def _yaml_tests(lines: Lines, report: ReadReporter) -> Iterator[Located]:
             break
     if head and head[-1].startswith("-") and head[-1][1:2] in (" ", "\n", "\r", ""):
         for line_number, test in iter_yaml_list(chain(head, rest), lines.source):  # a test list
-            yield from _expand([test], [line_number], lines.path, lines.source, report)
+            yield from _expand([test], [line_number], lines.path, lines.source, report, scope)
         return
     node, data = _load_yaml("".join(chain(head, rest)), lines.source)
     if data is None:
         return
     if isinstance(data, dict):
-        yield from _config_tests(data, node, lines, report)
+        yield from _config_tests(data, node, lines, report, scope)
     elif isinstance(data, list):
-        yield from _expand(data, _item_lines(node), lines.path, lines.source, report)
+        yield from _expand(data, _item_lines(node), lines.path, lines.source, report, scope)
     else:
         raise ReadError("a promptfoo YAML file is a list of tests or a config with `tests:`", source=lines.source, line=1)
 
@@ -107,19 +118,23 @@ def _item_lines(node: Any, key: str | None = None) -> list[int | None]:
     return []
 
 
-def _config_tests(config: dict[str, Any], node: Any, lines: Lines, report: ReadReporter) -> Iterator[Located]:
+def _config_tests(config: dict[str, Any], node: Any, lines: Lines, report: ReadReporter, scope: Scope) -> Iterator[Located]:
     if "tests" not in config:
         raise ReadError("this YAML mapping has no `tests:`; a promptfoo tests file is a list of tests",
                         source=lines.source, line=1)
     for key in sorted(set(config) - {"tests", "defaultTest"}):
         report.notes.append(f"config key `{key}` is not case data and is not read")
     default = config.get("defaultTest") or {}
-    if not isinstance(default, dict):
-        raise ReadError("defaultTest must be a mapping (a file:// defaultTest is not followed)",
+    if isinstance(default, str) and default.startswith(FILE_URL):
+        default = scope.default_test(default, lines.path, lines.source, report)
+    elif isinstance(default, dict):
+        default = scope.with_vars(default, lines.path, lines.source, None, report)
+    else:
+        raise ReadError("defaultTest must be a mapping or a file:// reference to one",
                         source=lines.source, field="defaultTest")
     tests = config["tests"]
     tests = tests if isinstance(tests, list) else [tests]
-    for test, line, where in _expand(tests, _item_lines(node, "tests"), lines.path, lines.source, report):
+    for test, line, where in _expand(tests, _item_lines(node, "tests"), lines.path, lines.source, report, scope):
         yield (merge_default(default, test) if isinstance(test, dict) and default else test), line, where
 
 
@@ -136,23 +151,20 @@ def merge_default(default: dict[str, Any], test: dict[str, Any]) -> dict[str, An
 
 
 def _expand(items: list[Any], item_lines: list[int | None], base: str | None, source: str,
-            report: ReadReporter) -> Iterator[Located]:
-    """Inline tests as they are; `file://` strings replaced by the tests of the files they name."""
+            report: ReadReporter, scope: Scope) -> Iterator[Located]:
+    """Inline tests with their vars files followed; `file://` strings replaced by the tests of
+    the files they name (a glob, relative to the file naming it)."""
     for i, item in enumerate(items):
         line = item_lines[i] if i < len(item_lines) else None
         if not isinstance(item, str):
-            yield item, line, source
+            yield scope.with_vars(item, base, source, line, report), line, source
             continue
-        if base is None:
-            raise ReadError(f"cannot follow '{item}' when reading standard input", source=source, line=line)
-        pattern = os.path.join(os.path.dirname(base), item.removeprefix("file://"))
-        matches = sorted(glob.glob(pattern)) or [pattern]
-        for path in matches:
+        for path in scope.paths(item, base, "tests file", source, line):
             report.notes.append(f"tests read from {path}")
-            yield from _file_tests(path, source, line, report)
+            yield from _file_tests(path, source, line, report, scope)
 
 
-def _file_tests(path: str, source: str, line: int | None, report: ReadReporter) -> Iterator[Located]:
+def _file_tests(path: str, source: str, line: int | None, report: ReadReporter, scope: Scope) -> Iterator[Located]:
     try:
         with open(path, "rb") as stream:
             lines = Lines(stream, source=path, path=path)
@@ -161,9 +173,10 @@ def _file_tests(path: str, source: str, line: int | None, report: ReadReporter) 
             if kind == "yaml":
                 node, data = _load_yaml(lines.text(), path)
                 data = data if isinstance(data, list) else [data] if data is not None else []
-                yield from _expand(data, _item_lines(node), path, path, report)
+                yield from _expand(data, _item_lines(node), path, path, report, scope)
             else:
-                yield from {"csv": _csv_tests, "jsonl": _jsonl_tests, "json": _json_tests}[kind](lines, report)
+                flat = {"csv": _csv_tests, "jsonl": _jsonl_tests, "json": _json_tests}[kind](lines, report)
+                yield from _vars_followed(flat, path, scope, report)
     except OSError as err:
         raise ReadError(f"cannot read the tests file {path}: {err.strerror}", source=source, line=line) from None
 

@@ -21,6 +21,7 @@ from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
+from evalconv.canonical.suggest import count as count_of
 
 from . import files
 from .config import check_config_option, shape_of, write_config
@@ -163,6 +164,8 @@ class PromptfooWriter:
         elif self._kind == "yaml" and not self._count:
             self._out.write("[]\n")
         self._report.notes.extend(self._notes.render(self._kind))
+        for text in self._notes.notices():
+            self._report.notice(text)
 
     def write_config(self) -> None:
         if self._config and self._path:
@@ -179,9 +182,12 @@ class _Notes:
 
     def __init__(self) -> None:
         self._groups: dict[str, list[Any]] = {}
+        self._blocked: list[Any] = [0, []]  # rows promptfoo will fail until a person grades them
+        self._chosen: dict[str, list[Any]] = {}  # evaluator evalconv chose -> rows
+        self._traced: list[Any] = [0, []]  # rows whose checks need promptfoo tracing
 
-    def _note(self, key: str, row_id: str) -> None:
-        count_ids = self._groups.setdefault(key, [0, []])
+    def _note(self, key: str, row_id: str, into: dict[str, list[Any]] | None = None) -> None:
+        count_ids = (self._groups if into is None else into).setdefault(key, [0, []])
         count_ids[0] += 1
         if len(count_ids[1]) < self.SHOWN:
             count_ids[1].append(row_id)
@@ -191,29 +197,56 @@ class _Notes:
         if chosen is not None and chosen.blocked:
             self._note(f"written with an assertion that always fails ({chosen.blocked}), so promptfoo "
                        "never counts them as passed; the row reads back exactly", row.id)
+            self._note("", row.id, {"": self._blocked})
+        elif chosen is not None and chosen.chosen:
+            self._note(f"name no evaluator; graded as {chosen.evaluator}, the admissible automated "
+                       f"evaluator for {row.case['oracleType']}", row.id)
+            self._note(f"{chosen.evaluator} for {row.case['oracleType']}", row.id, self._chosen)
         if chosen is not None and chosen.traced:
-            self._note("have trajectory assertions (trajectory:tool-sequence in exact mode for the order of the "
+            self._note("hold trajectory assertions (trajectory:tool-sequence in exact mode for the order of the "
                        "calls, trajectory:tool-args-match for their arguments, not-trajectory:tool-used for a "
                        "case expecting no tool call) that need promptfoo tracing (tracing.enabled and a target "
                        "that emits OpenTelemetry spans); without a trace they fail, never pass. tool-call-f1 "
                        "checks the set of tool names from the output alone", row.id)
-        if chosen is not None and chosen.chosen and not chosen.blocked:
-            self._note(f"name no evaluator; graded as {chosen.evaluator}, the admissible automated "
-                       f"evaluator for {row.case['oracleType']}", row.id)
+            self._note("", row.id, {"": self._traced})
         if row.case.get("provenance") in STARTERS:
             self._note("are starter rows: their description says they are examples, not validated answers", row.id)
+
+    def notices(self) -> list[str]:
+        """What changes in promptfoo's hands, said on the terminal (the notes have the detail)."""
+        out = []
+        traced, traced_ids = self._traced
+        if traced:
+            out.append(f"promptfoo needs tracing to check the tool calls of {count_of(traced, 'test')} "
+                       f"({_shown_ids(traced, traced_ids)}): their order and absence checks (trajectory "
+                       f"assertions) fail without a trace (the loss report's notes say which)")
+        count, ids = self._blocked
+        if count:
+            out.append(f"promptfoo will fail {count_of(count, 'test')} until a person grades "
+                       f"{'it' if count == 1 else 'them'} ({_shown_ids(count, ids)}): promptfoo cannot do the "
+                       f"grading the case profile asks for (a person, or a check it cannot run), so evalconv "
+                       f"wrote an assertion that always fails rather than one that would pass unread "
+                       f"(the loss report's notes say why for each)")
+        for what, (n, ids) in self._chosen.items():
+            out.append(f"{count_of(n, 'row')} ({_shown_ids(n, ids)}) named no evaluator; promptfoo will "
+                       f"grade {'it' if n == 1 else 'them'} with {what}, the admissible automated choice")
+        return out
 
     def render(self, kind: str) -> list[str]:
         out = []
         for text, (count, ids) in self._groups.items():
             more = f" and {count - len(ids)} more" if count > len(ids) else ""
-            out.append(f"{count} row(s) ({', '.join(ids)}{more}) {text}")
+            out.append(f"{count_of(count, 'row')} ({', '.join(ids)}{more}) {text}")
         if kind == "csv":
             out.append("promptfoo CSV cells are text, flat and trimmed (no nesting, types, leading or trailing "
                        "whitespace in __expected, weights, or more than one assertion column here): evalconv "
                        "keeps each whole row in __metadata:evalconv (JSON text, which promptfoo keeps "
                        "verbatim), so nothing is dropped; what promptfoo does not act on is listed as carried")
         return out
+
+
+def _shown_ids(count: int, ids: list[str]) -> str:
+    return ", ".join(ids) + (f" and {count - len(ids)} more" if count > len(ids) else "")
 
 
 class _Dumper(yaml.SafeDumper):

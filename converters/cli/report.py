@@ -1,0 +1,164 @@
+"""`evalconv report RUN... --cases SET...` and `evalconv runs import SOURCE... --store DIR`."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .. import runreport, runstore
+from ..atomic import AtomicOutput
+from ..canonical.errors import UsageError
+from ..results_registry import RESULTS_REGISTRY
+from .common import echo_json, handles_errors
+
+_harness_option = click.option("--harness", type=click.Choice(sorted(RESULTS_REGISTRY.readers)), default=None,
+                               help="Whose run output the files are (default: from their content).")
+
+
+def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for spec in specs:
+        name, eq, type_ = spec.rpartition("=")
+        if not eq or not name:
+            raise UsageError(f"--evaluator '{spec}': expected NAME=TYPE, e.g. tone_review=human-expert")
+        out[name] = type_
+    return out
+
+
+@click.command("report")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("--cases", "cases", multiple=True, required=True, metavar="SET",
+              help="The case set(s) the runs ran (repeatable; any format evalconv reads).")
+@click.option("--by", "by", multiple=True, metavar="FIELD",
+              help="Slice by this case./metadata. field (repeatable; default: "
+                   + ", ".join(runreport.DEFAULT_BY) + ").")
+@click.option("--evaluator", "evaluators", multiple=True, metavar="NAME=TYPE",
+              help="The evaluator type of a harness check evalconv cannot infer (repeatable).")
+@click.option("--fail-under", "gates", multiple=True, metavar="SLICE=RATE",
+              help="Exit 1 when the slice's pass rate over release-gating cases is below RATE, "
+                   "e.g. metadata.severity=harmful:1.0 or overall:0.9 (repeatable).")
+@click.option("--gate-field", default=runreport.GATE_FIELD, show_default=True, metavar="FIELD",
+              help=f"The field that says a case gates a release (value '{runreport.GATE_VALUE}').")
+@_harness_option
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json prints exactly what the library returns.")
+@click.option("--html", "html_path", metavar="PAGE", help="Also write a self-contained HTML page (the stats page style).")
+@handles_errors
+def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str, ...], evaluators: tuple[str, ...],
+                   gates: tuple[str, ...], gate_field: str, harness: str | None, output_format: str,
+                   html_path: str | None) -> None:
+    """Pass rates of runs against their cases, overall and per slice, worst slice first.
+
+    A RUN is a run store folder (`evalconv runs import`) or a harness's own output file
+    (promptfoo, DeepEval, Braintrust, LangSmith). Exit 1 when a --fail-under gate is not met.
+    """
+    if html_path is not None:
+        _check_page_path(html_path, runs + cases)
+    result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
+                              gates=gates, gate_field=gate_field, harness=harness)
+    if output_format == "json":
+        echo_json(result)
+    else:
+        click.echo(render_text(result))
+    if html_path is not None:
+        from ..pages.report_page import render
+
+        with AtomicOutput(html_path) as out:
+            assert out.stream is not None
+            out.stream.write(render(result))
+            out.commit()
+        click.echo(f"evalconv: wrote {html_path}", err=True)
+    sys.exit(1 if any(not g["ok"] for g in result["gates"]) else 0)
+
+
+def _check_page_path(path: str, inputs: tuple[str, ...]) -> None:
+    import os
+
+    if os.path.isdir(path):
+        raise UsageError("--html is a folder, not a file", source=path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--html: the folder {folder} does not exist", source=path)
+    for target in inputs:
+        if os.path.exists(target) and os.path.exists(path) and os.path.samefile(target, path):
+            raise UsageError("--html is an input; evalconv never overwrites its input", source=path)
+
+
+def _rate(bucket: dict[str, Any]) -> str:
+    rate = bucket["passRate"]
+    return "   n/a" if rate is None else f"{rate * 100:5.1f}%"
+
+
+def _line(label: str, bucket: dict[str, Any], width: int) -> str:
+    flags = f"  ({bucket['starter']} starter)" if bucket["starter"] else ""
+    label = label if len(label) <= width else label[: width - 1] + "…"
+    return (f"  {label:<{width}} {_rate(bucket)}  passed {bucket['passed']:>4}  failed {bucket['failed']:>4}  "
+            f"unscored {bucket['unscored']:>4}  excluded {bucket['excluded']:>4}{flags}")
+
+
+def render_text(result: dict[str, Any]) -> str:
+    out = [f"{result['cases']} cases, {result['attempts']} attempts, {result['results']} results"]
+    out.append(_line("overall", result["overall"], 24))
+    for name, values in result["slices"].items():
+        out.append(f"by {name} (worst first):")
+        width = max([len(v) for v in values] + [8])
+        out += [_line(value, bucket, min(width, 48)) for value, bucket in values.items()]
+    flags = result["flags"]
+    if flags["excludedResults"]:
+        out.append(f"excluded: {flags['excludedResults']} result(s) from an evaluator the case's oracle type bars "
+                   f"(not in any pass rate)")
+    if flags["starterCases"]:
+        out.append(f"starter: {flags['starterCases']} case(s) are starter examples, not validated answers")
+    if flags["untypedResults"]:
+        out.append(f"untyped: {flags['untypedResults']} result(s) whose evaluator type is unknown "
+                   f"(admitted unchecked; name it with --evaluator NAME=TYPE)")
+    if flags["notRun"]:
+        out.append(f"not run: {flags['notRun']} case(s) have no attempt in these runs (unscored)")
+    for family, agreement in result["judgeAgreement"].items():
+        kappa = "n/a" if agreement["kappa"] is None else f"{agreement['kappa']:.3f}"
+        out.append(f"judge agreement [{family}]: {agreement['agree']}/{agreement['pairs']} "
+                   f"({agreement['percentAgreement'] * 100:.1f}%), Cohen's kappa {kappa}")
+    for kind, count in result["ledgerCounts"].items():
+        out.append(f"ledger: {count} {kind}")
+    for entry in result["ledger"][:20]:
+        where = entry.get("source") or {}
+        at = where.get("file", "")
+        if where.get("line") is not None:
+            at += f":{where['line']}"
+        elif where.get("entry") is not None:
+            at += f" entry {where['entry']}"
+        out.append(f"  {at}: {entry['kind']}: {entry['reason']}")
+    for gate in result["gates"]:
+        out.append(f"gate {gate['slice']} >= {gate['threshold']:g} ({gate['counting']}): "
+                   f"{'ok' if gate['ok'] else 'FAILED'}: {gate['why']}")
+    return "\n".join(out)
+
+
+@click.group("runs")
+def runs_group() -> None:
+    """The run store: attempts and results beside the cases, append-only."""
+
+
+@runs_group.command("import")
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
+@click.option("--store", required=True, metavar="DIR", help="The run store folder (created if needed).")
+@_harness_option
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@handles_errors
+def import_command(sources: tuple[str, ...], store: str, harness: str | None, output_format: str) -> None:
+    """Append a harness's run output to the store. Importing the same run again adds nothing; a
+    rerun adds attempts; a rescoring adds results. Exit 1 when a stored attempt would change."""
+    for path in sources:  # every file must be known before anything is appended
+        (RESULTS_REGISTRY.get(harness) if harness else RESULTS_REGISTRY.detect(path))
+    summary = runstore.import_runs(store, ((p, RESULTS_REGISTRY.read(p, harness)) for p in sources))
+    if output_format == "json":
+        echo_json(summary.to_json())
+    else:
+        added, known = summary.added, summary.known
+        click.echo(f"{store}: added {added['attempts']} attempts, {added['results']} results, "
+                   f"{added['ledger']} ledger entries; already there: {known['attempts']} attempts, "
+                   f"{known['results']} results")
+        for conflict in summary.conflicts:
+            click.echo(f"evalconv: conflict: {conflict['id']}: {conflict['reason']}", err=True)
+    sys.exit(summary.exit_code)

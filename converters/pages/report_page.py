@@ -1,0 +1,152 @@
+"""The `evalconv report --html` page, drawn from exactly the dict `report --format json` prints."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .kit import LABEL_CHARS, card, esc, gap_list, grid, page, section_id, table, tiles
+
+OUTCOMES = (("passed", "#2f9e6e"), ("failed", "#c7372f"), ("unscored", "#aab1bf"))
+MAX_VALUES = 24
+
+
+def _percent(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{rate * 100:.1f}%"
+
+
+def _cut(text: str, limit: int = LABEL_CHARS) -> str:
+    text = " ".join(text.split()) or repr(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def rate_chart(name: str, buckets: dict[str, dict[str, Any]]) -> str:
+    """One stacked bar a value (passed, failed, unscored cases), worst first, its pass rate at the end."""
+    items = list(buckets.items())[:MAX_VALUES]
+    width, label_w, num_w, row_h, bar_h = 560, 226, 96, 24, 15
+    bar_w = width - label_w - num_w
+    rows = []
+    for i, (value, bucket) in enumerate(items):
+        y = 4 + i * row_h
+        total = bucket["passed"] + bucket["failed"] + bucket["unscored"] or 1
+        x = float(label_w)
+        parts = []
+        for outcome, colour in OUTCOMES:
+            length = bucket[outcome] / total * bar_w
+            if length:
+                parts.append(f'<rect class="bar {outcome}" x="{x:.1f}" y="{y + 1}" width="{length:.1f}" height="{bar_h}" '
+                             f'fill="{colour}" data-count="{bucket[outcome]}"/>')
+            x += length
+        tip = (f"{value}: pass rate {_percent(bucket['passRate'])}; {bucket['passed']} passed, {bucket['failed']} "
+               f"failed, {bucket['unscored']} unscored, {bucket['excluded']} results excluded")
+        rows.append(
+            f'<g class="rate" data-value="{esc(value)}" data-passed="{bucket["passed"]}" data-failed="{bucket["failed"]}" '
+            f'data-unscored="{bucket["unscored"]}" data-rate="{"" if bucket["passRate"] is None else bucket["passRate"]}">'
+            f'<title>{esc(tip)}</title>'
+            f'<text class="lbl" x="{label_w - 8}" y="{y + 12.5}" text-anchor="end">{esc(_cut(value))}</text>'
+            f'<rect class="track" x="{label_w}" y="{y + 1}" width="{bar_w}" height="{bar_h}" rx="3"/>{"".join(parts)}'
+            f'<text class="num" x="{label_w + bar_w + 8}" y="{y + 12.5}"><tspan class="rate-text" font-weight="600" '
+            f'fill="#182033">{esc(_percent(bucket["passRate"]))}</tspan></text></g>')
+    height = 8 + len(items) * row_h
+    svg = (f'<svg class="chart" data-slice="{esc(name)}" viewBox="0 0 {width} {height}" role="img" '
+           f'aria-label="{esc(name)}: pass rate by value, worst first" xmlns="http://www.w3.org/2000/svg">'
+           f'{"".join(rows)}</svg>')
+    more = len(buckets) - len(items)
+    if more > 0:
+        svg += f'<p class="more">{more} more values are in the table below.</p>'
+    body = [[esc(value), _percent(b["passRate"]), *(f'<span data-count="{b[k]}">{b[k]}</span>'
+                                                     for k in ("passed", "failed", "unscored", "excluded", "starter"))]
+            for value, b in buckets.items()]
+    header = ["value", "pass rate", "passed", "failed", "unscored", "excluded", "starter"]
+    svg += (f'<details><summary>All {len(buckets)} values as a table</summary>'
+            f'{table(header, body, numeric=tuple(range(1, 7)))}</details>')
+    return svg
+
+
+def _legend() -> str:
+    keys = "".join(f'<span><i style="background:{colour}"></i>{outcome}</span>' for outcome, colour in OUTCOMES)
+    return f'<div class="legend">{keys}<span>(cases; the pass rate is passed / (passed + failed))</span></div>'
+
+
+def _problems(data: dict[str, Any]) -> list[dict[str, Any]]:
+    out = [{"code": "gate", "message": f"{g['slice']} >= {g['threshold']:g} over {g['counting']}: {g['why']}",
+            "tone": "bad"} for g in data["gates"] if not g["ok"]]
+    flags = data["flags"]
+    if flags["excludedResults"]:
+        out.append({"code": "excluded", "count": flags["excludedResults"], "message":
+                    "results from an evaluator the case's oracle type bars: kept out of every pass rate "
+                    "(the mixing problem)"})
+    for kind, count in data["ledgerCounts"].items():
+        out.append({"code": kind, "count": count, "tone": "bad", "message": "in the error ledger below, with the reason"})
+    if flags["untypedResults"]:
+        out.append({"code": "untyped", "count": flags["untypedResults"], "message":
+                    "results whose evaluator type is unknown: admitted unchecked (name it with --evaluator NAME=TYPE)"})
+    if flags["notRun"]:
+        out.append({"code": "not-run", "count": flags["notRun"], "message": "cases no attempt reached: unscored"})
+    if flags["starterCases"]:
+        out.append({"code": "starter", "count": flags["starterCases"], "message":
+                    "starter examples, not validated answers: counted and flagged"})
+    out += [{"code": "gate", "message": f"{g['slice']} >= {g['threshold']:g} over {g['counting']}: {g['why']}",
+             "tone": "good"} for g in data["gates"] if g["ok"]]
+    return out
+
+
+def _agreement(data: dict[str, Any]) -> str:
+    rows = [[esc(family), str(a["pairs"]), str(a["agree"]), _percent(a["percentAgreement"]),
+             "n/a" if a["kappa"] is None else f"{a['kappa']:.3f}", str(a["bothPass"]), str(a["bothFail"]),
+             str(a["judgePassHumanFail"]), str(a["judgeFailHumanPass"])]
+            for family, a in data["judgeAgreement"].items()]
+    return table(["case family", "pairs", "agree", "agreement", "Cohen's kappa", "both pass", "both fail",
+                  "judge pass, human fail", "judge fail, human pass"], rows, numeric=tuple(range(1, 9)))
+
+
+def _ledger(data: dict[str, Any]) -> str:
+    rows = []
+    for entry in data["ledger"]:
+        where = entry.get("source") or {}
+        at = where.get("file") or ""
+        if where.get("line") is not None:
+            at += f":{where['line']}"
+        elif where.get("entry") is not None:
+            at += f" entry {where['entry']}"
+        rows.append([f'<span class="chip">{esc(entry["kind"])}</span>', esc(entry.get("reason") or ""),
+                     esc(entry.get("ref") or entry.get("id") or ""), esc(at)])
+    listed = sum(data["ledgerCounts"].values())
+    note = f'<p class="more">Showing {len(rows)} of {listed}.</p>' if listed > len(rows) else ""
+    return table(["kind", "reason", "record", "where"], rows) + note
+
+
+def render(data: dict[str, Any]) -> str:
+    overall = data["overall"]
+    rate = overall["passRate"]
+    tone = "" if rate is None else "good" if rate >= 0.95 else "warn" if rate >= 0.8 else "bad"
+    gates = data["gates"]
+    gate_tile = ("—", "") if not gates else ("passed", "good") if all(g["ok"] for g in gates) else ("failed", "bad")
+    ledger = sum(data["ledgerCounts"].values())
+    body = [tiles([("pass rate", _percent(rate), tone),
+                   ("passed", overall["passed"], "good" if overall["passed"] else ""),
+                   ("failed", overall["failed"], "bad" if overall["failed"] else "good"),
+                   ("unscored", overall["unscored"], "warn" if overall["unscored"] else ""),
+                   ("excluded", overall["excluded"], "warn" if overall["excluded"] else ""),
+                   ("ledger", ledger, "bad" if ledger else "good"), ("gate", gate_tile[0], gate_tile[1])])]
+    problems = _problems(data)
+    body.append(card("Gates, exclusions and the ledger", gap_list(problems) if problems else
+                     '<p class="more">Nothing excluded, nothing in the ledger.</p>', id="problems", wide=True,
+                     note=f"{data['attempts']:,} attempts and {data['results']:,} results read; a case is counted once."))
+    body.append("<h2>Pass rate by slice, worst first</h2>")
+    body.append(_legend())
+    body.append(grid(card(name, rate_chart(name, buckets), id=section_id(name),
+                          note=f"{len(buckets)} value{'s' if len(buckets) != 1 else ''}")
+                     for name, buckets in data["slices"].items()))
+    if data["judgeAgreement"]:
+        body.append("<h2>Judge agreement</h2>")
+        body.append(card("LLM judge against human verdicts, on the same attempts", _agreement(data), id="agreement",
+                         wide=True, note="Per case family. Kappa is n/a when chance agreement is 1 (every "
+                                         "verdict the same)."))
+    if data["ledger"]:
+        body.append("<h2>Error ledger</h2>")
+        body.append(card("Records that could not be linked or read", _ledger(data), id="ledger", wide=True))
+    sources = data["sources"]
+    title = f"Run report: {os.path.basename(sources[0]) if len(sources) == 1 else f'{len(sources)} runs'}"
+    subtitle = (f"{', '.join(sources[:4])}{' …' if len(sources) > 4 else ''} · {data['cases']:,} cases · "
+                f"{data['attempts']:,} attempts · {data['results']:,} results")
+    return page(title, subtitle, "".join(body), data)

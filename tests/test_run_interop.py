@@ -1,0 +1,75 @@
+"""Each harness's own code makes its run output again, offline, with the scripts in
+tests/fixtures/runs/make/; evalconv reads it to the same report as the stored fixture."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from evalconv.runreport import report
+from interop import require_module, require_promptfoo
+
+pytestmark = pytest.mark.interop
+RUNS = ROOT / "tests" / "fixtures" / "runs"
+MAKE = RUNS / "make"
+CASES = RUNS / "cases.jsonl"
+STABLE = ("cases", "overall", "slices", "flags", "judgeAgreement", "ledgerCounts")
+
+
+def _same_report(made: list[Path], stored: list[Path]) -> None:
+    fresh = report([str(p) for p in made], [str(CASES)])
+    kept = report([str(p) for p in stored], [str(CASES)])
+    assert {k: fresh[k] for k in STABLE} == {k: kept[k] for k in STABLE}
+    assert (fresh["attempts"], fresh["results"]) == (kept["attempts"], kept["results"])
+
+
+def _export(to: str, out: Path) -> Path:
+    target = out / f"cases.{to}.{'json' if to == 'deepeval' else 'jsonl'}"
+    from evalconv import api
+
+    api.convert(str(CASES), str(target), to=to)
+    return target
+
+
+def _python(script: str, *args: str, cwd: Path) -> None:
+    env = {**os.environ, "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "LANGSMITH_TRACING": "false", "BRAINTRUST_API_KEY": ""}
+    done = subprocess.run([sys.executable, str(MAKE / script), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_promptfoo_eval_output_reads_to_the_same_report(tmp_path):
+    binary = require_promptfoo()
+    env = {**os.environ, "EVALCONV_PROMPTFOO": binary, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(MAKE / "make_promptfoo.sh"), str(tmp_path)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for name in ("results.json", "rerun.jsonl"):
+        _same_report([tmp_path / name], [RUNS / "promptfoo" / name])
+
+
+def test_deepeval_evaluate_output_reads_to_the_same_report(tmp_path):
+    require_module("deepeval")
+    shutil.copy(_export("deepeval", tmp_path), tmp_path / "goldens.json")
+    _python("make_deepeval.py", str(tmp_path), cwd=tmp_path)
+    made = sorted(tmp_path.glob("test_run_*.json"))
+    assert len(made) == 4
+    _same_report(made, sorted((RUNS / "deepeval").glob("test_run_*.json")))
+    _same_report([tmp_path / "evaluate_results.json"], [RUNS / "deepeval" / "evaluate_results.json"])
+
+
+def test_braintrust_eval_output_reads_to_the_same_report(tmp_path):
+    require_module("braintrust")
+    _python("make_braintrust.py", str(_export("braintrust", tmp_path)), str(tmp_path), cwd=tmp_path)
+    _same_report([tmp_path / "eval_result.json"], [RUNS / "braintrust" / "eval_result.json"])
+
+
+def test_langsmith_runs_and_feedback_read_to_the_same_report(tmp_path):
+    require_module("langsmith")
+    _python("make_langsmith.py", str(_export("langsmith", tmp_path)), str(tmp_path), cwd=tmp_path)
+    _same_report([tmp_path / "runs.jsonl", tmp_path / "feedback.jsonl"],
+                 [RUNS / "langsmith" / "runs.jsonl", RUNS / "langsmith" / "feedback.jsonl"])

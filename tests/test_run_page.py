@@ -1,0 +1,98 @@
+"""`evalconv report --html`, in a real headless Chromium: what a person sees is what the JSON says."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from browser import OVERFLOW_JS, Browser
+from click.testing import CliRunner
+from conftest import ROOT
+from evalconv.cli import cli
+
+pytestmark = pytest.mark.interop  # needs the OS browser; CI fails without it
+RUNS = ROOT / "tests" / "fixtures" / "runs"
+CASES = RUNS / "cases.jsonl"
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser() as b:
+        yield b
+
+
+@pytest.fixture
+def report_page(tmp_path):
+    page = tmp_path / "report.html"
+    result = run("report", RUNS / "promptfoo" / "results.json", "--cases", CASES, "--format", "json",
+                 "--fail-under", "metadata.severity=harmful:1.0", "--html", page)
+    assert result.exit_code == 1  # the gate fails: the page shows why
+    return page, json.loads(result.stdout)
+
+
+def test_report_page_is_self_contained_and_embeds_the_json(report_page):
+    page, data = report_page
+    html = page.read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<link" not in html and "<script src" not in html and "@import" not in html and "url(" not in html
+    embedded = re.search(r'<script type="application/json" id="evalconv-data">(.*?)</script>', html, re.S)
+    assert json.loads(embedded.group(1)) == data
+
+
+def test_report_page_shows_the_json_numbers_worst_slice_first(browser, report_page):
+    page, data = report_page
+    browser.open(page, width=1366)
+    assert browser.eval("JSON.parse(document.getElementById('evalconv-data').textContent)") == data
+    charts = browser.eval("""[...document.querySelectorAll('svg.chart')].map(svg => ({
+        slice: svg.dataset.slice,
+        rows: [...svg.querySelectorAll('g.rate')].map(g => [g.dataset.value, +g.dataset.passed, +g.dataset.failed,
+               +g.dataset.unscored, g.querySelector('tspan.rate-text').textContent,
+               [...g.querySelectorAll('rect.bar')].map(r => [r.classList[1], r.getBBox().width])])}))""")
+    assert [c["slice"] for c in charts] == list(data["slices"])
+    for chart in charts:
+        buckets = data["slices"][chart["slice"]]
+        assert [r[0] for r in chart["rows"]] == list(buckets)  # worst first, as the JSON orders them
+        for value, passed, failed, unscored, shown, bars in chart["rows"]:
+            bucket = buckets[value]
+            assert (passed, failed, unscored) == (bucket["passed"], bucket["failed"], bucket["unscored"])
+            rate = bucket["passRate"]
+            assert shown == ("n/a" if rate is None else f"{rate * 100:.1f}%")
+            widths = dict(bars)
+            total = passed + failed + unscored
+            for outcome, count in (("passed", passed), ("failed", failed), ("unscored", unscored)):
+                assert widths.get(outcome, 0) == pytest.approx(count / total * 238, abs=0.2)
+    assert browser.eval("document.querySelector('[data-tile=\"pass rate\"] .v').textContent") == "50.0%"
+    assert browser.eval("document.querySelector('[data-tile=excluded] .v').textContent") == "1"
+    codes = browser.eval("[...document.querySelectorAll('ul.gaps li')].map(li => li.dataset.code)")
+    assert codes[0] == "gate" and "excluded" in codes and "attempt-without-case" in codes and "not-run" in codes
+    ledger = browser.eval("[...document.querySelectorAll('#ledger table tr')].length")
+    assert ledger == 1 + len(data["ledger"])
+    assert browser.eval(OVERFLOW_JS) == []
+
+
+def test_report_page_fits_a_narrow_window(browser, report_page):
+    page, _ = report_page
+    browser.open(page, width=800)
+    assert browser.eval(OVERFLOW_JS) == []
+
+
+def test_report_page_shows_judge_agreement(browser, tmp_path):
+    from test_run_judge_agreement import build_store
+
+    folder, cases = build_store(tmp_path)
+    page = tmp_path / "agreement.html"
+    assert run("report", folder, "--cases", cases, "--html", page).exit_code == 0
+    browser.open(page, width=1366)
+    rows = browser.eval("[...document.querySelectorAll('#agreement table tr')].slice(1).map("
+                        "tr => [...tr.querySelectorAll('td')].map(td => td.textContent))")
+    assert ["tone", "10", "7", "70.0%", "0.400", "4", "3", "2", "1"] in rows
+    assert browser.eval(OVERFLOW_JS) == []
+
+
+def test_html_next_to_an_input_is_refused(tmp_path):
+    out = run("report", RUNS / "promptfoo" / "results.json", "--cases", CASES, "--html", CASES)
+    assert out.exit_code == 2 and "never overwrites its input" in out.stderr
