@@ -16,7 +16,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "id-mismatch": ("error", "metadata.case.caseId differs from the row's id"),
     "duplicate-id": ("error", "another row of the set already uses this id"),
     "inadmissible-evaluator": ("error", "the evaluator cannot grade this oracle type (the admissibility map)"),
-    "case-family-conflict": ("error", "rows of one case family disagree on the oracle type or the evaluator"),
+    "case-family-conflict": ("error", "rows of one case family disagree on the oracle type or the evaluator, "
+                                      "or a row disagrees with the task-family pack that declares its family"),
     "missing-required-field": ("error", "a field named with --require is empty in this row"),
     "starter-example": ("warning", "the row is a starter example, not a validated gold-standard answer"),
     "judge-needs-validation": ("warning", "llm-judge is admitted for this oracle type only with conditions"),
@@ -24,6 +25,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "expert-without-expertise": ("warning", "a human-expert case does not say what expertise the reviewer needs"),
     "expected-on-behavior-only": ("warning", "an expected-behavior-only case carries expected, which nothing grades"),
     "expected-shape": ("warning", "expected does not have the shape its oracle type needs"),
+    "unknown-case-family": ("warning", "the row was built from a pack that is not loaded, or names a case family "
+                                       "its pack does not declare"),
 }
 
 

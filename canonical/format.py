@@ -89,6 +89,10 @@ class Format:
     streaming_write: ClassVar[bool] = False
     lossless: ClassVar[bool] = False
     field_map: ClassVar[tuple[FieldLoss, ...]] = ()
+    # A binary format reads `lines.binary()` (a seekable byte stream) and writes bytes to
+    # `out.buffer`; a folder format reads and writes a folder (`lines.path`, `out.folder`).
+    binary: ClassVar[bool] = False
+    folder: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A mistyped declaration is an error when the format is imported, not when it is used."""

@@ -107,6 +107,19 @@ class Lines:
                                 source=self.source, line=self.number) from None
             yield b"", text
 
+    def binary(self) -> IO[bytes]:
+        """The undecoded byte stream, seekable, for binary formats (Parquet). Standard input
+        is spooled to a temporary file first: such formats read their footer before their rows."""
+        stream = self._stream
+        if not (getattr(stream, "seekable", None) and stream.seekable()):
+            import tempfile
+            spool = tempfile.TemporaryFile()
+            while chunk := stream.read(1 << 20):
+                spool.write(chunk)
+            spool.seek(0)
+            self._stream = stream = spool
+        return stream
+
     def text(self) -> str:
         """The whole document, for formats that must be read in one piece."""
         return "".join(self)

@@ -5,6 +5,7 @@ case families that disagree. Findings carry the row, its id, its line and a `$.p
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -17,6 +18,14 @@ from .row import Row
 from .source import SourceRow
 
 STARTER_PROVENANCES = ("starter-example", "overlay-starter-needs-expert-validation")
+# Rows built from a pack name it in metadata.case.extensions[BLUEPRINT]["pack"].
+BLUEPRINT = "blueprint"
+# What every written format says about a starter row, where that tool's user sees it.
+STARTER_MARK = "starter example, not a validated gold-standard answer: replace it before grading"
+
+
+def is_starter(case: Any) -> bool:
+    return isinstance(case, dict) and case.get("provenance") in STARTER_PROVENANCES
 
 
 @dataclass(slots=True)
@@ -46,6 +55,7 @@ class Validator:
     source: str | None = None
     require: tuple[str, ...] = ()  # paths every row must fill, e.g. "$.metadata.reason"
     set_rules: bool = True  # off in parallel workers: the parent applies them in row order
+    packs: Any = None  # the PackIndex case families are checked against; None: the built-in packs
     count: int = 0
     _ids: IdTable = field(default_factory=IdTable)
     _families: dict[str, tuple[int, str, Any]] = field(default_factory=dict)
@@ -66,10 +76,17 @@ class Validator:
                 findings += row_findings(value, case)
                 if self.require:
                     findings += required_findings(value, self.require)
+                key = set_key(value, case)
+                if key[1] is not None:
+                    pack_rule = pack_findings(case, self._pack_index())
+                    if pack_rule:
+                        findings += pack_rule
+                        if pack_rule[0].code == "case-family-conflict":  # the pack, not this row, sets the family up
+                            key = (key[0], None, None, None)
                 if self.set_rules:
-                    findings += self.set_findings(set_key(value, case), number)
+                    findings += self.set_findings(key, number)
                 else:
-                    deferred = set_key(value, case)
+                    deferred = key
         if not findings:  # the common case: a valid row with nothing to say
             return Checked(src, number, findings, Row.from_json(value), deferred)
         row_id = value.get("id") if isinstance(value, dict) else None
@@ -78,6 +95,12 @@ class Validator:
                    for f in findings]
         ok = not any(f.severity == "error" for f in located)
         return Checked(src, number, located, Row.from_json(value) if ok else None, deferred)
+
+    def _pack_index(self) -> Any:
+        if self.packs is None:
+            from .pack import builtin_packs
+            self.packs = builtin_packs()
+        return self.packs
 
     def check_all(self, rows: Iterable[SourceRow]) -> Iterator[Checked]:
         for src in rows:
@@ -115,6 +138,39 @@ class Validator:
             if verdict is not True:
                 out.setdefault(i, []).append(_family_conflict(triples[triple], verdict))
         return out
+
+
+def pack_findings(case: dict[str, Any], index: Any) -> list[Finding]:
+    """A row of a case family some pack declares must agree with that pack; a row built from a
+    pack (metadata.case.extensions.blueprint.pack) must name a family that pack declares."""
+    family, oracle, evaluator = case["caseFamily"], case.get("oracleType"), case.get("evaluator")
+    extensions = case.get("extensions")
+    blueprint = extensions.get(BLUEPRINT) if isinstance(extensions, dict) else None
+    tag = blueprint.get("pack") if isinstance(blueprint, dict) else None
+    found = index.family(family)
+    if isinstance(tag, str):
+        pack = index.get(tag)
+        if pack is None:
+            return [Finding("unknown-case-family", f"the row was built from pack '{tag}', which is not loaded; "
+                            f"pass --pack FILE to check its case families",
+                            f"$.metadata.case.extensions.{BLUEPRINT}.pack")]
+        fam = pack.family(family)
+        if fam is None:
+            names = [f.id for f in pack.case_families]
+            close = difflib.get_close_matches(family, names, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            return [Finding("unknown-case-family", f"case family '{family}' is not declared by {pack.label}; "
+                            f"{hint}its case families: {', '.join(names)}", "$.metadata.case.caseFamily")]
+        found = (pack, fam)
+    if found is None:
+        return []
+    pack, fam = found
+    if oracle == fam.oracle_type and (evaluator is None or evaluator in fam.evaluators):
+        return []
+    return [Finding("case-family-conflict",
+                    f"case family '{family}' is declared by {pack.label} as {fam.oracle_type} graded by "
+                    f"{' or '.join(fam.evaluators)}; this row is {oracle} graded by "
+                    f"{evaluator or '(any admissible evaluator)'}", "$.metadata.case.caseFamily")]
 
 
 def _duplicate_id(row_id: str, first_row: int) -> Finding:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from . import parallel
-from .atomic import AtomicOutput
+from .atomic import AtomicFolder, AtomicOutput
 from .canonical import jsonvalue
 from .canonical.errors import UsageError, WriteError
 from .canonical.format import Format, RowWriter
@@ -55,7 +55,7 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
     fmt = _writer_format(to)
     writer_options = REGISTRY.writer_options(fmt, path, options)
     report = LossReport(fmt.name, path)
-    with AtomicOutput(path) as out:
+    with _output(fmt, path) as out:
         writer = fmt.open_writer(out.stream, report, writer_options)
         for row in rows:
             _write_row(writer, row)
@@ -64,6 +64,26 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
         out.commit()
         fmt.committed(writer, writer_options)
     return report
+
+
+def _output(fmt: Format, path: str | None) -> "AtomicOutput | AtomicFolder":
+    if not fmt.folder:
+        return AtomicOutput(path)
+    if path is None:
+        raise UsageError(f"format '{fmt.name}' writes a folder; name it with -o DIR")
+    return AtomicFolder(path)
+
+
+def check_folder_output(source: str, path: str) -> None:
+    """A folder output may not hold the input, nor be a folder evalconv did not write."""
+    if source != STDIO:
+        real, inside = os.path.realpath(path), os.path.realpath(source)
+        if inside == real or inside.startswith(real + os.sep):
+            raise UsageError("-o is the input or holds it; evalconv never overwrites its input", source=path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"-o: the folder {folder} does not exist", source=path)
+    AtomicFolder(path).check_target()
 
 
 def _writer_format(to: str) -> Format:
@@ -182,8 +202,10 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     if keep_going and output is None and ledger is None:
         raise UsageError("--keep-going to standard output needs --ledger PATH for the rejected rows")
     ledger_file = (ledger or ledger_path_for(source, output)) if keep_going else None
-    check_written_paths(source, {"the output": output, "the ledger": ledger_file})
     fmt_out = _writer_format(to)
+    if fmt_out.folder and output is not None:
+        check_folder_output(source, output)
+    check_written_paths(source, {"the output": None if fmt_out.folder else output, "the ledger": ledger_file})
     writer_options = REGISTRY.writer_options(fmt_out, output, options)
     loss = LossReport(fmt_out.name, output) if report_ids else LossReport.counting(fmt_out.name, output)
     log = FindingLog()
@@ -194,19 +216,20 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
                      allow_outside_refs=allow_outside_refs) as (fmt_in, rows, read_report), \
                 parallel.workers_for(source, fmt_in.name, fmt_out.name, encoding, jobs, label=label(source),
                                      options=writer_options) as workers, \
-                AtomicOutput(output) as out:  # opened after the workers start: they must not hold it
+                _output(fmt_out, output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
             validator = Validator(source=label(source))
             checked_rows: Iterable[Any] = validator.check_all(rows)
             row_writer: RowWriter = writer
             if workers is not None:
-                checked_rows, row_writer = workers.checked_rows(validator), parallel.EncodedWriter(out, writer)
+                checked_rows = workers.checked_rows(validator)
+                row_writer = parallel.writer_for(out, writer, fmt_out.name)
             valid_rows = 0
             for checked in checked_rows:
                 if isinstance(checked, parallel.CleanRows):  # valid, encoded, nothing to report
                     valid_rows += checked.count
                     if rejects is not None or log.error_count == 0:
-                        parallel.write_encoded(out, writer, checked)
+                        row_writer.write_clean(checked)
                         loss.rows += checked.count
                     continue
                 if checked.findings:

@@ -13,7 +13,7 @@ import tempfile
 import time
 from typing import TextIO
 
-from .canonical.errors import WriteError
+from .canonical.errors import UsageError, WriteError
 
 try:
     import fcntl
@@ -134,3 +134,84 @@ def sweep_stale(folder: str, name: str) -> None:
                 pass
         finally:
             os.close(fd)
+
+
+class AtomicFolder:
+    """A folder output (a dataset folder): written in a temporary folder beside the target,
+    then renamed into place. A folder already there is replaced only if evalconv wrote it."""
+
+    def __init__(self, path: str, *, marker: str = "README.md") -> None:
+        self.path = path
+        self.marker = marker  # a file every folder this format writes holds (README.md)
+        self.folder: str | None = None
+
+    @property
+    def stream(self) -> "AtomicFolder":  # what writers are handed: they write under `.folder`
+        return self
+
+    def check_target(self) -> None:
+        """Refuse a target that is a file, or a folder holding anything evalconv did not write."""
+        if not os.path.lexists(self.path):
+            return
+        if not os.path.isdir(self.path) or os.path.islink(self.path):
+            raise UsageError("is a file; this format writes a folder", source=self.path)
+        entries = set(os.listdir(self.path))
+        if entries and not (self.marker in entries and _written_by_evalconv(os.path.join(self.path, self.marker))):
+            raise UsageError("the folder exists and evalconv did not write it; give a new or empty folder",
+                             source=self.path)
+
+    def open(self) -> "AtomicFolder":
+        self.check_target()
+        parent = os.path.dirname(os.path.abspath(self.path))
+        try:
+            self.folder = tempfile.mkdtemp(prefix=f".{os.path.basename(self.path)}.", suffix=SUFFIX, dir=parent)
+        except OSError as err:
+            raise WriteError(f"cannot write here: {err.strerror}", source=self.path) from None
+        return self
+
+    def commit(self) -> None:
+        assert self.folder is not None
+        old = None
+        try:
+            if os.path.isdir(self.path):
+                self.check_target()
+                old = tempfile.mkdtemp(prefix=f".{os.path.basename(self.path)}.old.", suffix=SUFFIX,
+                                       dir=os.path.dirname(os.path.abspath(self.path)))
+                os.replace(self.path, os.path.join(old, "previous"))
+            os.chmod(self.folder, 0o777 & ~_umask())  # mkdtemp makes it owner-only
+            os.replace(self.folder, self.path)
+        except OSError as err:
+            self.abort()
+            raise WriteError(f"cannot write here: {err.strerror}", source=self.path) from None
+        finally:
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        self.folder = None
+
+    def abort(self) -> None:
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+    def __enter__(self) -> "AtomicFolder":
+        return self.open()
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.abort()
+
+
+WRITTEN_BY = "written by evalconv"  # a folder whose card says so may be replaced by the next run
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _written_by_evalconv(card: str) -> bool:
+    try:
+        with open(card, encoding="utf-8", errors="replace") as f:
+            return WRITTEN_BY in f.read(1 << 16)
+    except OSError:
+        return False

@@ -27,6 +27,7 @@ from .atomic import AtomicOutput
 from .canonical import jsonvalue
 from .canonical.errors import ReadError
 from .canonical.json_format import JSONL_FORMAT
+from .canonical.row import Row
 from .canonical.source import Lines, SourceRow
 from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
 CHUNK_BYTES = 4 * 1024 * 1024
 PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES   # below this, starting workers costs more than it saves
 LINE_PER_ROW = ("csv", "jsonl")        # writers whose output is one self-contained text per row
+# Writers that need the rows themselves (a columnar file): the workers check and encode rows as
+# canonical JSONL, and the parent decodes them, which costs far less than checking them.
+DECODED = ("parquet", "hf")
 
 
 def workers_for(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int | None, *,
@@ -47,13 +51,14 @@ def workers_for(path: str, fmt_in: str, to: str | None, encoding: str | None, jo
     if not eligible(path, fmt_in, to, encoding, jobs):
         return contextlib.nullcontext(None)
     try:
-        return Workers(path, label=label, to=to, options=options, require=require, jobs=jobs)
+        return Workers(path, label=label, to="jsonl" if to in DECODED else to, options=options,
+                       require=require, jobs=jobs)
     except OSError:  # no processes to be had (a process limit, say): one core will do
         return contextlib.nullcontext(None)
 
 
 def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int) -> bool:
-    if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW):
+    if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW + DECODED):
         return False
     if encoding not in (None, "utf-8", "utf8") or path == "-":
         return False
@@ -106,6 +111,9 @@ class EncodedWriter:
     def write(self, row: Encoded) -> None:
         write_encoded(self._out, self._writer, row)
 
+    def write_clean(self, rows: CleanRows) -> None:
+        write_encoded(self._out, self._writer, rows)
+
 
 def _runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
     """The runs of `data[start:end]`, offsets made relative to `start`."""
@@ -120,6 +128,26 @@ def _runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
             break
         out.append((max(at - start, 0), what))
     return out
+
+
+class DecodedWriter:
+    """For a DECODED target: the workers' canonical JSONL lines (valid rows: JSON escapes every
+    line break, so a row is one line) become Rows again for the format's own writer."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    def write(self, row: Encoded) -> None:
+        self._writer.write(Row.from_json(jsonvalue.loads(row.data)))
+
+    def write_clean(self, rows: CleanRows) -> None:
+        write, loads = self._writer.write, jsonvalue.loads
+        for line in rows.data.split(b"\n")[:-1]:
+            write(Row.from_json(loads(line)))
+
+
+def writer_for(out: AtomicOutput, writer: Any, to: str) -> "EncodedWriter | DecodedWriter":
+    return DecodedWriter(writer) if to in DECODED else EncodedWriter(out, writer)
 
 
 class _ByteSink:

@@ -20,7 +20,8 @@ from .canonical.suggest import by_closeness, did_you_mean
 
 CANONICAL = (("csv", "evalconv.canonical.csv_format:FORMAT"),
              ("json", "evalconv.canonical.json_format:JSON_FORMAT"),
-             ("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT"))
+             ("jsonl", "evalconv.canonical.json_format:JSONL_FORMAT"),
+             ("parquet", "evalconv.canonical.parquet_format:FORMAT"))
 VENDORS = "evalconv.vendors"
 
 

@@ -141,9 +141,11 @@ class FindingLog:
     warnings: list[Finding] = field(default_factory=list)
     error_count: int = 0
     warning_count: int = 0
+    by_code: dict[str, int] = field(default_factory=dict)  # every finding counted, kept or not
 
     def add(self, findings: Iterable[Finding]) -> None:
         for f in findings:
+            self.by_code[f.code] = self.by_code.get(f.code, 0) + 1
             if f.severity == "error":
                 self.error_count += 1
                 if len(self.errors) < FINDINGS_KEPT:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from contextlib import contextmanager
 from typing import IO, Any, Iterator
@@ -56,6 +57,17 @@ def detect(path: str, head: bytes, from_: str | None = None, encoding: str | Non
         raise UsageError(err.message, source=label(path)) from None
 
 
+def folder_format(path: str, from_: str | None = None) -> Format | None:
+    """The format that reads this folder as one set (a dataset folder), or None: a folder of
+    set files, converted file by file."""
+    if path == STDIO or not os.path.isdir(path):
+        return None
+    if from_:
+        fmt = REGISTRY.get(from_)
+        return fmt if fmt.folder else None
+    return next((f for f in REGISTRY.all() if f.folder and f.can_read and f.matches_path(path)), None)
+
+
 @contextmanager
 def reading(path: str, *, from_: str | None = None, encoding: str | None = None, delimiter: str | None = None,
             allow_outside_refs: bool = False) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
@@ -75,6 +87,13 @@ def reading(path: str, *, from_: str | None = None, encoding: str | None = None,
 @contextmanager
 def _read(path: str, from_: str | None, encoding: str | None, hints: dict[str, Any]
           ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
+    folder = folder_format(path, from_)
+    if folder is not None:
+        report = ReadReport(folder.name, path)
+        lines = Lines(io.BytesIO(b""), source=path, encoding=encoding, path=path)
+        lines.options.update(hints)
+        yield folder, _counted(folder.read(lines, report), report), report
+        return
     with _open_bytes(path) as stream:
         fmt = detect(path, _peek(stream), from_, encoding)
         if not fmt.can_read:

@@ -55,9 +55,14 @@ class ValidationReport:
 
 def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None,
                   require: Iterable[str] = (), jobs: int | None = None,
-                  delimiter: str | None = None, allow_outside_refs: bool = False) -> FileValidation:
+                  delimiter: str | None = None, allow_outside_refs: bool = False,
+                  packs: Any = None) -> FileValidation:
     """Validate one file; `require` lists paths every row must fill (`metadata.reason`).
-    `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
+    `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial).
+    `packs`: the PackIndex case families are checked against (default: the built-in packs;
+    workers know only those, so other packs are checked on one core)."""
+    if packs is not None:
+        jobs = 1
     result = FileValidation(label(path), from_)
     required = tuple(_required_paths(require))
     try:
@@ -66,7 +71,7 @@ def validate_file(path: str, *, from_: str | None = None, encoding: str | None =
                 parallel.workers_for(path, fmt.name, None, encoding, jobs, label=label(path), options={},
                                      require=required) as workers:
             result.format = fmt.name
-            validator = Validator(source=label(path), require=required)
+            validator = Validator(source=label(path), require=required, packs=packs)
             checked_rows = validator.check_all(rows) if workers is None else workers.checked_rows(validator)
             for checked in checked_rows:
                 if checked.findings:
@@ -87,16 +92,20 @@ def _required_paths(require: Iterable[str]) -> Iterator[str]:
 
 def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
              require: Iterable[str] = (), jobs: int | None = None,
-             delimiter: str | None = None, allow_outside_refs: bool = False) -> ValidationReport:
+             delimiter: str | None = None, allow_outside_refs: bool = False,
+             packs: Any = None) -> ValidationReport:
     """Validate files; folders are walked for files with a known extension."""
     from .walk import collect
 
     require = list(require)
     results = []
     for target in paths_:
-        files = [f.path for f in collect([target])] if os.path.isdir(target) else [target]
+        from .sources import folder_format
+        whole = os.path.isdir(target) and folder_format(target, from_) is not None  # a dataset folder
+        files = [f.path for f in collect([target])] if os.path.isdir(target) and not whole else [target]
         if not files:  # a gate that checked nothing must not pass
             results.append(FileValidation(target, None, unreadable=f"{target}: no set files found in this folder"))
         results += [validate_file(p, from_=from_, encoding=encoding, require=require, jobs=jobs,
-                                  delimiter=delimiter, allow_outside_refs=allow_outside_refs) for p in files]
+                                  delimiter=delimiter, allow_outside_refs=allow_outside_refs, packs=packs)
+                    for p in files]
     return ValidationReport(results)

@@ -19,6 +19,10 @@ def _known_extension(name: str) -> bool:
     return any(fmt.matches_path(name) for fmt in REGISTRY.all() if fmt.can_read)
 
 
+def _set_folder(path: str) -> bool:
+    return any(fmt.folder and fmt.matches_path(path) for fmt in REGISTRY.all() if fmt.can_read)
+
+
 def _matches(relative: str, globs: tuple[str, ...]) -> bool:
     base = relative.rsplit("/", 1)[-1]
     return any(fnmatch.fnmatchcase(relative, g) or fnmatch.fnmatchcase(base, g) for g in globs)
@@ -39,6 +43,12 @@ def collect(targets: tuple[str, ...] | list[str], *, include: tuple[str, ...] = 
         for folder, dirs, files in os.walk(target):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".")
                              and os.path.realpath(os.path.join(folder, d)) != skip_real)
+            for name in [d for d in dirs if _set_folder(os.path.join(folder, d))]:
+                dirs.remove(name)  # a dataset folder is one set, not a folder of sets
+                path = os.path.join(folder, name)
+                relative = os.path.relpath(path, target).replace(os.sep, "/")
+                if (not include or _matches(relative, include)) and not _matches(relative, exclude):
+                    found.append(Found(path, relative))
             for name in sorted(files):
                 if name.startswith("."):
                     continue

@@ -9,24 +9,29 @@ from evalconv.registry import REGISTRY
 from evalconv.reports import LossReport, ReadReport
 
 
-def write_text(fmt_name: str, rows, path: str | None = None, **options) -> tuple[str, LossReport]:
-    """`path` names the output (it picks the variant); nothing is written there."""
+def write_text(fmt_name: str, rows, path: str | None = None, **options) -> tuple[str | bytes, LossReport]:
+    """The file's text (its bytes, for a binary format such as Parquet) and the loss report.
+    `path` names the output (it picks the variant); nothing is written there."""
     fmt = REGISTRY.get(fmt_name)
-    out = io.StringIO(newline="")
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="") if fmt.binary else io.StringIO(newline="")
     report = LossReport(fmt.name)
     writer = fmt.open_writer(out, report, fmt.make_options(path, **options))
     for row in rows:
         writer.write(row)
         report.rows += 1
     writer.close()
+    if fmt.binary:
+        out.flush()
+        return out.buffer.getvalue(), report
     return out.getvalue(), report
 
 
-def read_text(fmt_name: str, text: str, *, encoding: str = "utf-8"):
-    """(checked rows, read report) for `text` read with `fmt_name`."""
+def read_text(fmt_name: str, text: str | bytes, *, encoding: str = "utf-8"):
+    """(checked rows, read report) for `text` (or a binary format's bytes) read with `fmt_name`."""
     fmt = REGISTRY.get(fmt_name)
     report = ReadReport(fmt.name, "mem")
-    lines = Lines(io.BytesIO(text.encode(encoding)), source="mem", encoding=encoding)
+    data = text if isinstance(text, bytes) else text.encode(encoding)
+    lines = Lines(io.BytesIO(data), source="mem", encoding=encoding)
     return list(Validator(source="mem").check_all(fmt.read(lines, report))), report
 
 

@@ -1,4 +1,4 @@
-"""Canonical CSV, JSON and JSONL are lossless: read(write(rows)) == rows, type-strictly."""
+"""Canonical CSV, JSON, JSONL and Parquet are lossless: read(write(rows)) == rows, type-strictly."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from roundtrip_helpers import roundtrip
 from strategies import row_sets
 
-CANONICAL = ["csv", "json", "jsonl"]
+CANONICAL = ["csv", "json", "jsonl", "parquet"]
 
 
 def assert_identical(rows, checked):

@@ -153,7 +153,7 @@ def test_a_declared_option_reaches_the_writer():
 
 def test_output_suffix_defaults_to_the_first_extension():
     assert REGISTRY.get("deepeval").output_suffix == ".deepeval.json"
-    assert all(f.output_suffix for f in REGISTRY.all() if f.can_write)
+    assert all(f.output_suffix or f.folder for f in REGISTRY.all() if f.can_write)  # hf: OUTDIR/<name>/
 
 
 def test_canonical_imports_nothing_from_the_application_layer():

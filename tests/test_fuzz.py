@@ -36,7 +36,7 @@ READERS = [name for name in REGISTRY.names() if REGISTRY.get(name).can_read]
 WRITERS = [name for name in REGISTRY.names() if REGISTRY.get(name).can_write]
 SEED_LIMIT = 64 * 1024
 SEEDS = sorted(
-    [ROOT / "golden_roundtrips" / f"support-agent.{ext}" for ext in ("jsonl", "json", "csv")]
+    [ROOT / "golden_roundtrips" / f"support-agent.{ext}" for ext in ("jsonl", "json", "csv", "parquet")]
     + [p for p in (ROOT / "tests" / "fixtures" / "vendors").rglob("*")
        if p.is_file() and p.name != "MANIFEST.json" and p.stat().st_size <= SEED_LIMIT])
 SEED_BYTES = {str(p.relative_to(ROOT)): p.read_bytes() for p in SEEDS}

@@ -25,10 +25,11 @@ from evalconv.cli import cli
 
 CORPUS = Path(__file__).parent / "malformed"
 CASES = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))["cases"]
-OUTPUT_SUFFIX = {"csv": ".csv", "json": ".json", "jsonl": ".jsonl", "promptfoo": ".yaml"}
+OUTPUT_SUFFIX = {"csv": ".csv", "json": ".json", "jsonl": ".jsonl", "promptfoo": ".yaml", "parquet": ".parquet",
+                 "hf": ""}
 # Cases also run through a real process (the installed console script), not only CliRunner.
 REAL_PROCESS = {"truncated-json", "nul-bytes-csv", "deep-nesting-json", "unbalanced-quotes",
-                "ragged-more-cells", "lone-surrogate", "bom-csv"}
+                "ragged-more-cells", "lone-surrogate", "bom-csv", "truncated-parquet", "wrong-type-parquet"}
 SUBPROCESS_SECONDS = 60
 SUBPROCESS_MEMORY = 2 * 1024 ** 3
 

@@ -65,7 +65,7 @@ def test_validate_is_the_same_with_two_workers(tmp_path):
     assert codes == {"duplicate-id", "case-family-conflict", "parse", "schema"}
 
 
-@pytest.mark.parametrize("to", ["csv", "jsonl"])
+@pytest.mark.parametrize("to", ["csv", "jsonl", "parquet"])
 def test_keep_going_conversion_is_byte_identical(tmp_path, to):
     path = messy_set(tmp_path)
     results = {}
@@ -114,10 +114,32 @@ def test_clean_golden_rows_convert_identically(tmp_path):
     assert outs[0] == outs[1]
 
 
+def test_a_dataset_folder_is_the_same_with_two_workers(tmp_path):
+    """hf (like parquet) takes rows the workers checked and encoded, decoded again by the parent."""
+    lines = []
+    for i in range(30):
+        for r in GOLDEN:
+            value = json.loads(json.dumps(r))
+            value["id"] = value["metadata"]["case"]["caseId"] = f"{r['id']}-{i}"
+            value["metadata"]["case"].pop("caseFamily", None)
+            lines.append(json.dumps(value) + "\n")
+    path = tmp_path / "clean.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    folders = []
+    for jobs in (1, 2):
+        (tmp_path / f"j{jobs}").mkdir()
+        out = tmp_path / f"j{jobs}" / "ds"  # the folder's name is the card's title
+        result = evalconv.convert(str(path), str(out), to="hf", jobs=jobs)
+        assert result.exit_code == 0 and result.rows_written == 300
+        folders.append({p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
+    assert folders[0] == folders[1]
+
+
 def test_only_line_per_row_targets_and_plain_files_go_parallel(tmp_path):
     path = messy_set(tmp_path)
     assert parallel.eligible(path, "jsonl", "csv", None, 2)
     assert parallel.eligible(path, "jsonl", None, None, 2)
+    assert parallel.eligible(path, "jsonl", "parquet", None, 2)  # rows decoded by the parent
     assert not parallel.eligible(path, "jsonl", "json", None, 2)
     assert not parallel.eligible(path, "csv", "jsonl", None, 2)
     assert not parallel.eligible(path, "jsonl", "csv", "cp1252", 2)

@@ -17,8 +17,11 @@ import click
 from .. import __version__
 from ..canonical.suggest import by_closeness, did_you_mean
 from .convert import convert_command
+from .explain import explain_command
+from .import_ import import_command
 from .report import report_command, runs_group
 from .info import formats_command, schema_command
+from .new import new_command
 from .roundtrip import roundtrip_command
 from .stats import stats_command
 from .validate import validate_command
@@ -57,6 +60,9 @@ def cli() -> None:
       evalconv stats set.jsonl --html coverage.html     rows by slice, coverage gaps, a gate on them
       evalconv formats                                  what each format reads, writes and loses
       evalconv schema                                   the published JSON Schema
+      evalconv new --list                               start a set from a task family's starter rows
+      evalconv import sheet.csv -o set.csv              the sheet you already have, as canonical rows
+      evalconv explain rubric                           which evaluators an oracle type admits, and why
       evalconv report results.json --cases set.jsonl    pass rates of a run, sliced
 
     --debug (anywhere on the line) or EVALCONV_DEBUG=1 shows the traceback of an internal error.
@@ -69,6 +75,9 @@ cli.add_command(formats_command)
 cli.add_command(schema_command)
 cli.add_command(roundtrip_command)
 cli.add_command(stats_command)
+cli.add_command(new_command)
+cli.add_command(explain_command)
+cli.add_command(import_command)
 cli.add_command(report_command)
 cli.add_command(runs_group)
 

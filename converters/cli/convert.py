@@ -13,8 +13,8 @@ from ..canonical import jsonvalue
 from ..canonical.errors import UsageError
 from ..canonical.suggest import count
 from ..registry import REGISTRY
+from ..sources import delimiter_option, folder_format
 from .batch import run_folder
-from ..sources import delimiter_option
 from .common import delimiter_flag, outside_refs_flag
 from .common import encoding_option, from_option, handles_errors, print_findings
 
@@ -74,7 +74,7 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     file_options = {declared[name].metadata["flag"]: value for name, value in options.items()
                     if declared[name].metadata["writes_file"] and value is not None}
     reading = {"delimiter": delimiter_option(delimiter), "allow_outside_refs": allow_outside_refs}
-    if os.path.isdir(source):
+    if os.path.isdir(source) and folder_format(source, from_) is None:
         for flag, given in (*file_options.items(), ("--report", report_path), ("--ledger", ledger)):
             if given:
                 raise UsageError(f"{flag} goes with one file, not a folder", source=source)
@@ -86,8 +86,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
         return
     if include or exclude or summary_path:
         raise UsageError("--include, --exclude and --summary apply to a folder", source=source)
-    api.check_written_paths(source, {"-o": None if output == "-" else output, "--report": report_path,
-                                     "--ledger": ledger, **file_options})
+    api.check_written_paths(source, {"-o": None if output == "-" or REGISTRY.get(to).folder else output,
+                                     "--report": report_path, "--ledger": ledger, **file_options})
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
                          ledger=ledger, report_ids=bool(report_path), jobs=jobs, **reading, **options)
     for notice in result.read.notices():
@@ -120,6 +120,9 @@ def _summary(result: api.ConversionResult) -> str:
         parts.append(f"{result.rejected} rejected to {result.ledger}")
     if result.log.warning_count:
         parts.append(count(result.log.warning_count, "warning"))
+    starters = result.log.by_code.get("starter-example", 0)
+    if starters:
+        parts.append(f"{count(starters, 'starter example')} to replace before use")
     loss = result.loss
     if loss.lossy:
         parts.append(f"lossy: {count(len(loss.dropped.entries), 'field')} dropped (see --report)")

@@ -6,6 +6,7 @@ import sys
 import click
 
 from .. import api
+from ..builder import load_packs
 from ..sources import delimiter_option
 from ..canonical.suggest import count
 from ..registry import REGISTRY
@@ -27,16 +28,19 @@ from .common import delimiter_flag, echo_json, encoding_option, from_option, han
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
               help="Worker processes for a large JSONL file (default up to 2; 1 is serial).")
+@click.option("--pack", "packs", multiple=True, metavar="FILE",
+              help="Also check case families against this task-family pack (repeatable; built-in packs always).")
 @handles_errors
 def validate_command(sources: tuple[str, ...], from_: str | None, output_format: str,
                      encoding: str | None, delimiter: str | None, allow_outside_refs: bool, require: tuple[str, ...],
-                     junit_path: str | None, jobs: int | None) -> None:
+                     junit_path: str | None, jobs: int | None, packs: tuple[str, ...]) -> None:
     """Check rows against the schema, the admissibility map and the set rules.
 
     Exit 0 with no errors (warnings allowed), 1 with any error, 2 when a file cannot be read.
     """
+    index = load_packs(packs) if packs else None
     report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs,
-                          delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs)
+                          delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs, packs=index)
     if junit_path:
         write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":
@@ -52,9 +56,11 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
                 click.echo(f"evalconv: note: {result.path} was read as {result.format} by its content; "
                            f"if it is a canonical set, name it with --from", err=True)
             status = "ok" if result.valid else "INVALID"
+            starters = result.log.by_code.get("starter-example", 0)
+            still = f", {starters} still starter examples" if starters else ""
             click.echo(f"{result.path} ({result.format}): {count(result.rows, 'row')}, "
-                       f"{count(result.log.error_count, 'error')}, {count(result.log.warning_count, 'warning')}: "
-                       f"{status}")
+                       f"{count(result.log.error_count, 'error')}, {count(result.log.warning_count, 'warning')}"
+                       f"{still}: {status}")
     sys.exit(report.exit_code)
 
 

@@ -156,3 +156,13 @@ def test_docs_table_is_the_field_map():
     doc = (ROOT / "docs" / "vendors" / "inspect.md").read_text("utf-8")
     table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
     assert table == render_field_table(FIELD_MAP)
+
+
+def test_starter_rows_are_marked_where_an_inspect_user_looks_and_read_back_unmarked():
+    value = {"id": "c1", "input": "Hi", "expected": "Hello",
+             "metadata": {"case": case(provenance="starter-example")}}
+    for variant in ("jsonl", "csv"):
+        text, _ = one(value, variant)
+        assert "starter example, not a validated gold-standard answer" in text
+        checked, _ = back(text)
+        assert checked.row == Row.from_json(value)

@@ -15,6 +15,7 @@ from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
+from evalconv.canonical.validator import is_starter
 
 from .._common import records as rec
 
@@ -23,6 +24,7 @@ VENDOR = "braintrust"
 MAX_DEPTH = 199
 # Facet tags: the case field -> the tag prefix (one tag per list item for linkedConcerns).
 TAG_FACETS = {"caseFamily": "family:", "oracleType": "oracle:", "linkedConcerns": "concern:"}
+STARTER_TAG = "starter-example"  # on starter rows: an example, not a validated gold-standard answer
 SYSTEM_FIELDS = {
     "_xact_id": "Braintrust's transaction (version) id",
     "created": "set by Braintrust on insert",
@@ -74,7 +76,7 @@ _CARRIED = {f.path: f.reason for f in FIELD_MAP if f.fate == "carried"}
 def facet_tags(case: Any, metadata: dict[str, Any]) -> list[str]:
     """The native tags of a row: its facets, then its metadata.tags strings, each once."""
     case = case if isinstance(case, dict) else {}
-    tags = []
+    tags = [STARTER_TAG] if is_starter(case) else []
     for field, prefix in TAG_FACETS.items():
         values = case.get(field)
         for value in values if isinstance(values, list) else [values]:

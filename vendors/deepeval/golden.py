@@ -12,6 +12,7 @@ from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.row import ABSENT, Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.reporting import LossReporter
+from evalconv.canonical.validator import STARTER_MARK, is_starter
 
 from .._common.grading import llm_judge_may_grade
 from .fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, RESTORED, TOOL_KEYS, VENDOR_KEY, field
@@ -70,6 +71,8 @@ def build_golden(row: Row, report: LossReporter, conversational: bool = False) -
                 and not (conversational and name == "scenario"):
             carry(name)
     own_metadata = _place_metadata(row.metadata, golden, carry)
+    if golden["comments"] is None and is_starter(row.case):  # shown beside the golden; never read back
+        golden["comments"] = STARTER_MARK
     golden["additional_metadata"] = {**own_metadata, CARRIER: row.to_json()}
     return golden
 

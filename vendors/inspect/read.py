@@ -19,7 +19,7 @@ from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_pr
 
 from .._common import records as rec
 from .fields import EXTENSION_FIELDS, SAMPLE_FIELDS, VENDOR
-from .write import Quiet, build_sample
+from .write import STARTER_KEY, Quiet, build_sample
 
 csv.field_size_limit(MAX_LINE_BYTES)
 EDITED = "edited in Inspect: the native value differs from the copy evalconv carried; the edit wins"
@@ -148,6 +148,8 @@ def _own_row(sample: dict[str, Any], metadata: dict[str, Any], report: Any, cell
     envelope = envelope if isinstance(envelope, dict) else {}
     meta = {k: v for k, v in metadata.items() if k != rec.ENVELOPE}
     rec.restore_shadowed(meta, envelope, (rec.ENVELOPE,))
+    if envelope.get("starter"):
+        meta.pop(STARTER_KEY, None)
     value: dict[str, Any] = {"id": row_id}
     value["input"] = envelope["input"] if "input" in envelope else _natural_input(sample["input"])
     target = sample.get("target")

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import WriteError
 from evalconv.canonical.row import Row
+from evalconv.canonical.validator import STARTER_MARK, is_starter
 
 from .._common import records as rec
 from .fields import CARRIED, EXTENSION_FIELDS, MESSAGE_KEYS, MESSAGE_ROLES, REASONS, VENDOR
@@ -19,6 +20,7 @@ from .fields import CARRIED, EXTENSION_FIELDS, MESSAGE_KEYS, MESSAGE_ROLES, REAS
 # fails to load), so the CSV has only these columns; the sample fields stay carried in
 # metadata.case.extensions.inspect (JSONL writes them natively).
 CSV_COLUMNS = ("id", "input", "target", "metadata")
+STARTER_KEY = "starter_example"  # tells an Inspect user (scorers, log viewer) the row is a starter
 
 
 class Quiet:
@@ -64,7 +66,11 @@ def build_sample(row: Row, report: Any, *, csv_cells: bool = False) -> dict[str,
     for key in () if csv_cells else EXTENSION_FIELDS:
         if key in ext:
             sample[key] = ext[key]
-    sample["metadata"] = rec.add_envelope(row.metadata, envelope)
+    metadata = row.metadata
+    if is_starter(row.case) and STARTER_KEY not in metadata:  # a mark for people, dropped on read
+        metadata = {**metadata, STARTER_KEY: STARTER_MARK}
+        envelope["starter"] = True
+    sample["metadata"] = rec.add_envelope(metadata, envelope)
     for name in row.case:
         report.carry(f"$.metadata.case.{name}", row.id, CARRIED.get(f"$.metadata.case.{name}", ""))
     if rec.ENVELOPE in row.metadata:

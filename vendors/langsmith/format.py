@@ -15,6 +15,7 @@ from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
+from evalconv.canonical.validator import STARTER_MARK, is_starter
 
 from .._common import records as rec
 from .csv_export import is_langsmith_csv, read_csv
@@ -28,6 +29,7 @@ CRITERIA_KEY = "criteria"  # evaluationCriteria, also in outputs: the judge's re
 SPLIT_KEY = "dataset_split"
 # Top-level metadata keys LangSmith users filter and group by -> the case field projected there.
 PROJECTIONS = {"case_family": "caseFamily", "oracle_type": "oracleType"}
+STARTER_KEY = "starter_example"  # metadata key that tells a LangSmith user a row is a starter example
 SYSTEM_FIELDS = {
     "dataset_id": "the dataset it lives in; set by LangSmith",
     "created_at": "set by LangSmith",
@@ -113,6 +115,9 @@ def example_record(row: Row) -> dict[str, Any]:
     metadata = {k: v for k, v in row.metadata.items() if k != SPLIT_KEY}
     projected = [key for key, field in PROJECTIONS.items() if field in row.case and key not in row.metadata]
     metadata.update((key, row.case[PROJECTIONS[key]]) for key in projected)
+    if is_starter(row.case) and STARTER_KEY not in row.metadata:  # a mark, dropped on read like a projection
+        metadata[STARTER_KEY] = STARTER_MARK
+        projected.append(STARTER_KEY)
     split = row.metadata.get(SPLIT_KEY)
     if SPLIT_KEY in row.metadata:
         if _is_split(split):

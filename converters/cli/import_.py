@@ -1,0 +1,91 @@
+"""`evalconv import SHEET`: the sheet a team already has (any column names) as canonical rows."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import sheet_import
+from ..atomic import AtomicOutput
+from ..canonical import jsonvalue
+from ..canonical.admissibility import ADMISSIBILITY
+from ..canonical.schema import enum
+from .common import echo_json, encoding_option, handles_errors, print_findings
+
+
+@click.command("import")
+@click.argument("sheet")
+@click.option("-o", "--output", metavar="OUT", help="Output file (default: standard output).")
+@click.option("--to", metavar="FORMAT", help="Output format (default: from OUT's extension, else jsonl).")
+@click.option("--map", "map_path", metavar="MAP",
+              help="YAML or JSON: sheet column -> field (input, expected, id, case.<field>, metadata.<key>).")
+@click.option("--suggest-map", is_flag=True, help="Print the map the import would use, to edit, and stop.")
+@click.option("--oracle-type", type=click.Choice(list(ADMISSIBILITY)), metavar="TYPE",
+              help="The oracle type of every row without one (default: reference-answer when the row has "
+                   "an answer, else expected-behavior-only).")
+@click.option("--provenance", type=click.Choice(list(enum("provenance"))), default="imported", show_default=True,
+              metavar="P", help="Where the rows came from.")
+@click.option("--report", "report_path", metavar="PATH", help="Write the import summary (with the loss report) as JSON.")
+@click.option("--excel-safe", is_flag=True, help="CSV: guard cells a spreadsheet would run as formulas.")
+@encoding_option
+@handles_errors
+def import_command(sheet: str, output: str | None, to: str | None, map_path: str | None, suggest_map: bool,
+                   oracle_type: str | None, provenance: str, report_path: str | None, excel_safe: bool,
+                   encoding: str | None) -> None:
+    """Turn an ad-hoc sheet (CSV, TSV or JSONL, any column names) into canonical rows.
+
+    \b
+      evalconv import answers.csv --suggest-map > map.yaml     see (and edit) how columns are matched
+      evalconv import answers.csv --map map.yaml -o set.csv     import with your map
+    """
+    if suggest_map:
+        cmap = sheet_import.plan(sheet_import.read_sheet(sheet, encoding), map_path, need_input=False)
+        click.echo(sheet_import.suggested_map(cmap), nl=False)
+        return
+    options = {"excel_safe": True} if excel_safe else {}
+    result = sheet_import.import_sheet(sheet, output, to=to, map_path=map_path, oracle_type=oracle_type,
+                                       provenance=provenance, encoding=encoding, **options)
+    for line in summary_lines(result):
+        click.echo(line, err=True)
+    print_findings(result.log.errors, result.log.error_count, "errors")
+    shown = [f for f in result.log.warnings if f.code != "starter-example"]
+    print_findings(shown, len(shown), "warnings")
+    if report_path:
+        with AtomicOutput(report_path) as out:
+            out.stream.write(jsonvalue.dumps(result.to_json(), indent=True) + "\n")
+            out.commit()
+    click.echo(final_line(result), err=True)
+    sys.exit(result.exit_code)
+
+
+def summary_lines(result: sheet_import.ImportResult) -> list[str]:
+    cmap = result.cmap
+    out = [f"evalconv: import {result.sheet}: {result.rows} rows"
+           + (f" ({result.blank} blank rows skipped)" if result.blank else "")]
+    for how, title in (("matched", "matched"), ("mapped", "from --map"), ("unmapped", "kept as metadata")):
+        cols = [f"{c} -> {t[2:]}" for c, t in cmap.targets.items() if cmap.how[c] == how]
+        if cols:
+            out.append(f"  {title}: " + ", ".join(cols))
+    for what, n in result.defaulted.items():
+        out.append(f"  defaulted: {what} on {n} row{'s' if n != 1 else ''}")
+    for column, why in cmap.flagged.items():
+        out.append(f"  flagged: {column} is kept in user metadata, but the case profile leaves it out on "
+                   f"purpose: {why}")
+    return out
+
+
+def final_line(result: sheet_import.ImportResult) -> str:
+    head = f"evalconv: {result.sheet} -> {result.output or '<stdout>'} ({result.format}): "
+    if not result.wrote_output:
+        return head + f"nothing written: {result.log.error_count} errors (fix the sheet or the map)"
+    parts = [f"{result.loss.rows} rows written"]
+    if result.log.warning_count:
+        parts.append(f"{result.log.warning_count} warnings")
+    if result.starters:
+        parts.append(f"{result.starters} starter examples to replace before use")
+    if result.loss.lossy:
+        parts.append(f"lossy: {len(result.loss.dropped.entries)} field(s) dropped")
+    return head + ", ".join(parts)
+
+
+__all__ = ["echo_json", "import_command"]

@@ -1,0 +1,447 @@
+"""`evalconv import SHEET`: the sheet a team already has (any column names) as canonical rows.
+
+Columns are matched by the names people use; `--map` overrides and extends the matching. No cell
+is lost: a column that matches nothing goes to `metadata.<column>`. Every row gets a stable id,
+a provenance, an oracle type and an expected behaviour; what was defaulted is reported.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from . import api
+from .builder import count_starters, output_format
+from .canonical import jsonvalue, paths
+from .canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
+from .canonical.csv_format import split_list
+from .canonical.errors import ReadError, UsageError
+from .canonical.row import Row
+from .canonical.schema import CASE_FIELD_KINDS, enum
+from .canonical.source import MAX_LINE_BYTES, SourceRow
+from .canonical.validator import Validator
+from .reports import FindingLog, LossReport
+from .sources import STDIO
+
+csv.field_size_limit(MAX_LINE_BYTES)
+
+# Canonical path -> the column names people use for it (compared after normalising: lowercase,
+# runs of anything but letters and digits become "_").
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "$.id": ("id", "case_id", "caseid", "name", "key", "test_id", "example_id", "uid"),
+    "$.input": ("input", "question", "prompt", "query", "user_input", "user_message", "message",
+                "instruction", "request"),
+    "$.expected": ("expected", "answer", "expected_output", "ideal", "reference", "target", "gold",
+                   "ground_truth", "expected_answer", "reference_answer", "correct_answer", "ideal_answer",
+                   "golden_answer", "label"),
+    "$.metadata.case.expectedBehavior": ("expected_behavior", "expected_behaviour", "behavior", "behaviour"),
+    "$.metadata.case.oracleType": ("oracle_type", "oracle", "oracletype"),
+    "$.metadata.case.evaluator": ("evaluator", "grader"),
+    "$.metadata.case.provenance": ("provenance",),
+    "$.metadata.case.scenario": ("scenario",),
+    "$.metadata.case.actor": ("actor", "persona"),
+    "$.metadata.case.unacceptableBehavior": ("unacceptable_behavior", "unacceptable_behaviour", "must_not",
+                                             "should_not", "unacceptable"),
+    "$.metadata.case.evaluationCriteria": ("evaluation_criteria", "criteria", "rubric"),
+    "$.metadata.case.caseFamily": ("case_family", "family"),
+    "$.metadata.case.linkedConcerns": ("linked_concerns", "concerns"),
+    "$.metadata.case.passLogic": ("pass_logic", "pass_criteria"),
+    "$.metadata.case.reviewerExpertise": ("reviewer_expertise",),
+    "$.metadata.reason": ("reason", "why", "rationale"),
+    "$.metadata.notes": ("notes", "note", "comment", "comments"),
+    "$.metadata.category": ("category", "type", "topic"),
+    "$.metadata.tags": ("tags", "tag", "labels"),
+    "$.metadata.origin": ("origin",),
+    "$.metadata.severity": ("severity",),
+    "$.metadata.gate": ("gate",),
+}
+_LISTS = {"$.metadata.tags"}
+ORACLE_TYPES = list(ADMISSIBILITY)
+PLACEHOLDER = ("Imported from {sheet} without an expected behaviour: a reviewer must write what the system "
+               "should do here and why before this row is used for grading.")
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", name.strip().lower()).strip("_")
+
+
+_BY_NAME = {name: target for target, names in SYNONYMS.items() for name in names}
+
+
+# ---------------------------------------------------------------- reading the sheet
+
+@dataclass
+class Sheet:
+    columns: list[str]
+    records: list[tuple[int | None, dict[str, Any]]]  # (line, {column: value}) for each non-blank row
+    blank: int = 0
+    text_cells: bool = True  # CSV: every cell is text; JSONL/JSON: values are JSON already
+
+
+def read_sheet(path: str, encoding: str | None = None) -> Sheet:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as err:
+        raise ReadError(f"cannot read the sheet: {err.strerror or err}", source=path) from None
+    try:
+        text = raw.decode(encoding or "utf-8-sig")
+    except (UnicodeDecodeError, LookupError) as err:
+        line = raw[:getattr(err, "start", 0)].count(b"\n") + 1
+        raise ReadError(f"cannot decode the sheet as {encoding or 'utf-8'} (try --encoding cp1252)",
+                        source=path, line=line) from None
+    text = text.lstrip("\ufeff")
+    if "\x00" in text:
+        raise ReadError("NUL character in the sheet (is it a binary file? save it as CSV)", source=path)
+    if path.lower().endswith((".xlsx", ".xls", ".ods")):
+        raise ReadError("spreadsheet files are read as CSV: save the sheet as CSV (UTF-8) first", source=path)
+    if path.lower().endswith((".jsonl", ".json")) or text.lstrip()[:1] in ("{", "["):
+        return _json_sheet(text, path)
+    return _csv_sheet(text, path)
+
+
+def _csv_sheet(text: str, path: str) -> Sheet:
+    first = text.split("\n", 1)[0]
+    delimiter = max((",", ";", "\t"), key=first.count)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header: list[str] | None = None
+    sheet = Sheet([], [])
+    while True:
+        line = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as err:
+            raise ReadError(f"not a readable CSV record: {err}", source=path, line=line) from None
+        if not any(c.strip() for c in cells):
+            if header is not None:
+                sheet.blank += 1
+            continue
+        if header is None:
+            header = _header(cells, path, line)
+            sheet.columns = header
+            continue
+        if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
+            raise ReadError(f"the row has {len(cells)} cells but the header has {len(header)} columns",
+                            source=path, line=line)
+        sheet.records.append((line, {col: cells[i] if i < len(cells) else "" for i, col in enumerate(header)}))
+    if header is None:
+        raise ReadError("the sheet is empty: no header row", source=path)
+    return sheet
+
+
+def _header(cells: list[str], path: str, line: int) -> list[str]:
+    names = [c.strip() or f"column_{i + 1}" for i, c in enumerate(cells)]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise ReadError(f"two columns are named '{name}' (columns {seen[name] + 1} and {i + 1}); "
+                            f"rename one", source=path, line=line)
+        seen[name] = i
+    while names and names[-1].startswith("column_") and not cells[len(names) - 1].strip():
+        names.pop()  # trailing empty header cells (a sheet's stray delimiters)
+    return names
+
+
+def _json_sheet(text: str, path: str) -> Sheet:
+    sheet = Sheet([], [], text_cells=False)
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            items = jsonvalue.loads(text)
+        except jsonvalue.JSONValueError as err:
+            raise ReadError(f"not valid JSON: {err}", source=path) from None
+        if not isinstance(items, list):
+            raise ReadError("a JSON sheet must be an array of objects, or one object a line (JSONL)", source=path)
+        records: list[tuple[int | None, Any]] = [(None, item) for item in items]
+    else:
+        records = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                sheet.blank += 1
+                continue
+            try:
+                records.append((number, jsonvalue.loads(line)))
+            except jsonvalue.JSONValueError as err:
+                raise ReadError(f"line is not valid JSON: {err}", source=path, line=number) from None
+    for line, record in records:
+        if not isinstance(record, dict):
+            raise ReadError("each record must be a JSON object (one sheet row)", source=path, line=line)
+        if not record:
+            sheet.blank += 1
+            continue
+        for key in record:
+            if key not in sheet.columns:
+                sheet.columns.append(key)
+        sheet.records.append((line, record))
+    return sheet
+
+
+# ---------------------------------------------------------------- the column map
+
+@dataclass
+class ColumnMap:
+    targets: dict[str, str]  # column -> canonical path
+    how: dict[str, str]      # column -> "matched" | "mapped" | "unmapped"
+    flagged: dict[str, str] = field(default_factory=dict)  # column -> why the case profile leaves it out
+
+
+def read_map(path: str) -> dict[str, str]:
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            value = yaml.safe_load(f)
+    except OSError as err:
+        raise ReadError(f"cannot read the map: {err.strerror or err}", source=path) from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        raise ReadError(f"the map is not valid YAML or JSON: {getattr(err, 'problem', err)}", source=path,
+                        line=mark.line + 1 if mark else None) from None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ReadError("the map must be an object of column name -> field path (input, expected, id, "
+                        "case.oracleType, metadata.notes, ...)", source=path)
+    return value
+
+
+def target_path(user: str, *, source: str, column: str) -> str:
+    """`input`, `case.oracleType`, `metadata.x` or `$.metadata.x` -> the canonical path (checked)."""
+    text = user.strip()
+    if text.startswith("case."):
+        text = "metadata." + text
+    try:
+        path = paths.normalize(text)
+    except ValueError:
+        raise UsageError(f"column '{column}': '{user}' is not a field path (input, expected, id, "
+                         f"case.<field>, metadata.<key>)", source=source) from None
+    parts = paths.parse(path)
+    if path in ("$.id", "$.input", "$.expected"):
+        return path
+    if len(parts) >= 2 and parts[0] == "metadata" and isinstance(parts[1], str):
+        if parts[1] != "case":
+            return paths.to_path(parts[:2]) if len(parts) == 2 else path
+        if len(parts) == 3 and parts[2] in CASE_FIELD_KINDS and parts[2] not in ("caseId", "extensions"):
+            return path
+        if len(parts) == 3 and parts[2] in OMITTED_FIELDS:
+            raise UsageError(f"column '{column}': '{parts[2]}' is deliberately not a field of a case: "
+                             f"{OMITTED_FIELDS[parts[2]]}; map it to metadata.{parts[2]}", source=source)
+        raise UsageError(f"column '{column}': '{user}' is not a case-profile field", source=source)
+    raise UsageError(f"column '{column}': '{user}' is not a place for a column (input, expected, id, "
+                     f"case.<field>, metadata.<key>)", source=source)
+
+
+def column_map(columns: list[str], user_map: dict[str, str] | None = None, map_source: str = "--map") -> ColumnMap:
+    user_map = user_map or {}
+    for column in user_map:
+        if column not in columns:
+            raise UsageError(f"the map names column '{column}', which the sheet does not have "
+                             f"(columns: {', '.join(columns)})", source=map_source)
+    targets: dict[str, str] = {}
+    how: dict[str, str] = {}
+    for column in columns:  # the user's map first: it wins any target it names
+        if column in user_map:
+            targets[column] = target_path(user_map[column], source=map_source, column=column)
+            how[column] = "mapped"
+    taken = {t: c for c, t in targets.items()}
+    for column in columns:
+        if column in targets:
+            continue
+        target = _BY_NAME.get(normalise(column))
+        if target is not None and target not in taken:
+            targets[column], how[column] = target, "matched"
+        else:
+            key = column if column != "case" else "case (sheet column)"  # metadata.case is the profile
+            targets[column], how[column] = paths.join("$.metadata", key), "unmapped"
+        taken.setdefault(targets[column], column)
+    seen: dict[str, str] = {}
+    for column, target in targets.items():
+        if target in seen:
+            raise UsageError(f"columns '{seen[target]}' and '{column}' both go to {target}; map one elsewhere",
+                             source=map_source)
+        seen[target] = column
+    flagged = {c: OMITTED_FIELDS[normalise(c)] for c in columns if normalise(c) in OMITTED_FIELDS}
+    return ColumnMap(targets, how, flagged)
+
+
+def suggested_map(cmap: ColumnMap) -> str:
+    """The map `--suggest-map` prints: YAML the user can edit and pass back with --map."""
+    lines = ["# evalconv import --map: sheet column -> field (input, expected, id, case.<field>, metadata.<key>)"]
+    for column, target in cmap.targets.items():
+        shown = target[2:].replace("metadata.case.", "case.", 1) if target.startswith("$.") else target
+        note = {"matched": "matched by name", "mapped": "from your map",
+                "unmapped": "no match: kept as user metadata"}[cmap.how[column]]
+        if column in cmap.flagged:
+            note += f"; flagged: {cmap.flagged[column]}"
+        lines.append(f"{yaml.safe_dump({column: shown}, default_flow_style=True, width=10**6).strip()[1:-1]}  # {note}")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- rows
+
+@dataclass
+class ImportResult:
+    sheet: str
+    output: str | None
+    format: str
+    cmap: ColumnMap
+    rows: int
+    blank: int
+    defaulted: dict[str, int]
+    log: FindingLog
+    loss: LossReport
+    wrote_output: bool
+    starters: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.log.error_count else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sheet": self.sheet, "output": self.output, "format": self.format, "rows": self.rows,
+                "blankRowsSkipped": self.blank, "wrote_output": self.wrote_output,
+                "columns": [{"column": c, "to": t, "how": self.cmap.how[c],
+                             **({"flagged": self.cmap.flagged[c]} if c in self.cmap.flagged else {})}
+                            for c, t in self.cmap.targets.items()],
+                "defaulted": self.defaulted, "errors": [f.to_json() for f in self.log.errors],
+                "warnings": [f.to_json() for f in self.log.warnings], "loss": self.loss.to_json()}
+
+
+def _slug(value: Any) -> str:
+    text = value if isinstance(value, str) else jsonvalue.dumps(value)
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    slug = ""
+    for word in words:
+        if len(slug) + len(word) + 1 > 40:
+            break
+        slug = f"{slug}-{word}" if slug else word
+    digest = hashlib.sha1(jsonvalue.dumps(value).encode("utf-8")).hexdigest()[:6]
+    return f"{slug or 'row'}-{digest}"
+
+
+def _cell(value: Any, target: str, text_cells: bool) -> Any:
+    """A cell as the value its field holds; None for a blank text cell (left out)."""
+    if text_cells and isinstance(value, str):
+        if not value.strip():
+            return None
+        kind = CASE_FIELD_KINDS.get(target.rsplit(".", 1)[-1]) if target.startswith("$.metadata.case.") else None
+        if kind == "list" or target in _LISTS:
+            return [item.strip() for item in (split_list(value) if "|" in value else value.splitlines())
+                    if item.strip()]
+        if target in ("$.metadata.case.oracleType", "$.metadata.case.evaluator", "$.metadata.case.provenance"):
+            return re.sub(r"[\s_]+", "-", value.strip().lower())
+        return value.strip() if target != "$.input" and target != "$.expected" else value
+    return value
+
+
+def _expected(value: Any, oracle: Any, text_cells: bool) -> Any:
+    if not (text_cells and isinstance(value, str)):
+        return value
+    if oracle == "acceptable-set":
+        return [item.strip() for item in split_list(value) if item.strip()]
+    if oracle in ("expected-tool-calls", "expected-final-state") and value.lstrip()[:1] in ("[", "{"):
+        try:
+            return jsonvalue.loads(value)
+        except jsonvalue.JSONValueError:
+            return value  # the validator says what shape it needs
+    return value
+
+
+def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str | None = None,
+               provenance: str = "imported", defaulted: dict[str, int] | None = None) -> Iterator[SourceRow]:
+    defaulted = {} if defaulted is None else defaulted
+    used: dict[str, int] = {}
+
+    def count(what: str) -> None:
+        defaulted[what] = defaulted.get(what, 0) + 1
+
+    for line, record in sheet.records:
+        value: dict[str, Any] = {}
+        case: dict[str, Any] = {}
+        meta: dict[str, Any] = {}
+        for column, target in cmap.targets.items():
+            cell = _cell(record.get(column), target, sheet.text_cells) if column in record else None
+            if cell is None:
+                continue
+            parts = paths.parse(target)
+            if target in ("$.id", "$.input", "$.expected"):
+                value[target[2:]] = cell.strip() if target == "$.id" and isinstance(cell, str) else cell
+            elif parts[1] == "case":
+                case[parts[2]] = cell
+            else:
+                node = meta
+                for part in parts[1:-1]:
+                    node = node.setdefault(part, {})
+                node[parts[-1]] = cell
+        if "input" not in value:
+            value["input"] = ""
+            count("input: empty (the row has no input cell)")
+        if "oracleType" not in case:
+            case["oracleType"] = oracle_type or ("reference-answer" if "expected" in value else "expected-behavior-only")
+            if not oracle_type:
+                count(f"oracleType: {case['oracleType']} (no --oracle-type or oracle column)")
+        if "expected" in value:
+            value["expected"] = _expected(value["expected"], case["oracleType"], sheet.text_cells)
+        if not value.get("id"):
+            base = _slug(value["input"])
+            used[base] = used.get(base, 0) + 1
+            value["id"] = base if used[base] == 1 else f"{base}-{used[base]}"
+            count("id: slug of the input with a short hash")
+        if "expectedBehavior" not in case:
+            case["expectedBehavior"] = PLACEHOLDER.format(sheet=source)
+            count("expectedBehavior: placeholder for a reviewer's words")
+        if "provenance" not in case:
+            case["provenance"] = provenance
+            count(f"provenance: {provenance}")
+        ordered = {"caseId": value["id"], "oracleType": case.pop("oracleType"),
+                   "expectedBehavior": case.pop("expectedBehavior"), "provenance": case.pop("provenance"), **case}
+        row = {"id": value["id"], "input": value["input"]}
+        if "expected" in value:
+            row["expected"] = value["expected"]
+        row["metadata"] = {"case": ordered, **meta}
+        yield SourceRow(row, line)
+
+
+def import_sheet(sheet_path: str, output: str | None, *, to: str | None = None, map_path: str | None = None,
+                 oracle_type: str | None = None, provenance: str = "imported", encoding: str | None = None,
+                 **options: Any) -> ImportResult:
+    """Read the sheet, map its columns, validate the rows and (when none is invalid) write them."""
+    if output == STDIO:
+        output = None
+    if oracle_type is not None and oracle_type not in ORACLE_TYPES:
+        raise UsageError(f"--oracle-type: '{oracle_type}' is not one of {', '.join(ORACLE_TYPES)}")
+    if provenance not in enum("provenance"):
+        raise UsageError(f"--provenance: '{provenance}' is not one of {', '.join(enum('provenance'))}")
+    fmt = output_format(output, to)
+    api.check_written_paths(sheet_path, {"-o": output})
+    sheet = read_sheet(sheet_path, encoding)
+    cmap = plan(sheet, map_path)
+    label = sheet_path
+    defaulted: dict[str, int] = {}
+    log, rows = FindingLog(), []
+    checker = Validator(source=label)
+    for checked in checker.check_all(sheet_rows(sheet, cmap, source=label, oracle_type=oracle_type,
+                                                provenance=provenance, defaulted=defaulted)):
+        log.add(checked.findings)
+        if checked.row is not None:
+            rows.append(checked.row)
+    loss, wrote = LossReport(fmt, output), False
+    if not log.error_count:
+        loss, wrote = api.write(rows, output, fmt, **options), True
+    return ImportResult(label, output, fmt, cmap, checker.count, sheet.blank, defaulted, log, loss, wrote,
+                        count_starters(rows))
+
+
+def plan(sheet: Sheet, map_path: str | None, *, need_input: bool = True) -> ColumnMap:
+    cmap = column_map(sheet.columns, read_map(map_path) if map_path else None, map_path or "--map")
+    if need_input and "$.input" not in cmap.targets.values():
+        raise UsageError("no input column: name one question, prompt or input, or map one with --map "
+                         f"(columns: {', '.join(sheet.columns)}; --suggest-map prints a map to edit)")
+    return cmap
+
+
+__all__ = ["ImportResult", "Row", "column_map", "import_sheet", "plan", "read_sheet", "suggested_map"]

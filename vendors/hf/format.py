@@ -1,0 +1,195 @@
+"""Hugging Face datasets: a dataset folder, Parquet data files and a README.md dataset card.
+
+Writing (`--to hf -o DIR`) gives a folder `datasets.load_dataset(DIR)` loads as is, and that can
+be pushed to the Hub unchanged. The data file is canonical Parquet, so evalconv reads it back
+exactly. Reading takes such a folder (Parquet or canonical JSONL data files, found through the
+card's `configs` or the usual `data/` layout), or a Parquet file downloaded from the Hub with
+`--from parquet`.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from typing import Any, Iterator
+
+from evalconv.canonical import parquet_format, paths
+from evalconv.canonical.errors import ReadError
+from evalconv.canonical.format import FieldLoss, Format
+from evalconv.canonical.json_format import JSONL_FORMAT
+from evalconv.canonical.row import ABSENT, Row
+from evalconv.canonical.source import Lines, SourceRow
+from evalconv.canonical.validator import STARTER_PROVENANCES
+
+from . import card
+
+SPLIT = "test"  # a golden set is test data
+CARD = "README.md"
+_DATA_SUFFIXES = (".parquet", ".jsonl")
+_AS_TEXT = "a dataset column has one type; this value is not text, so it is JSON text in"
+
+FIELD_MAP = (
+    FieldLoss("$.id", "native", "id", "string column"),
+    FieldLoss("$.input", "native", "input; input:json when not text", f"text as is; otherwise {_AS_TEXT} input:json"),
+    FieldLoss("$.expected", "native", "expected; expected:json when not text",
+              f"text as is; otherwise {_AS_TEXT} expected:json"),
+    FieldLoss("$.metadata.case.<field>", "native", "case.<field>", "string or list-of-strings columns"),
+    FieldLoss("$.metadata.case.extensions", "carried", "case.extensions (JSON text)",
+              "free-form objects have no fixed column type; evalconv reads them back exactly"),
+    FieldLoss("$.metadata.<other keys>", "carried", "metadata:json (JSON text)",
+              "keys differ from row to row; evalconv reads them back exactly"),
+)
+
+
+def is_dataset_folder(path: str) -> bool:
+    """A folder with a dataset card whose YAML header says where the data is."""
+    try:
+        with open(os.path.join(path, CARD), encoding="utf-8", errors="replace") as f:
+            header = card.read_header(f.read(1 << 20))
+    except OSError:
+        return False
+    return header is not None and ("configs" in header or "dataset_info" in header)
+
+
+class HuggingFaceFormat(Format):
+    name = "hf"
+    title = "Hugging Face dataset folder (Parquet data files + README.md dataset card)"
+    extensions = ()
+    output_suffix = ""  # a folder conversion makes OUTDIR/<name>/, a dataset folder per set
+    streaming_read = True
+    streaming_write = True
+    lossless = True
+    folder = True
+    field_map = FIELD_MAP
+
+    def matches_path(self, path: str) -> bool:
+        return os.path.isdir(path) and is_dataset_folder(path)
+
+    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+        folder = lines.path or lines.source
+        files = data_files(folder)
+        if len(files) > 1 or files[0][0] != SPLIT:
+            splits = sorted({split for split, _ in files})
+            report.notes.append(f"read {len(files)} data file(s) of split(s) {', '.join(splits)}, in that order")
+        record = 0
+        for _, path in files:
+            label = os.path.relpath(path, folder)
+            shown = os.path.join(lines.source, label)
+            with open(path, "rb") as stream:
+                if path.endswith(".parquet"):
+                    rows = parquet_format.read_parquet(stream, shown, first_record=record)
+                else:
+                    rows = JSONL_FORMAT.read(Lines(stream, source=shown, path=path), report)
+                for row in rows:
+                    record += 1
+                    yield row
+
+    def open_writer(self, out: Any, report: Any, options: Any) -> "DatasetWriter":
+        target = options.path or "dataset"
+        return DatasetWriter(out.folder, os.path.basename(os.path.normpath(target)) or "dataset", report)
+
+
+def data_files(folder: str) -> list[tuple[str, str]]:
+    """(split, path) for each data file, in the card's order, else the Hub's default layout."""
+    header = None
+    try:
+        with open(os.path.join(folder, CARD), encoding="utf-8", errors="replace") as f:
+            header = card.read_header(f.read(1 << 20))
+    except OSError:
+        pass
+    found: list[tuple[str, str]] = []
+    for split, pattern in _card_patterns(header):
+        if os.path.isabs(pattern) or ".." in pattern.split("/"):
+            raise ReadError(f"the card's data_files path '{pattern}' leaves the folder", source=folder)
+        matches = sorted(glob.glob(os.path.join(glob.escape(folder), pattern), recursive=True))
+        found += [(split, m) for m in matches if os.path.isfile(m)]
+    if not found and header is None or not found and not _card_patterns(header):
+        for pattern in ("data/*", "*"):
+            found = [(_split_of(m), m) for m in sorted(glob.glob(os.path.join(glob.escape(folder), pattern)))
+                     if m.endswith(_DATA_SUFFIXES) and os.path.isfile(m)]
+            if found:
+                break
+    if not found:
+        raise ReadError("no data files in this dataset folder (a .parquet or .jsonl file, under data/ or "
+                        "named by the card's configs)", source=folder)
+    unknown = [os.path.relpath(p, folder) for _, p in found if not p.endswith(_DATA_SUFFIXES)]
+    if unknown:
+        raise ReadError(f"data file '{unknown[0]}' is neither Parquet nor JSONL (convert it first)", source=folder)
+    return found
+
+
+def _split_of(path: str) -> str:
+    base = os.path.basename(path)
+    return base.split("-", 1)[0].split(".", 1)[0] or "train"
+
+
+def _card_patterns(header: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """(split, glob) from the card's first config (the `default` one when there is one)."""
+    if not header or not isinstance(header.get("configs"), list) or not header["configs"]:
+        return []
+    configs = [c for c in header["configs"] if isinstance(c, dict)]
+    chosen = next((c for c in configs if c.get("config_name") == "default"), configs[0] if configs else {})
+    spec = chosen.get("data_files")
+    out: list[tuple[str, str]] = []
+    for entry in spec if isinstance(spec, list) else [spec]:
+        if isinstance(entry, str):
+            out.append(("train", entry))
+        elif isinstance(entry, dict):
+            paths = entry.get("path")
+            for p in paths if isinstance(paths, list) else [paths]:
+                if isinstance(p, str):
+                    out.append((str(entry.get("split", "train")), p))
+    return out
+
+
+class DatasetWriter:
+    """Streams rows into one canonical Parquet data file; the card is written at close, when
+    the counts are known."""
+
+    def __init__(self, folder: str, title: str, report: Any) -> None:
+        self._folder = folder
+        self._title = title
+        self._report = report
+        os.makedirs(os.path.join(folder, card.DATA_DIR))
+        self._data_file = f"{card.DATA_DIR}/{SPLIT}-00000-of-00001.parquet"
+        self._stream = open(os.path.join(folder, self._data_file), "wb")
+        self._parquet = parquet_format.ParquetWriter(self._stream)
+        self.stats = card.CardStats()
+
+    def write(self, row: Row) -> None:
+        self._parquet.write(row)
+        stats = self.stats
+        stats.rows += 1
+        case = row.metadata["case"]
+        if case["provenance"] in STARTER_PROVENANCES:
+            stats.starter_count += 1
+            if len(stats.starters) < card.SHOWN_IDS:
+                stats.starters.append(row.id)
+        for key, value, column in (("$.input", row.input, "input:json"),
+                                   ("$.expected", row.expected, "expected:json")):
+            if value is not ABSENT and type(value) is not str:
+                self._carry(key, column, row.id)
+        if "extensions" in case:
+            self._carry("$.metadata.case.extensions", "case.extensions", row.id)
+        rest = [key for key in row.metadata if key != "case"]
+        for key in rest:
+            self._carry(paths.join("$.metadata", key), "metadata:json", row.id)
+        if rest:
+            self._count("metadata:json")
+
+    def _carry(self, path: str, column: str, row_id: str) -> None:
+        if column != "metadata:json":
+            self._count(column)
+        self._report.carry(path, row_id, f"as JSON text in column {column}")
+
+    def _count(self, column: str) -> None:
+        self.stats.carried[column] = self.stats.carried.get(column, 0) + 1
+
+    def close(self) -> None:
+        self._parquet.close()
+        self._stream.close()
+        text = card.render(self._title, SPLIT, self._data_file, self.stats)
+        with open(os.path.join(self._folder, CARD), "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+
+
+FORMAT = HuggingFaceFormat()
