@@ -6,12 +6,14 @@ from typing import Protocol
 
 
 class ReadReporter(Protocol):
-    """What a reader notes: values it filled in, source fields it did not keep."""
+    """What a reader notes: values it filled in, source fields it did not keep, and values edited
+    in the vendor's own field after evalconv wrote the file (`edit`: the CLI prints each one)."""
 
     notes: list[str]
 
     def infer(self, path: str, row_id: str, reason: str) -> None: ...
     def ignore(self, path: str, row_id: str, reason: str) -> None: ...
+    def edit(self, path: str, row_id: str, reason: str) -> None: ...
 
 
 class LossReporter(Protocol):

@@ -95,13 +95,16 @@ class LossReport:
 class ReadReport:
     """What one read inferred or set aside. `inferred`: values evalconv filled in (an oracle
     type from an assertion, provenance `imported`). `ignored`: source fields not kept as case data
-    (system fields such as timestamps), with where they went if anywhere."""
+    (system fields such as timestamps), with where they went if anywhere. `edited`: values changed
+    in the vendor's own field after evalconv wrote the file; the edit is what the row holds, and
+    the CLI prints each one on stderr (an edit is never taken or dropped silently)."""
 
     format: str
     source: str | None = None
     rows: int = 0
     inferred: _FieldIds = field(default_factory=_FieldIds)
     ignored: _FieldIds = field(default_factory=_FieldIds)
+    edited: _FieldIds = field(default_factory=_FieldIds)
     notes: list[str] = field(default_factory=list)
 
     def infer(self, path: str, row_id: str, reason: str) -> None:
@@ -110,9 +113,21 @@ class ReadReport:
     def ignore(self, path: str, row_id: str, reason: str) -> None:
         self.ignored.note(path, row_id, reason)
 
+    def edit(self, path: str, row_id: str, reason: str) -> None:
+        self.edited.note(path, row_id, reason)
+
+    def notices(self, shown: int = 20) -> list[str]:
+        """One stderr line per edited field and row, `row 'id' $.path: reason`, at most `shown`."""
+        lines = [f"row '{row_id}' {path}: {reason}" for (path, reason), ids in self.edited.entries.items()
+                 for row_id in ids]
+        more = len(lines) - shown
+        return lines[:shown] + ([f"... and {more} more edited field(s) (see the read report)"] if more > 0 else [])
+
     def to_json(self) -> dict[str, Any]:
         out = {"format": self.format, "source": self.source, "rows": self.rows,
                "inferred": self.inferred.to_json(), "ignored": self.ignored.to_json()}
+        if self.edited:
+            out["edited"] = self.edited.to_json()
         if self.notes:
             out["notes"] = list(self.notes)
         return out

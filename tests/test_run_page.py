@@ -65,7 +65,7 @@ def test_report_page_shows_the_json_numbers_worst_slice_first(browser, report_pa
             total = passed + failed + unscored
             for outcome, count in (("passed", passed), ("failed", failed), ("unscored", unscored)):
                 assert widths.get(outcome, 0) == pytest.approx(count / total * 238, abs=0.2)
-    assert browser.eval("document.querySelector('[data-tile=\"pass rate\"] .v').textContent") == "50.0%"
+    assert browser.eval("document.querySelector('[data-tile=\"pass rate\"] .v').textContent") == "60.0%"
     assert browser.eval("document.querySelector('[data-tile=excluded] .v').textContent") == "1"
     codes = browser.eval("[...document.querySelectorAll('ul.gaps li')].map(li => li.dataset.code)")
     assert codes[0] == "gate" and "excluded" in codes and "attempt-without-case" in codes and "not-run" in codes

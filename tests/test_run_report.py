@@ -88,12 +88,13 @@ def test_promptfoo_counts_equal_promptfoos_own(name):
     result = report([str(path)], [str(CASES)])
     assert_slices_match(result, outcomes)
     # promptfoo's own totals: its successes are ours plus the orphan (a hand-added test, in the
-    # ledger); its failures are ours plus the two placeholders; its one error is unscored.
+    # ledger); its failures are ours plus the two placeholders; its errors are unscored (the grader
+    # error, and the tool-call order check that needs a trace the echo provider does not emit).
     assert stats["successes"] == result["overall"]["passed"] + orphans == 4
-    assert stats["failures"] == result["overall"]["failed"] + 2 == 5
-    assert stats["errors"] == 1
+    assert stats["failures"] == result["overall"]["failed"] + 2 == 4
+    assert stats["errors"] == 2
     assert result["attempts"] == len(entries) == 10
-    assert result["results"] == 19  # 9 component pairs + the grader error of r-apology-tone
+    assert result["results"] == 18  # component pairs + the grader error of r-apology-tone + the trace error
     assert result["ledgerCounts"] == {"attempt-without-case": 1}
     # the defaultTest javascript check on the expected-behavior-only case is barred: excluded
     assert result["flags"]["excludedResults"] == 1
@@ -226,14 +227,15 @@ def test_fail_under_gates_only_release_cases():
     harmful = run(*args, "--fail-under", "metadata.severity=harmful:1.0")
     assert harmful.exit_code == 1
     gate = json.loads(harmful.output)["gates"][0]
-    assert (gate["passed"], gate["failed"], gate["unscored"], gate["ok"]) == (0, 2, 1, False)
+    assert (gate["passed"], gate["failed"], gate["unscored"], gate["ok"]) == (0, 1, 2, False)
     # cosmetic cases are all trend probes: nothing release-gating to judge, so the gate is not met
     cosmetic = json.loads(run(*args, "--fail-under", "metadata.severity=cosmetic:0.5").output)["gates"][0]
     assert cosmetic["passed"] + cosmetic["failed"] + cosmetic["unscored"] == 0 and not cosmetic["ok"]
-    # release cases overall: r-refund-receipt passes; r-refund-no-receipt, r-window-wrong, r-order-status-tool fail
+    # release cases overall: r-refund-receipt passes; r-refund-no-receipt and r-window-wrong fail;
+    # r-order-status-tool is unscored (its tool-order check needs a trace the echo provider lacks)
     overall = run(*args, "--fail-under", "overall:0.25")
     assert overall.exit_code == 0
-    assert json.loads(overall.output)["gates"][0]["passRate"] == 0.25
+    assert json.loads(overall.output)["gates"][0]["passRate"] == pytest.approx(1 / 3)
 
 
 @pytest.mark.parametrize("args, message", [

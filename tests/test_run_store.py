@@ -50,11 +50,11 @@ def test_every_record_a_reader_makes_fits_the_published_schema(path):
 def test_importing_the_same_run_twice_adds_nothing(tmp_path):
     store = tmp_path / "store"
     first = imported(store, PROMPTFOO)
-    assert first.added == {"attempts": 10, "results": 19, "ledger": 0}
+    assert first.added == {"attempts": 10, "results": 18, "ledger": 0}
     before = {name: (store / name).read_bytes() for name in ("attempts.jsonl", "results.jsonl")}
     again = imported(store, PROMPTFOO)
     assert again.added == {"attempts": 0, "results": 0, "ledger": 0}
-    assert again.known == {"attempts": 10, "results": 19, "ledger": 0}
+    assert again.known == {"attempts": 10, "results": 18, "ledger": 0}
     assert {name: (store / name).read_bytes() for name in before} == before
     # the same run from a copy elsewhere is the same run
     copy = tmp_path / "copy.json"
@@ -67,7 +67,7 @@ def test_a_rerun_adds_attempts_and_keeps_the_old_ones_byte_for_byte(tmp_path):
     imported(store, PROMPTFOO)
     old = (store / "attempts.jsonl").read_bytes()
     summary = imported(store, RERUN)
-    assert summary.added["attempts"] == 10 and summary.added["results"] == 19
+    assert summary.added["attempts"] == 10 and summary.added["results"] == 18
     assert (store / "attempts.jsonl").read_bytes().startswith(old)
     result = report([str(store)], [str(CASES)])
     assert result["attempts"] == 20
@@ -126,9 +126,9 @@ def test_an_interrupted_import_is_finished_by_importing_again(tmp_path):
     text = path.read_text("utf-8").splitlines(keepends=True)
     path.write_text("".join(text[:5]) + text[5][:20])  # the power went out mid-line
     summary = imported(store, PROMPTFOO)
-    assert summary.added["results"] == 19 - 5
+    assert summary.added["results"] == 18 - 5
     kinds = [k for k, _ in read_records(str(store))]
-    assert kinds.count("result") == 19
+    assert kinds.count("result") == 18
     ledger = [r for k, r in read_records(str(store)) if k == "ledger"]
     assert len(ledger) == 1 and ledger[0]["kind"] == "unreadable" and ledger[0]["source"]["line"] == 6
 
@@ -150,7 +150,7 @@ def test_cli_import_then_report_from_the_store(tmp_path):
     store = tmp_path / "store"
     out = run("runs", "import", PROMPTFOO, RERUN, "--store", store, "--format", "json")
     assert out.exit_code == 0, out.output
-    assert json.loads(out.output)["added"] == {"attempts": 20, "results": 38, "ledger": 0}
+    assert json.loads(out.output)["added"] == {"attempts": 20, "results": 36, "ledger": 0}
     again = run("runs", "import", PROMPTFOO, "--store", store)
     assert again.exit_code == 0 and "added 0 attempts, 0 results" in again.output
     assert run("report", store, "--cases", CASES).exit_code == 0

@@ -89,6 +89,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
                          ledger=ledger, report=report_path, report_ids=bool(report_path), jobs=jobs, **reading,
                          **options)
+    for notice in result.read.notices():
+        click.echo(f"evalconv: {result.source}: edited in the file: {notice}", err=True)
     print_findings(result.log.errors, result.log.error_count, "errors")
     print_findings(result.log.warnings, result.log.warning_count, "warnings")
     for notice in result.loss.notices if result.wrote_output else ():
@@ -106,6 +108,9 @@ def _summary(result: api.ConversionResult) -> str:
         return head + (f"nothing written: {result.rejected} of {count(result.rows_read, 'row')} invalid "
                        f"({count(result.log.error_count, 'error')}); use --keep-going to write the valid rows")
     parts = [f"{count(result.rows_written, 'row')} written"]
+    if result.read.edited:
+        parts.append(f"{sum(len(ids) for ids in result.read.edited.entries.values())} edit(s) in the "
+                     f"{result.from_format} file taken (listed above)")
     if result.rejected:
         parts.append(f"{result.rejected} rejected to {result.ledger}")
     if result.log.warning_count:

@@ -229,3 +229,21 @@ _RECORDS = st.fixed_dictionaries({}, optional={
 def test_any_record_reads_to_a_row_or_a_finding(records):
     checked, _ = read_text("braintrust", "".join(jsonvalue.dumps(r) + "\n" for r in records))
     assert len(checked) == len(records)
+
+
+def test_an_edited_facet_tag_wins_and_is_said():
+    """Issue 14: an edit in Braintrust's native field wins over the copy in metadata.case, and
+    the read says so; an edit to input or expected (no copy) is simply what the row holds."""
+    value = row("cs-1", caseFamily="refunds", linkedConcerns=["money", "trust"])
+    text, _ = write_text("braintrust", [Row.from_json(value)])
+    record = jsonvalue.loads(text)
+    record["tags"] = ["family:returns", "oracle:reference-answer", "concern:money"]
+    record["expected"] = "Edited"
+    checked, report = read_text("braintrust", jsonvalue.dumps(record) + "\n")
+    got = checked[0].row
+    assert got.case["caseFamily"] == "returns" and got.case["linkedConcerns"] == ["money"]
+    assert got.expected == "Edited"
+    edited = {e["path"]: e["ids"] for e in report.to_json()["edited"]}
+    assert edited == {"$.metadata.case.caseFamily": ["cs-1"], "$.metadata.case.linkedConcerns": ["cs-1"]}
+    _, quiet = read_text("braintrust", text)
+    assert "edited" not in quiet.to_json()

@@ -128,3 +128,28 @@ def test_insert_keeps_every_value_and_fetch_reads_back_exactly(rows):
     for row_, back in zip(rows, checked):
         assert unexplained(diff_paths(row_.to_json(), back.row.to_json()), loss.dropped_paths(row_.id)) == ([], [])
         assert row_ == back.row
+
+
+def test_regression_braintrust_eval_scores_every_reference_and_edits_come_back():
+    """Issue 14, run in Braintrust's own `Eval` (offline, `no_send_logs=True`): a scorer reading
+    `expected` grades every oracle type from the exported records, and a reference edited in the
+    file (as the Braintrust UI would) is what evalconv reads back."""
+    braintrust = require_module("braintrust")
+    values = [row("answer", expected=("$1,000",)),
+              row("set", oracle="acceptable-set", expected=(["approved", "under_review"],)),
+              row("state", oracle="expected-final-state", expected=({"claims": {"c-1": "closed"}},))]
+    text, _ = write_text("braintrust", [Row.from_json(v) for v in values])
+    records = [jsonvalue.loads(line) for line in text.splitlines()]
+
+    def task(input, hooks):  # Braintrust passes these by name
+        return {"answer": "$1,000", "set": "under_review", "state": {"claims": {"c-1": "closed"}}}[hooks.metadata["case"]["caseId"]]
+
+    def reference(input, output, expected):
+        return float(output in expected) if isinstance(expected, list) else float(output == expected)
+
+    result = braintrust.Eval("evalconv-interop", data=lambda: [dict(r) for r in records], task=task,
+                             scores=[reference], no_send_logs=True)
+    assert [r.scores["reference"] for r in result.results] == [1.0, 1.0, 1.0]
+    records[0]["expected"] = "$1,500"
+    checked, _ = read_text("braintrust", "".join(jsonvalue.dumps(r) + "\n" for r in records))
+    assert checked[0].row.expected == "$1,500"

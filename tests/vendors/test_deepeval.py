@@ -117,28 +117,63 @@ def test_string_input_and_reference_answer_are_native():
     assert golden["input"] == "Where is my order?"
     assert golden["expected_output"] == "It ships today."
     assert golden["name"] == "cs-1"
-    assert golden["expectations"] == {"model": None, "eval_mode": None, "must": ["Says when it ships."],
-                                      "must_not": []}
+    assert golden["expectations"] is None  # an exact-match case: no LLM judge is attached
     assert golden["additional_metadata"] == {"evalconv": make_row().to_json()}
     assert set(carried(report, "cs-1")) == {"$.metadata.case.caseId", "$.metadata.case.oracleType",
-                                             "$.metadata.case.provenance"}
+                                             "$.metadata.case.provenance", "$.metadata.case.expectedBehavior"}
+
+
+@pytest.mark.parametrize("evaluator, oracle, judged", [
+    ("llm-judge", "reference-answer", True), (None, "rubric", True), ("llm-judge", "acceptable-set", True),
+    (None, "reference-answer", False), ("exact-or-programmatic", "reference-answer", False),
+    ("human-expert", "reference-answer", False), ("rubric-human", "rubric", False),
+    (None, "expected-behavior-only", False), (None, "expected-tool-calls", False)])
+def test_regression_expectations_only_on_cases_an_llm_judge_may_grade(evaluator, oracle, judged):
+    """Issue 14: every golden carried expectations.must, so DeepEval attached an LLM-judged metric
+    to exact-match and human-graded cases too (a correct `$1,000` failed for want of an API key)."""
+    extra = {"evaluator": evaluator} if evaluator else {}
+    expected = {"acceptable-set": ["a", "b"], "expected-tool-calls": [{"name": "t"}], "rubric": (),
+                "expected-behavior-only": ()}.get(oracle, ("$1,000",))
+    row = make_row(expected=expected, oracle=oracle, unacceptableBehavior=["Guesses."], **extra)
+    text, report = write([row])
+    (golden,) = json.loads(text)
+    assert (golden["expectations"] is not None) == judged
+    reasons = carried(report, "cs-1")
+    assert ("$.metadata.case.expectedBehavior" in reasons) != judged
+    if not judged:
+        assert "not graded by an LLM judge" in reasons["$.metadata.case.unacceptableBehavior"]
     assert "scenario" not in golden
 
 
 def test_non_string_input_becomes_json_text_and_is_carried():
-    text, report = write([make_row(input={"messages": [{"role": "user", "content": "hi"}]})])
+    text, report = write([make_row(input={"question": "hi", "lang": ["en"]})])
     (golden,) = json.loads(text)
-    assert json.loads(golden["input"]) == {"messages": [{"role": "user", "content": "hi"}]}
+    assert json.loads(golden["input"]) == {"question": "hi", "lang": ["en"]}
     assert "$.input" in carried(report, "cs-1")
 
 
 @pytest.mark.parametrize("expected", [["a", "b"], {"state": 1}, 3, True])
-def test_non_string_expected_becomes_json_text_and_is_carried(expected):
-    text, report = write([make_row(expected=expected, oracle="expected-final-state")])
+def test_non_string_reference_becomes_json_text_and_is_carried(expected):
+    text, report = write([make_row(expected=expected, oracle="reference-answer")])
     (golden,) = json.loads(text)
     assert jsonvalue.loads(golden["expected_output"]) == expected
     assert golden["expected_tools"] is None
     assert "$.expected" in carried(report, "cs-1")
+
+
+@pytest.mark.parametrize("oracle, expected, why", [
+    ("acceptable-set", ["approved", "under_review"], "membership"),
+    ("acceptable-set", "approved", "membership"),
+    ("expected-final-state", {"claims": {"c-1": "closed"}}, "final state"),
+    ("expected-final-state", "closed", "final state")])
+def test_regression_sets_and_final_states_never_become_expected_output_text(oracle, expected, why):
+    """Issue 14: an acceptable set was written as JSON text in expected_output, so DeepEval's
+    ExactMatchMetric scored the correct member `under_review` 0.0. It is carried instead."""
+    text, report = write([make_row(expected=expected, oracle=oracle)])
+    (golden,) = json.loads(text)
+    assert golden["expected_output"] is None and golden["expected_tools"] is None
+    assert why in carried(report, "cs-1")["$.expected"]
+    assert golden["additional_metadata"]["evalconv"]["expected"] == expected
 
 
 def test_null_expected_is_carried_and_absent_is_silent():
@@ -166,7 +201,7 @@ def test_tool_calls_of_the_wrong_shape_become_json_text():
 
 
 def test_expectations_are_stripped_and_blank_items_carried():
-    row = make_row(expectedBehavior="  ", unacceptableBehavior=[" Lies. ", "", "Shouts."])
+    row = make_row(expectedBehavior="  ", unacceptableBehavior=[" Lies. ", "", "Shouts."], evaluator="llm-judge")
     text, report = write([row])
     (golden,) = json.loads(text)
     assert golden["expectations"]["must"] == [] and golden["expectations"]["must_not"] == ["Lies.", "Shouts."]
@@ -176,7 +211,7 @@ def test_expectations_are_stripped_and_blank_items_carried():
 
 
 def test_no_expectations_when_nothing_to_judge():
-    text, _ = write([make_row(expectedBehavior="")])
+    text, _ = write([make_row(expectedBehavior="", evaluator="llm-judge")])
     assert json.loads(text)[0]["expectations"] is None
 
 
@@ -289,12 +324,16 @@ def test_fixture_reads_into_valid_rows_with_the_manifest_facts(name):
             assert row.expected == [{"name": t["name"], "arguments": t["input_parameters"]}
                                     for t in also["expected_tools"]]
             assert row.metadata["deepeval"]["expected_output"] == fact["expected"]["value"]
-        elif fact["expected"]["value"] is None:
-            assert not row.has_expected and row.case["oracleType"] == "expected-behavior-only"
+        elif fact["expected"]["value"] is None:  # expectations.must alone: an LLM-judged rubric
+            judged = bool(also.get("expectations", {}).get("must"))
+            assert not row.has_expected
+            assert row.case["oracleType"] == ("rubric" if judged else "expected-behavior-only")
         else:
             assert row.expected == fact["expected"]["value"]
             assert row.case["oracleType"] == "reference-answer"
         if "expectations" in also:
+            if also["expectations"]["must"] and "expected_tools" not in also:
+                assert row.case["evaluator"] == "llm-judge"
             assert row.case["expectedBehavior"] == "\n".join(also["expectations"]["must"])
             assert row.case["unacceptableBehavior"] == also["expectations"]["must_not"]
         for key in ("context",):
@@ -368,15 +407,58 @@ def test_jsonl_pipe_joined_context_is_split_like_deepeval():
     assert checked[0].row.metadata["deepeval_run"]["retrieval_context"] == ["r"]
 
 
-def test_edits_after_export_are_reported_and_the_carried_row_kept():
-    text, _ = write([make_row()], "json")
-    golden = json.loads(text)
-    golden[0]["input"] = "Edited in DeepEval"
-    checked, report = read(json.dumps(golden))
-    assert checked[0].row == make_row()
-    assert "$.input" in {e["path"] for e in report.to_json()["ignored"]}
+def _edited(text: str, variant: str, change) -> str:
+    goldens_ = goldens(text, variant)
+    change(goldens_[0])
+    if variant == "json":
+        return json.dumps(goldens_)
+    if variant == "jsonl":
+        return "".join(json.dumps(g) + "\n" for g in goldens_)
+    out = io.StringIO(newline="")
+    writer = csv.DictWriter(out, fieldnames=list(goldens_[0]), lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(goldens_)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_regression_an_edit_in_the_deepeval_file_wins_and_is_said(variant):
+    """Issue 14: expected_output edited from `$1,000` to `$1,500` read back as `$1,000` (the copy
+    carried in additional_metadata silently won) and the CLI said "lossless"."""
+    row = make_row(expected="$1,000")
+    text, _ = write([row], variant)
+    checked, report = read(_edited(text, variant, lambda g: g.update(expected_output="$1,500")))
+    want = row.to_json()
+    want["expected"] = "$1,500"
+    assert checked[0].row.to_json() == want
+    [entry] = report.to_json()["edited"]
+    assert entry["path"] == "$.expected" and entry["ids"] == ["cs-1"] and "edit is kept" in entry["reason"]
+    assert report.notices() == [f"row 'cs-1' $.expected: {entry['reason']}"]
     _, quiet = read(text)
-    assert quiet.to_json()["ignored"] == []
+    assert "edited" not in quiet.to_json() and quiet.to_json()["ignored"] == []
+
+
+def test_edits_to_every_native_field_come_back():
+    calls = [{"name": "lookup", "arguments": {"id": "7"}, "id": "call_1"}]
+    rows = [make_row("a", input="Old?", evaluator="llm-judge", unacceptableBehavior=["Lies."]),
+            make_row("b", expected=calls, oracle="expected-tool-calls"),
+            make_row("c", input={"q": 1}, expected=None)]
+    text, _ = write(rows)
+    edited = json.loads(text)
+    edited[0].update(input="New?", name="a2")
+    edited[0]["expectations"]["must"] = ["Says it ships tomorrow."]
+    edited[0]["expectations"]["must_not"] = []
+    edited[1]["expected_tools"][0]["inputParameters"] = {"id": "8"}
+    edited[2]["input"] = '{"q": 2}'
+    checked, report = read(json.dumps(edited))
+    a, b, c = (item.row for item in checked)
+    assert a.id == a.case["caseId"] == "a2" and a.input == "New?"
+    assert a.case["expectedBehavior"] == "Says it ships tomorrow." and "unacceptableBehavior" not in a.case
+    assert b.expected == [{"name": "lookup", "arguments": {"id": "8"}, "id": "call_1"}]
+    assert c.input == {"q": 2}
+    said = {(e["path"], tuple(e["ids"])) for e in report.to_json()["edited"]}
+    assert said == {("$.id", ("a",)), ("$.input", ("a", "c")), ("$.metadata.case.expectedBehavior and "
+                    "$.metadata.case.unacceptableBehavior", ("a",)), ("$.expected", ("b",))}
 
 
 # --- reader: bad input -----------------------------------------------------------------------
@@ -449,3 +531,43 @@ def test_write_and_read_through_the_library(tmp_path):
         report = evalconv.write(rows, path, "deepeval")
         assert report.rows == 2 and not report.lossy
         assert evalconv.read(path).rows == rows
+
+
+def test_a_chat_input_says_why_it_is_not_a_conversational_golden():
+    """Issue 14: a chat input became a JSON string with no word on conversational goldens."""
+    chat = {"messages": [{"role": "user", "content": "Refund order 7?"}]}
+    text, report = write([make_row(input=chat), make_row("plain")])  # a mixed set: single-turn goldens
+    golden = json.loads(text)[0]
+    assert json.loads(golden["input"]) == chat and "scenario" not in golden
+    assert "conversational goldens" in carried(report, "cs-1")["$.input"]
+
+
+@pytest.mark.parametrize("variant", ["json", "jsonl"])
+def test_regression_a_set_of_chats_becomes_conversational_goldens(variant):
+    """Issue 14: a chat input became a JSON string; DeepEval has conversational goldens (turns)."""
+    chat = {"messages": [{"role": "user", "content": "Refund?"}, {"role": "assistant", "content": "Which order?"}]}
+    rows = [make_row("a", input=chat, scenario="Refund request"), make_row("b", input=chat, expected=())]
+    text, report = write(rows, variant)
+    a, b = goldens(text, variant)
+    assert list(a) == ["scenario", "turns", "expected_outcome", "user_description", "persona", "context", "name",
+                       "comments", "additional_metadata", "custom_column_key_values", "expectations"]
+    assert (a["scenario"], a["turns"], a["expected_outcome"]) == ("Refund request", chat["messages"], "It ships today.")
+    assert b["scenario"] == "b" and b["expected_outcome"] is None
+    assert "$.input" not in carried(report, "a") and "$.metadata.case.scenario" not in carried(report, "a")
+    checked, read_report = read(text)
+    assert [c.row for c in checked] == rows and "edited" not in read_report.to_json()
+    mixed, _ = write([*rows, make_row("c")], variant)  # one plain row: all single-turn, in order
+    assert [g["name"] for g in goldens(mixed, variant)] == ["a", "b", "c"]
+    assert all("turns" not in g for g in goldens(mixed, variant))
+
+
+def test_edits_to_a_conversational_golden_come_back():
+    chat = {"messages": [{"role": "user", "content": "Refund?"}]}
+    text, _ = write([make_row("a", input=chat)])
+    goldens_ = json.loads(text)
+    goldens_[0]["turns"][0]["content"] = "Refund now?"
+    goldens_[0]["expected_outcome"] = "Edited"
+    checked, report = read(json.dumps(goldens_))
+    assert checked[0].row.input == {"messages": [{"role": "user", "content": "Refund now?"}]}
+    assert checked[0].row.expected == "Edited"
+    assert {e["path"] for e in report.to_json()["edited"]} == {"$.input", "$.expected"}

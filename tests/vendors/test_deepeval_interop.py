@@ -70,10 +70,13 @@ def meant(row: Row, variant: str = "json") -> dict:
         tools, expected = [(c["name"], c.get("arguments")) for c in expected], None
         if not tools and variant == "jsonl":  # its JSONL loader reads [] as no expected tools
             tools = None
+    elif case["oracleType"] in ("acceptable-set", "expected-final-state"):
+        expected = None  # never text a stock metric would compare the output with
     elif expected is not None and not isinstance(expected, str):
         expected = jsonvalue.dumps(expected)
-    must = [case["expectedBehavior"].strip()] if case["expectedBehavior"].strip() else []
-    must_not = [i.strip() for i in case.get("unacceptableBehavior", []) if i.strip()]
+    judged = case.get("evaluator", "llm-judge" if case["oracleType"] == "rubric" else None) == "llm-judge"
+    must = [case["expectedBehavior"].strip()] if case["expectedBehavior"].strip() and judged else []
+    must_not = [i.strip() for i in case.get("unacceptableBehavior", []) if i.strip()] if judged else []
     return {"input": row.input if isinstance(row.input, str) else jsonvalue.dumps(row.input),
             "name": row.id, "expected_output": expected, "expected_tools": tools,
             "expectations": (must, must_not) if must or must_not else None}
@@ -252,3 +255,110 @@ def test_csv_na_like_reference_loads_as_none_and_is_reported(deepeval):
     assert not report.notes
     assert any(path == "$.expected" and ids == ["a"] and reason.startswith("CSV:")
                for (path, reason), ids in report.carried.entries.items())
+
+
+# --- issue 14: the right grader grades, edits come back -----------------------------------------
+
+def _case_row(row_id: str, oracle: str, expected, **case) -> Row:
+    value = {"id": row_id, "input": "How much is the deductible?", "metadata": {"case": {
+        "caseId": row_id, "oracleType": oracle, "expectedBehavior": "States the deductible.",
+        "provenance": "expert-authored", "unacceptableBehavior": ["Guesses."], **case}}}
+    if expected is not None:
+        value["expected"] = expected
+    return Row.from_json(value)
+
+
+def _membership_metric():
+    """The metric docs/vendors/deepeval.md documents, run as written there."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "vendors" / "deepeval.md").read_text("utf-8")
+    code = docs.split("<!-- membership-metric:start -->\n```python\n", 1)[1].split("```\n<!-- membership", 1)[0]
+    scope: dict = {}
+    exec(compile(code, "docs/vendors/deepeval.md", "exec"), scope)  # our own docs, run as written
+    return scope["MembershipMetric"]
+
+
+@pytest.mark.parametrize("variant", ["json", "jsonl", "csv"])
+def test_regression_stock_metrics_grade_what_they_may_and_no_judge_is_added(deepeval, variant):
+    """Issue 14: every golden carried expectations (an LLM judge on exact and human cases), and an
+    acceptable set was JSON text in expected_output, so ExactMatchMetric scored a member 0.0."""
+    from deepeval.errors import MissingTestCaseParamsError
+    from deepeval.metrics import ExactMatchMetric
+    from deepeval.test_case import LLMTestCase
+    rows = [_case_row("exact", "reference-answer", "$1,000"),
+            _case_row("human", "reference-answer", "$1,000", evaluator="human-expert", reviewerExpertise="claims"),
+            _case_row("judged", "rubric", None, evaluator="llm-judge", evaluationCriteria=["Names the amount"]),
+            _case_row("set", "acceptable-set", ["approved", "under_review"]),
+            _case_row("state", "expected-final-state", {"claims": {"c-1": "closed"}},
+                      evaluator="trajectory-or-state-check")]
+    with scratch() as tmp:
+        report = export(rows, tmp / f"set.{variant}")
+        goldens = {g.name: g for g in load(deepeval, tmp / f"set.{variant}")}
+    assert [name for name, g in goldens.items() if g.expectations is not None] == ["judged"]
+    assert goldens["judged"].expectations.must == ["States the deductible."]
+
+    def case(name: str, output: str) -> LLMTestCase:
+        golden = goldens[name]
+        return LLMTestCase(input=golden.input, actual_output=output, expected_output=golden.expected_output,
+                           additional_metadata=golden.additional_metadata)
+
+    metric = ExactMatchMetric()
+    assert metric.measure(case("exact", "$1,000"), _show_indicator=False) == 1.0
+    assert metric.measure(case("exact", "$1,500"), _show_indicator=False) == 0.0
+    for name in ("set", "state"):  # no text to mis-compare: the stock metric refuses the case
+        assert goldens[name].expected_output is None
+        with pytest.raises(MissingTestCaseParamsError, match="expected_output"):
+            ExactMatchMetric().measure(case(name, "under_review"), _show_indicator=False)
+    membership = _membership_metric()()
+    assert membership.measure(case("set", "under_review")) == 1.0 and membership.is_successful()
+    assert membership.measure(case("set", "rejected")) == 0.0 and not membership.is_successful()
+    reasons = {(path, rid): reason for (path, reason), ids in report.carried.entries.items() for rid in ids}
+    assert "membership" in reasons[("$.expected", "set")]
+    assert "not graded by an LLM judge" in reasons[("$.metadata.case.expectedBehavior", "exact")]
+
+
+def test_regression_an_edit_made_with_deepeval_comes_back_and_is_printed(deepeval, tmp_path):
+    """Issue 14: expected_output changed in DeepEval from `$1,000` to `$1,500` read back as
+    `$1,000` and the CLI printed "lossless". DeepEval itself makes the edit and saves the file."""
+    from click.testing import CliRunner
+
+    from evalconv.cli import cli
+    rows = [_case_row("exact", "reference-answer", "$1,000"), _case_row("other", "reference-answer", "$5")]
+    with scratch() as tmp:
+        export(rows, tmp / "set.json")
+        dataset = deepeval.EvaluationDataset()
+        dataset.add_goldens_from_json_file(str(tmp / "set.json"))
+        dataset.goldens[0].expected_output = "$1,500"
+        saved = Path(dataset.save_as("json", str(tmp), file_name="edited"))
+        result = CliRunner().invoke(cli, [str(saved), "--from", "deepeval", "--to", "jsonl",
+                                           "-o", str(tmp_path / "back.jsonl")])
+    assert result.exit_code == 0, result.output
+    back = [jsonvalue.loads(line) for line in (tmp_path / "back.jsonl").read_text("utf-8").splitlines()]
+    assert [r["expected"] for r in back] == ["$1,500", "$5"]
+    assert "row 'exact' $.expected: expected_output was edited in the DeepEval file" in result.stderr
+    assert "1 edit(s) in the deepeval file taken (listed above)" in result.stderr  # not a bare "lossless"
+
+
+@pytest.mark.parametrize("variant", ["json", "jsonl"])
+def test_regression_chats_load_as_conversational_goldens(deepeval, variant):
+    """Issue 14: a chat input became a JSON string. A set of user/assistant chats now loads in
+    DeepEval as ConversationalGolden turns; a mixed set stays single-turn (DeepEval cannot mix)."""
+    chat = {"messages": [{"role": "user", "content": "Is my claim covered?"},
+                         {"role": "assistant", "content": "Which policy?"}, {"role": "user", "content": "HO-3"}]}
+    rows = [Row.from_json({"id": f"c{i}", "input": chat, "expected": "Explains the HO-3 coverage.", "metadata": {
+        "case": {"caseId": f"c{i}", "oracleType": "reference-answer", "expectedBehavior": "Explains coverage.",
+                 "provenance": "expert-authored", "scenario": "A policyholder asks about coverage."}}})
+            for i in range(2)]
+    with scratch() as tmp:
+        export(rows, tmp / f"set.{variant}")
+        dataset = deepeval.EvaluationDataset()
+        getattr(dataset, LOADERS[variant])(str(tmp / f"set.{variant}"))
+        plain = _case_row("plain", "reference-answer", "$1,000")
+        report = export([*rows, plain], tmp / f"mixed.{variant}")
+        mixed = load(deepeval, tmp / f"mixed.{variant}")
+    goldens = dataset.goldens
+    assert [type(g).__name__ for g in goldens] == ["ConversationalGolden"] * 2
+    assert [(t.role, t.content) for t in goldens[0].turns] == [(m["role"], m["content"]) for m in chat["messages"]]
+    assert goldens[0].scenario == "A policyholder asks about coverage."
+    assert goldens[0].expected_outcome == "Explains the HO-3 coverage."
+    assert [type(g).__name__ for g in mixed] == ["Golden"] * 3
+    assert "conversational goldens" in {r for (p, r), ids in report.carried.entries.items() if p == "$.input" and "c0" in ids}.pop()

@@ -72,12 +72,43 @@ def test_expected_goes_to_outputs(expected):
     record, _ = one(source)
     if expected == ():
         assert "outputs" not in record
-    elif isinstance(expected[0], dict):
-        assert record["outputs"] == expected[0]
-    else:
+    else:  # one shape for every value, objects too (issue 14)
         assert record["outputs"] == {"expected": expected[0]}
         assert "expected" in record["metadata"]["evalconv"]["wrapped"]
     assert jsonvalue.same(back(source), source)
+
+
+def test_files_written_before_every_expected_was_wrapped_still_read():
+    source = row(expected=({"answer": "Yes"},))
+    record, _ = one(source)
+    record["outputs"] = record["outputs"]["expected"]
+    record["metadata"]["evalconv"]["wrapped"].remove("expected")
+    checked, _ = read_text("langsmith", jsonvalue.dumps(record) + "\n")
+    assert jsonvalue.same(checked[0].row.to_json(), source)
+
+
+@pytest.mark.parametrize("expected", [(), ("Yes",)])
+def test_criteria_are_reference_outputs_and_edits_there_win(expected):
+    source = row(expected=expected, evaluator="llm-judge", oracle="rubric" if expected == () else "reference-answer",
+                 evaluationCriteria=["Names the amount", "Cites the policy"])
+    record, report = one(source)
+    assert record["outputs"]["criteria"] == ["Names the amount", "Cites the policy"]
+    assert "$.metadata.case.evaluationCriteria" not in {p for p, _ in report.carried.entries}
+    assert jsonvalue.same(back(source), source)
+    record["outputs"]["criteria"] = ["Names the amount"]
+    checked, read_report = read_text("langsmith", jsonvalue.dumps(record) + "\n")
+    assert checked[0].row.case["evaluationCriteria"] == ["Names the amount"]
+    assert [e["path"] for e in read_report.to_json()["edited"]] == ["$.metadata.case.evaluationCriteria"]
+
+
+def test_an_edited_projection_wins_and_is_said():
+    source = row(expected=("Yes",), caseFamily="refunds")
+    record, _ = one(source)
+    record["metadata"]["case_family"] = "returns"
+    checked, read_report = read_text("langsmith", jsonvalue.dumps(record) + "\n")
+    assert checked[0].row.case["caseFamily"] == "returns"
+    [entry] = read_report.to_json()["edited"]
+    assert entry["path"] == "$.metadata.case.caseFamily" and "metadata.case_family was edited" in entry["reason"]
 
 
 def test_labels_never_reach_inputs():

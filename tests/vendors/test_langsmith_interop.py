@@ -2,6 +2,7 @@
 every value as intended (offline: `langsmith.schemas` does no I/O)."""
 from __future__ import annotations
 
+import datetime
 import json
 import uuid
 import warnings
@@ -77,3 +78,42 @@ def test_a_non_uuid_id_or_a_string_inputs_is_refused_by_langsmith():
         example_create({"id": "case-001", "inputs": {}})
     with pytest.raises(pydantic.ValidationError):
         example_create({"inputs": "a string"})
+
+
+def test_regression_one_evaluator_reads_every_reference_and_the_judge_sees_criteria():
+    """Issue 14: a final-state row was written as `outputs: {"claims": {...}}` while every other row
+    had `{"expected": ...}`, so no one evaluator could read them all; rubric criteria were only in
+    metadata, where LangSmith's LLM-as-judge evaluators do not look. Runs LangSmith's own
+    `ExampleCreate`, `Example` and function-evaluator machinery (`run_evaluator`), offline."""
+    schemas = require_module("langsmith.schemas")
+    evaluator_module = require_module("langsmith.evaluation.evaluator")
+    values = [row("answer", expected=("$1,000",)),
+              row("state", oracle="expected-final-state", expected=({"claims": {"c-1": "closed"}},)),
+              row("set", oracle="acceptable-set", expected=(["approved", "under_review"],)),
+              row("judged", oracle="rubric", expected=(), evaluator="llm-judge",
+                  evaluationCriteria=["Names the amount", "Cites the policy"])]
+    text, _ = write_text("langsmith", [Row.from_json(v) for v in values])
+    records = [jsonvalue.loads(line) for line in text.splitlines()]
+
+    @evaluator_module.run_evaluator
+    def reference(outputs: dict, reference_outputs: dict) -> dict:
+        expected = reference_outputs.get("expected")
+        answer = outputs["answer"]
+        ok = answer in expected if isinstance(expected, list) else answer == expected
+        return {"key": "reference", "score": int(ok), "comment": "; ".join(reference_outputs.get("criteria", []))}
+
+    answers = {"answer": "$1,000", "state": {"claims": {"c-1": "closed"}}, "set": "under_review", "judged": "x"}
+    scores = {}
+    for value, record in zip(values, records):
+        dump = example_create(record)
+        example = schemas.Example(id=dump["id"], dataset_id=uuid.uuid4(), inputs=dump["inputs"],
+                                  outputs=dump.get("outputs"), metadata=dump["metadata"])
+        run = schemas.Run(id=uuid.uuid4(), name="target", run_type="chain", inputs=dump["inputs"],
+                          outputs={"answer": answers[value["id"]]}, trace_id=uuid.uuid4(),
+                          start_time=datetime.datetime(2026, 1, 1))
+        result = reference.evaluate_run(run, example)
+        scores[value["id"]] = (result.score, result.comment)
+        if value["id"] != "judged":
+            assert set(dump["outputs"]) == {"expected"}  # one shape for every oracle type
+    assert scores == {"answer": (1, ""), "state": (1, ""), "set": (1, ""),
+                      "judged": (0, "Names the amount; Cites the policy")}

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -120,10 +121,28 @@ def test_tool_calls_without_arguments_are_native_with_arguments_carried(tmp_path
     names = make_row(expected=([{"name": "lookup_order"}],), oracle="expected-tool-calls")
     args = make_row("b", expected=([{"name": "lookup_order", "arguments": {"id": 1}}],), oracle="expected-tool-calls")
     tests, report = written_tests([names, args], tmp_path)
-    assert tests[0]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}]
-    assert tests[1]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}, {
+    sequence = {"type": "trajectory:tool-sequence", "value": {"mode": "exact", "steps": [{"name": "lookup_order"}]}}
+    assert tests[0]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}, sequence]
+    assert tests[1]["assert"] == [{"type": "tool-call-f1", "value": ["lookup_order"]}, sequence, {
         "type": "trajectory:tool-args-match", "value": {"name": "lookup_order", "args": {"id": 1}, "mode": "exact"}}]
     assert {e["path"]: e["ids"] for e in report.to_json()["carried"]}["$.expected"] == ["b"]
+
+
+def test_regression_tool_call_order_and_absence_are_checked_and_need_tracing_said(tmp_path):
+    """Issue 14: tool-call-f1 ignores order, and a case expecting no tool calls got an assertion
+    that always fails. Now: an exact trajectory:tool-sequence, a not-trajectory:tool-used, and
+    the report says they need tracing."""
+    calls = [{"name": "refund"}, {"name": "lookup_order"}, {"name": "refund"}]
+    ordered = make_row("ordered", expected=(calls,), oracle="expected-tool-calls")
+    none = make_row("none", expected=([],), oracle="expected-tool-calls")
+    glob = make_row("glob", expected=([{"name": "refund_*"}],), oracle="expected-tool-calls")
+    tests, report = written_tests([ordered, none, glob], tmp_path)
+    assert tests[0]["assert"][1]["value"]["steps"] == [{"name": "refund"}, {"name": "lookup_order"}, {"name": "refund"}]
+    assert tests[1]["assert"] == [{"type": "not-trajectory:tool-used", "value": {"pattern": "*"}}]
+    assert "evalconv:" in tests[2]["assert"][0]["value"]  # a name promptfoo would match as a glob
+    [traced] = [n for n in report.notes if "need promptfoo tracing" in n]
+    assert traced.startswith("2 rows (ordered, none) hold trajectory assertions")
+    assert any("needs tracing to check the tool calls of 2 tests (ordered, none)" in n for n in report.notices)
 
 
 def test_people_grade_so_the_test_cannot_pass(tmp_path):
@@ -153,24 +172,24 @@ def test_object_input_is_spread_into_vars_and_lists_do_not_fan_out(tmp_path):
     assert tests[1]["vars"] == {"input": {"input": "x"}}
 
 
-def test_template_text_is_wrapped_in_raw(tmp_path):
+def test_template_text_is_spelled_so_promptfoo_renders_it_back(tmp_path):
     row = make_row(input="Total {{ 7*7 }}\n", expected=("file://answer.txt",))
     (test,), _ = written_tests([row], tmp_path)
-    assert test["vars"]["input"] == "{% raw %}Total {{ 7*7 }}\n{% endraw %}"
+    assert test["vars"]["input"] == '{% raw %}Total {% endraw %}{{ "{{" }}{% raw %} 7*7 }}\n{% endraw %}'
     assert test["assert"][0]["value"] == "{% raw %}file://answer.txt{% endraw %}"
 
 
-def test_a_var_naming_an_undefined_variable_stays_plain(tmp_path):
-    # promptfoo does not render such a var, so a raw wrapper would reach the prompt
-    (test,), report = written_tests([make_row(input="Hi {{ name }}")], tmp_path)
-    assert test["vars"]["input"] == "Hi {{ name }}"
+@pytest.mark.parametrize("text", ["Hi {{ name }}", "{{ input }}", "x {{ y }}\n", "{% raw %}x{% endraw %}", "{%raw%}",
+                                  "Dear {{ policyholder }}"])
+def test_regression_template_text_is_native_and_never_substituted(tmp_path, text):
+    """Issue 14: `{{ policyholder }}` in a raw wrapper was replaced by the var before Nunjucks ran,
+    and text raw could not hold was only carried. The spelling leaves no `{{ name }}` for
+    promptfoo's substitution (promptfoo itself: test_promptfoo_exact_input.py)."""
+    row = make_row(input={"letter": text, "policyholder": "Dana Ortiz"})
+    (test,), report = written_tests([row], tmp_path)
     assert "$.input" not in {e["path"] for e in report.to_json()["carried"]}
-
-
-@pytest.mark.parametrize("text", ["{{ input }}", "x {{ y }}\n", "{% raw %}x{% endraw %}", "{%raw%}"])
-def test_text_raw_cannot_hold_is_carried(tmp_path, text):
-    path, report = write([make_row(input=text)], tmp_path)
-    assert "$.input" in {e["path"] for e in report.to_json()["carried"]}
+    assert "{{ policyholder }}" not in test["vars"]["letter"] and "{{ name }}" not in test["vars"]["letter"]
+    path, _ = write([make_row(input=text)], tmp_path)
     assert read_back(path).rows[0].input == text
 
 
@@ -399,3 +418,40 @@ def test_a_streamed_yaml_list_reports_problems_on_one_line(text, fragment):
     with pytest.raises(ReadError) as err:
         list(iter_yaml_list(iter(text.splitlines(keepends=True)), "t.yaml"))
     assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("kind", ["yaml", "jsonl"])
+def test_regression_edits_in_the_promptfoo_file_win_over_carried_copies(tmp_path, kind):
+    """Issue 14: a value promptfoo holds natively (vars, the assertion holding the reference, the
+    llm-rubric criteria) edited after export wins over the copy evalconv carried, and is said."""
+    judged = make_row("judged", oracle="rubric", expected=(), evaluator="llm-judge", evaluationCriteria=["A", "B"])
+    tools = make_row("tools", oracle="expected-tool-calls", expected=([{"name": "t", "arguments": {"x": 1}}],))
+    carried_input = make_row("obj", input={"q": "x", "n": None})
+    path, _ = write([judged, tools, carried_input], tmp_path, kind)
+    text = Path(path).read_text("utf-8")
+    tests = yaml.safe_load(text) if kind == "yaml" else [json.loads(line) for line in text.splitlines()]
+    assert read_back(path).report.to_json().get("edited") is None  # nothing edited: nothing said
+    tests[0]["assert"][0]["value"] = "A, edited"
+    tests[1]["assert"][0]["value"] = ["t", "u"]
+    tests[2]["vars"] = {"q": "edited"}
+    Path(path).write_text(yaml.safe_dump(tests) if kind == "yaml" else
+                          "".join(json.dumps(t) + "\n" for t in tests), "utf-8")
+    result = read_back(path)
+    rows = {row.id: row for row in result.rows}
+    assert rows["judged"].case["evaluationCriteria"] == ["A, edited", "B"]
+    assert rows["tools"].expected == [{"name": "t", "arguments": {"x": 1}}, {"name": "u"}]
+    assert rows["obj"].input == {"q": "edited"}
+    edited = {e["path"]: e["ids"] for e in result.report.to_json()["edited"]}
+    assert edited == {"$.metadata.case.evaluationCriteria": ["judged"], "$.expected": ["tools"], "$.input": ["obj"]}
+
+
+def test_the_cli_says_on_stderr_which_rows_need_tracing(tmp_path):
+    from click.testing import CliRunner
+
+    from evalconv.cli import cli
+    row = make_row("ordered", expected=([{"name": "lookup"}, {"name": "refund"}],), oracle="expected-tool-calls")
+    source = tmp_path / "set.jsonl"
+    source.write_text(json.dumps(row.to_json()) + "\n", "utf-8")
+    result = CliRunner().invoke(cli, [str(source), "--to", "promptfoo", "-o", str(tmp_path / "t.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "evalconv: note: promptfoo needs tracing to check the tool calls of 1 test (ordered)" in result.stderr

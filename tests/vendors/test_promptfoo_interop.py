@@ -148,6 +148,9 @@ def test_exported_assertions_mean_what_the_oracle_means(tmp_path, kind):
     outcome = {row.id: result["success"] for (row, _), result in zip(MEANING, results)}
     assert outcome == must
     for (row, _), result in zip(MEANING, results):
+        if row.id == "tools-none" and kind == "yaml":  # the order check needs a trace; without one it errs
+            assert "No trace data available" in result["error"], row.id
+            continue
         assert result["response"]["output"] == row.input, row.id  # the prompt is {{input}}, rendered literally
         if row.id in ("human-right", "rubric-human", "behavior-only"):
             assert "evalconv: this case needs" in result["gradingResult"]["reason"], row.id
@@ -156,3 +159,21 @@ def test_exported_assertions_mean_what_the_oracle_means(tmp_path, kind):
             assert envelope["metadata"] == row.metadata, row.id
     assert any("always fails" in note for note in report.notes)
     assert evalconv.read(str(tmp_path / f"cases.{kind}")).rows == rows
+
+
+def test_regression_tool_call_checks_load_and_never_pass_without_a_trace(tmp_path):
+    """Issue 14: promptfoo 0.121.20 accepts the order and absence checks evalconv writes
+    (`validate`), and without tracing (the echo provider emits no spans) they fail, never pass."""
+    binary = require_promptfoo()
+    def tools_row(row_id: str, calls: list) -> Row:
+        return Row.from_json({"id": row_id, "input": "Refund order 7", "expected": calls, "metadata": {"case": {
+            "caseId": row_id, "oracleType": "expected-tool-calls", "expectedBehavior": "Calls the tools in order.",
+            "provenance": "expert-authored"}}})
+    rows = [tools_row("ordered", [{"name": "lookup_order"}, {"name": "refund", "arguments": {"id": 7}}]),
+            tools_row("none", [])]
+    evalconv.write(rows, str(tmp_path / "tests.yaml"), "promptfoo")
+    results = _evaluate(binary, tmp_path, "tests.yaml")
+    assert [r["success"] for r in results] == [False, False]
+    assert "No trace data available for trajectory:tool-sequence" in results[0]["error"]
+    assert "No trace data available for trajectory:tool-used" in results[1]["error"]
+    assert [a["type"] for a in results[1]["testCase"]["assert"]] == ["not-trajectory:tool-used"]

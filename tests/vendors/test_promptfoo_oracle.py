@@ -185,10 +185,16 @@ def test_config_points_at_the_tests_by_a_relative_path(tmp_path):
     assert not list(tmp_path.glob(".*evalconv-tmp"))
 
 
-def test_config_prompt_shows_structured_vars():
+def test_config_prompt_shows_each_input_shape_exactly():
+    assert prompt_for(["input"], {"text"}) == "{{input}}"
     assert prompt_for(["messages"]) == "{{ messages | dump }}"
-    prompt = prompt_for(["input", "question", "not a name"])
-    assert "{% if question is defined %}question: " in prompt and "not a name" not in prompt
+    assert prompt_for(["question", "not a name"]) == '{{ {"question": question} | dump }}'
+    mixed = prompt_for(["input", "messages", "question"], {"text", "chat", "object"})
+    assert mixed.startswith("{% if messages is defined and input is not defined and question is not defined %}"
+                            "{{ messages | dump }}{% elif input is defined")
+    assert mixed.endswith('{% else %}{{ {"input": input, "messages": messages, "question": question} | dump }}'
+                          "{% endif %}")
+    assert "\n" not in mixed  # nothing around the input: no label, no trailing newline
 
 
 def test_config_is_refused_when_the_tests_go_to_standard_output():

@@ -196,6 +196,8 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str],
         value["expected"] = expected
     meta = {k: v for k, v in metadata.items() if k != rec.ENVELOPE}
     rec.restore_shadowed(meta, envelope, (rec.ENVELOPE,))
+    if isinstance(meta.get("case"), dict):
+        meta["case"] = _take_tag_edits(dict(meta["case"]), tags, meta.get("tags"), row_id, report)
     known = set(facet_tags(meta.get("case"), meta))
     extra = [t for t in tags if t not in known]
     if extra:
@@ -207,6 +209,24 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str],
             report.ignore("$.tags", row_id, "tags added in Braintrust; metadata.tags is not a list to keep them in")
     value["metadata"] = meta
     return value
+
+
+def _take_tag_edits(case: dict[str, Any], tags: list[str], own: Any, row_id: str, report: Any) -> dict[str, Any]:
+    """A facet tag that names another value than the carried case field was edited in
+    Braintrust: the edit wins (one tag per single-valued field; the concern tags as a list)."""
+    own_tags = {t for t in own if isinstance(t, str)} if isinstance(own, list) else set()
+    for name, prefix in TAG_FACETS.items():
+        values = [t[len(prefix):] for t in tags if t.startswith(prefix) and t not in own_tags]
+        if name not in case or not values:
+            continue
+        native: Any = values if name == "linkedConcerns" else values[0] if len(values) == 1 else None
+        written = list(dict.fromkeys(case[name])) if isinstance(case[name], list) else case[name]
+        if native is None or jsonvalue.same(native, written):  # the tags keep each value once
+            continue
+        case[name] = native
+        report.edit(f"$.metadata.case.{name}", row_id, f"tag {prefix}<value> was edited in Braintrust; the "
+                    f"edit is kept (it differs from the copy in metadata.case.{name})")
+    return case
 
 
 def _foreign_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str], index: int,

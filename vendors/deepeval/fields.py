@@ -41,6 +41,17 @@ _FIELDS: dict[str, FieldLoss] = {
     "input": FieldLoss("$.input", "native", "input", "a string input is what DeepEval sends to the app"),
     "input.json": FieldLoss("$.input", "carried", f"input (JSON text), {_KEPT}",
                             "DeepEval's input is a string: a non-string input is written as its JSON text"),
+    "input.chat": FieldLoss("$.input", "carried", f"input (JSON text of the messages), {_KEPT}",
+                            "a chat input in a set that is not all user/assistant chats (or in CSV): DeepEval's "
+                            "conversational goldens (scenario + turns) cannot share a dataset with single-turn "
+                            "goldens (add_golden raises TypeError), so the row stays a single-turn golden whose "
+                            "input is the JSON text of the chat"),
+    "input.turns": FieldLoss("$.input", "native", "turns (a conversational golden)",
+                             "a set whose every input is a user/assistant chat becomes conversational goldens "
+                             "(JSON and JSONL): the messages are the turns"),
+    "scenario.conversational": FieldLoss("$.metadata.case.scenario", "native", "scenario (a conversational golden)",
+                                         "what the conversation is about; DeepEval requires one, so a chat row "
+                                         "without a scenario gets its id there"),
     "expected": FieldLoss("$.expected", "native", "expected_output", "a string reference answer"),
     "expected.tools": FieldLoss("$.expected", "native", "expected_tools",
                                 "expected tool calls, in order; arguments become inputParameters"),
@@ -51,14 +62,30 @@ _FIELDS: dict[str, FieldLoss] = {
     "expected.tools.none": FieldLoss("$.expected", "carried", f"expected_tools [] (JSONL), {_KEPT}",
                                      "JSONL: DeepEval's JSONL loader reads an empty expected_tools (a case "
                                      "expecting no tool calls) as no expected tools"),
+    "expected.set": FieldLoss("$.expected", "carried", _KEPT,
+                              "an acceptable set: DeepEval has no membership metric, and as text in "
+                              "expected_output its stock metrics would compare the output with the whole list; "
+                              "grade it with the membership metric in docs/vendors/deepeval.md"),
+    "expected.state": FieldLoss("$.expected", "carried", _KEPT,
+                                "an expected final state is checked against the state the app leaves, not its "
+                                "text output; as text in expected_output DeepEval's metrics would compare the "
+                                "output with it"),
     "expected.null": FieldLoss("$.expected", "carried", _KEPT,
                                "expected null and no expected both become expected_output null"),
     "expectedBehavior": FieldLoss("$.metadata.case.expectedBehavior", "native", "expectations.must[0]",
-                                  "DeepEval 4.3+ judges it (without surrounding spaces); 3.x ignores expectations"),
+                                  "LLM-judged cases only: DeepEval 4.3+ judges it (without surrounding spaces); "
+                                  "3.x ignores expectations"),
     "expectedBehavior.blank": FieldLoss("$.metadata.case.expectedBehavior", "carried", _KEPT,
                                         "blank text, which expectations.must rejects"),
     "unacceptableBehavior": FieldLoss("$.metadata.case.unacceptableBehavior", "native", "expectations.must_not",
-                                      "DeepEval 4.3+ judges it (without surrounding spaces); 3.x ignores expectations"),
+                                      "LLM-judged cases only: DeepEval 4.3+ judges it (without surrounding "
+                                      "spaces); 3.x ignores expectations"),
+    "expectedBehavior.not_judged": FieldLoss("$.metadata.case.expectedBehavior", "carried", _KEPT,
+                                             "the case is not graded by an LLM judge: expectations would make "
+                                             "DeepEval attach an LLM-judged metric to it"),
+    "unacceptableBehavior.not_judged": FieldLoss("$.metadata.case.unacceptableBehavior", "carried", _KEPT,
+                                                 "the case is not graded by an LLM judge: expectations.must_not "
+                                                 "would make DeepEval attach an LLM-judged metric to it"),
     "unacceptableBehavior.blank": FieldLoss("$.metadata.case.unacceptableBehavior[*]", "carried", _KEPT,
                                             "a blank item, which expectations.must_not rejects"),
     "scenario": FieldLoss("$.metadata.case.scenario", "carried", _KEPT,

@@ -14,12 +14,37 @@ from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.validator import STARTER_MARK, is_starter
 
-from .fields import CARRIER, GOLDEN_KEYS, RESTORED, TOOL_KEYS, VENDOR_KEY, field
+from .._common.grading import llm_judge_may_grade
+from .fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, RESTORED, TOOL_KEYS, VENDOR_KEY, field
 
 Carry = Callable[..., None]
 
 
-def build_golden(row: Row, report: LossReporter) -> dict[str, Any]:
+def is_conversation(row: Row) -> bool:
+    """A chat input DeepEval can hold as a conversational golden's turns: user and assistant
+    messages with text content and nothing else, in a row with no DeepEval run data."""
+    messages = row.input.get("messages") if _is_chat(row.input) else None
+    return bool(messages) and all(
+        isinstance(m, dict) and set(m) == {"role", "content"} and m["role"] in ("user", "assistant")
+        and isinstance(m["content"], str) for m in messages) and not row.metadata.keys() & set(RESTORED)
+
+
+def build_conversational(row: Row, report: LossReporter) -> dict[str, Any]:
+    """The conversational golden for a row `is_conversation` accepts, keys in save_as order: the
+    messages are its turns, the scenario (DeepEval requires one; the id when the row has none)
+    says what the conversation is about, a text reference is the expected outcome."""
+    golden = build_golden(row, report, conversational=True)
+    out: dict[str, Any] = dict.fromkeys(CONVERSATIONAL_KEYS)
+    scenario = row.case.get("scenario")
+    out["scenario"] = scenario if isinstance(scenario, str) and scenario.strip() else row.id
+    out["turns"] = [dict(m) for m in row.input["messages"]]
+    out["expected_outcome"] = golden["expected_output"]
+    for key in ("context", "name", "comments", "additional_metadata", "custom_column_key_values", "expectations"):
+        out[key] = golden[key]
+    return out
+
+
+def build_golden(row: Row, report: LossReporter, conversational: bool = False) -> dict[str, Any]:
     """The golden for `row`, keys in save_as order; notes in `report` what is only carried."""
 
     def carry(key: str, path: str | None = None) -> None:
@@ -32,11 +57,18 @@ def build_golden(row: Row, report: LossReporter) -> dict[str, Any]:
         golden["input"] = row.input
     else:
         golden["input"] = jsonvalue.dumps(row.input)
-        carry("input.json")
+        if not conversational:
+            carry("input.chat" if _is_chat(row.input) else "input.json")
     _place_expected(row, golden, carry)
-    _place_expectations(row.case, golden, carry)
+    if llm_judge_may_grade(row):
+        _place_expectations(row.case, golden, carry)
+    else:
+        carry("expectedBehavior.not_judged")
+        if "unacceptableBehavior" in row.case:
+            carry("unacceptableBehavior.not_judged")
     for name in CASE_FIELDS:
-        if name in row.case and name not in ("expectedBehavior", "unacceptableBehavior"):
+        if name in row.case and name not in ("expectedBehavior", "unacceptableBehavior") \
+                and not (conversational and name == "scenario"):
             carry(name)
     own_metadata = _place_metadata(row.metadata, golden, carry)
     if golden["comments"] is None and is_starter(row.case):  # shown beside the golden; never read back
@@ -51,6 +83,8 @@ def _place_expected(row: Row, golden: dict[str, Any], carry: Carry) -> None:
         return
     if expected is None:
         carry("expected.null")
+    elif row.case.get("oracleType") in _NOT_TEXT:
+        carry(_NOT_TEXT[row.case["oracleType"]])
     elif isinstance(expected, str):
         golden["expected_output"] = expected
     elif row.case.get("oracleType") == "expected-tool-calls" and is_tool_calls(expected):
@@ -58,6 +92,14 @@ def _place_expected(row: Row, golden: dict[str, Any], carry: Carry) -> None:
     else:
         golden["expected_output"] = jsonvalue.dumps(expected)
         carry("expected.json")
+
+
+def _is_chat(value: Any) -> bool:
+    return isinstance(value, dict) and list(value) == ["messages"] and isinstance(value["messages"], list)
+
+
+# Oracle types whose expected value is never a text DeepEval's metrics may compare the output with.
+_NOT_TEXT = {"acceptable-set": "expected.set", "expected-final-state": "expected.state"}
 
 
 def is_tool_calls(value: Any) -> bool:

@@ -8,6 +8,7 @@ run produced under `metadata.deepeval_run`.
 from __future__ import annotations
 
 import ast
+import copy
 import csv
 from itertools import chain
 from typing import Any, Iterable, Iterator
@@ -144,9 +145,7 @@ def _row(golden: dict[str, Any], line: int, record: int | None, index: int, vari
         golden = _normalised(golden)
         carried = golden.get("additional_metadata")
         if isinstance(carried, dict) and isinstance(carried.get(CARRIER), dict):
-            value = carried[CARRIER]
-            _note_edits(golden, value, variant, report)
-            return SourceRow(value, line, record)
+            return SourceRow(_take_edits(golden, carried[CARRIER], variant, report), line, record)
         return SourceRow(_import(golden, index, report), line, record)
     except _Bad as bad:
         partial = {"id": name} if isinstance(name, str) and name else None
@@ -165,21 +164,110 @@ def _normalised(golden: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _note_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, report: ReadReporter) -> None:
-    """The carried row wins; say so for each native field that no longer matches it."""
+def _take_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, report: ReadReporter) -> dict[str, Any]:
+    """The carried row, with every DeepEval field edited after export taken from the file (the
+    edit wins over the carried copy) and noted in the read report, which the CLI prints."""
     if not schema.is_valid(value):
-        return  # the validator reports what is wrong with the carried row
+        return value  # the validator reports what is wrong with the carried row
 
     class _Quiet:
         def carry(self, *args: Any) -> None:
             pass
 
-    expected = build_golden(Row.from_json(value), _Quiet())
+    written = build_golden(Row.from_json(value), _Quiet())
+    row = copy.deepcopy(value)
+    if "turns" in golden and "input" not in golden:  # a conversational golden: its turns and outcome
+        turns = [{k: t[k] for k in ("role", "content") if k in t} if isinstance(t, dict) else t
+                 for t in golden.get("turns") or []]
+        if _is_messages(value["input"]) and not jsonvalue.same(turns, value["input"]["messages"]):
+            row["input"] = {"messages": turns}
+            report.edit("$.input", value["id"], f"turns was edited in the DeepEval file; the edit is kept "
+                        f"(it differs from the copy in additional_metadata.{CARRIER})")
+        golden = {**golden, "expected_output": golden.get("expected_outcome")}
     for key in _COMPARED:
-        want = decode_csv_cell(key, csv_cell(key, expected[key])) if variant == "csv" else expected[key]
+        want = decode_csv_cell(key, csv_cell(key, written[key])) if variant == "csv" else written[key]
         if key in golden and not jsonvalue.same(_normalised({key: want})[key], golden[key]):
-            report.ignore(f"$.{key}", value["id"], f"differs from the evalconv row carried in "
-                          f"additional_metadata.{CARRIER} (edited after export?); the carried row is kept")
+            path = _EDIT[key](row, golden[key], value)
+            report.edit(path, value["id"], f"{key} was edited in the DeepEval file; the edit is kept "
+                        f"(it differs from the copy in additional_metadata.{CARRIER})")
+    return row
+
+
+def _is_messages(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("messages"), list)
+
+
+def _edit_name(row: dict[str, Any], name: Any, _: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise _Bad("'name' must be a non-empty string", "$.id")
+    row["id"] = row["metadata"]["case"]["caseId"] = name
+    return "$.id"
+
+
+def _edit_input(row: dict[str, Any], text: Any, carried: dict[str, Any]) -> str:
+    row["input"] = text if isinstance(carried["input"], str) else _json_or_text(text)
+    return "$.input"
+
+
+def _edit_expected_output(row: dict[str, Any], text: Any, carried: dict[str, Any]) -> str:
+    if text is None:
+        row.pop("expected", None)
+    else:
+        old = carried.get("expected")
+        row["expected"] = text if old is None or isinstance(old, str) else _json_or_text(text)
+    return "$.expected"
+
+
+def _edit_expected_tools(row: dict[str, Any], tools: Any, carried: dict[str, Any]) -> str:
+    if tools is None:
+        row.pop("expected", None)
+        return "$.expected"
+    if not isinstance(tools, list):
+        raise _Bad("'expected_tools' must be a list of tool calls", "$.expected")
+    old = carried.get("expected")
+    old = old if isinstance(old, list) else []
+    calls = []
+    for i, tool in enumerate(tools):
+        call = _call(tool, i)
+        before = old[i] if i < len(old) and isinstance(old[i], dict) else {}
+        if before.get("name") == call["name"]:  # keys DeepEval has no place for stay as carried
+            call = {**{k: v for k, v in before.items() if k not in ("name", "arguments")}, **call}
+        calls.append(call)
+    row["expected"] = calls
+    return "$.expected"
+
+
+def _edit_expectations(row: dict[str, Any], expectations: Any, carried: dict[str, Any]) -> str:
+    scratch: dict[str, Any] = {}
+    _import_expectations(expectations, scratch, {})
+    case = row["metadata"]["case"]
+    old = carried["metadata"]["case"]
+    paths_changed = []
+    behavior = scratch.get("expectedBehavior", "")
+    if behavior != old["expectedBehavior"].strip():
+        case["expectedBehavior"] = behavior
+        paths_changed.append("$.metadata.case.expectedBehavior")
+    unacceptable = scratch.get("unacceptableBehavior", [])
+    if unacceptable != [i.strip() for i in old.get("unacceptableBehavior", []) if i.strip()]:
+        if unacceptable:
+            case["unacceptableBehavior"] = unacceptable
+        else:
+            case.pop("unacceptableBehavior", None)
+        paths_changed.append("$.metadata.case.unacceptableBehavior")
+    return " and ".join(paths_changed) or "$.metadata.case.expectedBehavior"
+
+
+def _json_or_text(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return jsonvalue.loads(text)
+    except jsonvalue.JSONValueError:
+        return text
+
+
+_EDIT = {"name": _edit_name, "input": _edit_input, "expected_output": _edit_expected_output,
+         "expected_tools": _edit_expected_tools, "expectations": _edit_expectations}
 
 
 def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
@@ -207,11 +295,18 @@ def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[st
         handled = {"input", "expected_output", "expected_tools"}
     _import_expectations(golden.get("expectations"), case, vendor)
     conversational = "scenario" in case
+    judged = "expectedBehavior" in case  # expectations.must: DeepEval has an LLM judge grade it
     oracle = ("expected-tool-calls" if golden.get("expected_tools") and not conversational
-              else "reference-answer" if "expected" in row else "expected-behavior-only")
+              else "reference-answer" if "expected" in row else "rubric" if judged else "expected-behavior-only")
     case["oracleType"] = oracle
     source = "expected_outcome" if conversational and "expected" in row else _ORACLE_SOURCE[oracle]
     report.infer("$.metadata.case.oracleType", row_id, f"{oracle}: from the golden's {source}")
+    if judged and oracle in ("reference-answer", "rubric"):
+        case["evaluator"] = "llm-judge"
+        report.infer("$.metadata.case.evaluator", row_id, "expectations.must: DeepEval grades it with an LLM judge")
+        if oracle == "rubric":
+            case["evaluationCriteria"] = list(golden["expectations"]["must"])
+            report.infer("$.metadata.case.evaluationCriteria", row_id, "the expectations.must items")
     if "expectedBehavior" not in case:
         case["expectedBehavior"] = row["expected"] if conversational and "expected" in row else _BEHAVIOR[oracle]
         report.infer("$.metadata.case.expectedBehavior", row_id, "no expectations.must in the golden")
@@ -236,10 +331,12 @@ def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[st
 
 
 _ORACLE_SOURCE = {"expected-tool-calls": "expected_tools", "reference-answer": "expected_output",
+                  "rubric": "expectations.must (no expected_output or expected_tools)",
                   "expected-behavior-only": "expectations (no expected_output or expected_tools)"}
 _BEHAVIOR = {
     "expected-tool-calls": "Makes the tool calls in `expected`, in order.",
     "reference-answer": "Gives the answer in `expected`.",
+    "rubric": "",
     "expected-behavior-only": "",
 }
 

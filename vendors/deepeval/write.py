@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import re
+import tempfile
 from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue, paths
@@ -15,7 +16,7 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.reporting import LossReporter
 
 from .fields import CSV_LIST_COLUMNS, CSV_TEXT_COLUMNS, GOLDEN_KEYS, field
-from .golden import build_golden
+from .golden import build_conversational, build_golden, is_conversation
 
 # pandas' default NA strings (pandas._libs.parsers.STR_NA_VALUES, pandas 2.x and 3.x).
 PANDAS_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
@@ -44,8 +45,40 @@ class GoldenWriter:
         self._out, self._report, self._variant = out, report, variant
         self._count = 0
         self._csv = _CSVGoldens(out, report) if variant == "csv" else None
+        # A DeepEval dataset is all single-turn or all conversational: chat rows wait in a spool
+        # (flat memory) until a row that is not a conversation decides, or the set ends all chat.
+        self._spool: Any = None if variant == "csv" else tempfile.SpooledTemporaryFile(1 << 20, "w+", encoding="utf-8")
+        self._spooled = 0
 
     def write(self, row: Row) -> None:
+        if self._spool is not None:
+            if is_conversation(row):
+                self._spool.write(jsonvalue.dumps(row.to_json()) + "\n")
+                self._spooled += 1
+                return
+            self._replay(conversational=False)
+        self._write_single(row)
+
+    def _replay(self, conversational: bool) -> None:
+        spool, self._spool = self._spool, None
+        spool.seek(0)
+        for line in spool:
+            row = Row.from_json(jsonvalue.loads(line))
+            if conversational:
+                self._emit(build_conversational(row, self._report))
+            else:
+                self._write_single(row)
+        spool.close()
+
+    def _emit(self, golden: dict[str, Any]) -> None:
+        if self._variant == "jsonl":
+            self._out.write(jsonvalue.dumps(golden) + "\n")
+        else:
+            body = jsonvalue.dumps(golden, indent=True).replace("\n", "\n  ")
+            self._out.write(("[\n  " if self._count == 0 else ",\n  ") + body)
+        self._count += 1
+
+    def _write_single(self, row: Row) -> None:
         golden = build_golden(row, self._report)
         if self._variant == "jsonl" and golden["expected_tools"] == []:
             self._report.carry("$.expected", row.id, field("expected.tools.none").reason)
@@ -59,6 +92,8 @@ class GoldenWriter:
         self._count += 1
 
     def close(self) -> None:
+        if self._spool is not None:
+            self._replay(conversational=self._spooled > 0)
         if self._csv is not None:
             self._csv.close()
         elif self._variant == "json":

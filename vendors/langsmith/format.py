@@ -24,7 +24,8 @@ VENDOR = "langsmith"
 # uuid5(NAMESPACE_URL, "https://evalconv.dev/vendors/langsmith"): the namespace of derived example ids.
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://evalconv.dev/vendors/langsmith")
 INPUT_KEY = "input"        # a non-object input is written as {"input": value}
-EXPECTED_KEY = "expected"  # a non-object expected is written as {"expected": value}
+EXPECTED_KEY = "expected"  # expected is written as outputs {"expected": value}, whatever its type
+CRITERIA_KEY = "criteria"  # evaluationCriteria, also in outputs: the judge's reference
 SPLIT_KEY = "dataset_split"
 # Top-level metadata keys LangSmith users filter and group by -> the case field projected there.
 PROJECTIONS = {"case_family": "caseFamily", "oracle_type": "oracleType"}
@@ -59,9 +60,12 @@ FIELD_MAP: tuple[FieldLoss, ...] = (
               "is); the id itself in metadata.evalconv.id", "LangSmith example ids must be UUIDs"),
     FieldLoss("$.input", "native", 'inputs; a value that is not an object is wrapped as {"input": value}',
               "LangSmith passes inputs to the target, and inputs must be an object"),
-    FieldLoss("$.expected", "native", 'outputs; a value that is not an object is wrapped as '
-              '{"expected": value}; absent: no outputs', "evaluators receive outputs as reference_outputs; "
-              "`outputs` is the key every SDK version accepts"),
+    FieldLoss("$.expected", "native", 'outputs.expected, for every type of value (one shape across the '
+              'dataset, so one evaluator reads reference_outputs["expected"]); absent: no such key',
+              "evaluators receive outputs as reference_outputs; `outputs` is the key every SDK version accepts"),
+    FieldLoss("$.metadata.case.evaluationCriteria", "native", "outputs.criteria (a non-empty list), and "
+              "metadata.case.evaluationCriteria", "rubric criteria are labels: LangSmith's LLM-as-judge "
+              "evaluators read them from reference_outputs"),
     *(_case_entry(name) for name in CASE_FIELDS),
     FieldLoss("$.metadata.dataset_split", "native", "split (LangSmith keeps it as metadata.dataset_split)",
               "LangSmith's own split; evalconv never writes metadata.dataset_split itself"),
@@ -98,12 +102,16 @@ def example_record(row: Row) -> dict[str, Any]:
         record["inputs"] = row.input
     else:
         record["inputs"], wrapped = {INPUT_KEY: row.input}, [INPUT_KEY]
-    if row.has_expected:
-        if isinstance(row.expected, dict):
-            record["outputs"] = row.expected
-        else:
-            record["outputs"] = {EXPECTED_KEY: row.expected}
-            wrapped.append(EXPECTED_KEY)
+    outputs: dict[str, Any] = {}
+    if row.has_expected:  # always wrapped: one shape across the dataset, so one evaluator reads it
+        outputs[EXPECTED_KEY] = row.expected
+        wrapped.append(EXPECTED_KEY)
+    criteria = row.case.get("evaluationCriteria")
+    if criteria:  # labels: where LangSmith's LLM-as-judge evaluators read references
+        outputs[CRITERIA_KEY] = criteria
+        envelope["criteria"] = True
+    if outputs:
+        record["outputs"] = outputs
     metadata = {k: v for k, v in row.metadata.items() if k != SPLIT_KEY}
     projected = [key for key, field in PROJECTIONS.items() if field in row.case and key not in row.metadata]
     metadata.update((key, row.case[PROJECTIONS[key]]) for key in projected)
@@ -176,7 +184,8 @@ class LangSmithWriter:
         if record["id"] != row.id:
             carry("$.id")
         for name in row.case:
-            carry(f"$.metadata.case.{name}")
+            if name != "evaluationCriteria" or not row.case[name]:
+                carry(f"$.metadata.case.{name}")
         shadowed = record["metadata"].get(rec.ENVELOPE, {}).get("shadowed", {})
         for key in (SPLIT_KEY, rec.ENVELOPE):
             if key in shadowed:
@@ -227,10 +236,23 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
     value: dict[str, Any] = {"id": row_id, "input": _unwrap(record.get("inputs"), INPUT_KEY in wrapped,
                                                              INPUT_KEY, "$.inputs", partial)}
     outputs = _outputs(record, row_id, report)
+    criteria: Any = None
+    if envelope.get("criteria") and isinstance(outputs, dict):
+        outputs = dict(outputs)
+        criteria = outputs.pop(CRITERIA_KEY, None)
+        if not outputs and EXPECTED_KEY not in wrapped:
+            outputs = None
     if outputs is not None:
         value["expected"] = _unwrap(outputs, EXPECTED_KEY in wrapped, EXPECTED_KEY, "$.outputs", partial)
     projected = _strings(envelope.get("projected"))
     meta = {k: v for k, v in metadata.items() if k not in (rec.ENVELOPE, SPLIT_KEY) and k not in projected}
+    case = meta.get("case")
+    if isinstance(case, dict):
+        case = meta["case"] = dict(case)
+        if envelope.get("criteria"):
+            _take_edit(case, "evaluationCriteria", criteria or None, "$.outputs.criteria", row_id, report)
+        for key in projected:
+            _take_edit(case, PROJECTIONS.get(key, ""), metadata.get(key), f"$.metadata.{key}", row_id, report)
     rec.restore_shadowed(meta, envelope, (SPLIT_KEY, rec.ENVELOPE))
     found = record.get("split")
     if found is None:
@@ -248,6 +270,18 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
             report.ignore("$.split", row_id, "LangSmith's default split 'base'; the row had no split")
     value["metadata"] = meta
     return value
+
+
+def _take_edit(case: dict[str, Any], name: str, native: Any, where: str, row_id: str, report: Any) -> None:
+    """A case field LangSmith also holds natively: an edit there wins over the carried copy."""
+    if not name or jsonvalue.same(native, case.get(name)):
+        return
+    if native is None:
+        case.pop(name, None)
+    else:
+        case[name] = native
+    report.edit(f"$.metadata.case.{name}", row_id, f"{where} was edited in LangSmith; the edit is kept "
+                f"(it differs from the copy in metadata.case.{name})")
 
 
 def _strings(value: Any) -> list[str]:

@@ -19,7 +19,8 @@ _GLOB = re.compile(r"[*?\[\]{}]")
 _HEADER = """\
 # promptfoo config written by evalconv. Before a real run, edit it:
 #  - providers: `echo` only returns the prompt (it runs offline); put the model under test here.
-#  - prompts: the one prompt shows the test's vars; shape it the way your application does.
+#  - prompts: the one prompt passes each test's input exactly (text as is, a chat as its role
+#    messages, an object as JSON); shape it the way your application does.
 #  - llm-rubric / factuality / trajectory checks need a grader (defaultTest.options.provider)
 #    and trajectory checks need tracing; tests marked by evalconv as needing a person always fail.
 # Run: promptfoo eval -c {config}
@@ -45,27 +46,49 @@ def _relative(tests_path: str, config: str) -> str:
     return os.path.relpath(os.path.abspath(tests_path), folder).replace(os.sep, "/")
 
 
-def prompt_for(var_names: Iterable[str]) -> str:
-    """`{{input}}` when every test has just `input`; else each var the tests use, labelled,
-    as text (objects and lists as JSON), shown only where the test defines it."""
+def prompt_for(var_names: Iterable[str], shapes: Iterable[str] = ()) -> str:
+    """One prompt that shows each test's input exactly, whatever else is in the set: a text input
+    as itself (`{{input}}`), a chat input (`messages` only) as the JSON list of its messages, which
+    chat providers send as role messages, and an object input as its JSON object. Tests choose
+    their branch by the vars they define, so no test needs a prompt label; nothing is added
+    around the input (no label, no trailing newline)."""
     names = list(dict.fromkeys(var_names))
-    if names in ([], ["input"]):
+    kinds = set(shapes) or {_shape(names)}
+    if kinds == {"text"}:
         return "{{input}}"
-    if names == ["messages"]:
+    if kinds == {"chat"}:
         return "{{ messages | dump }}"  # a JSON chat: chat providers read it as the messages
-    parts = []
-    for name in names:
-        if _NAME.match(name):
-            shown = f"{{% if {name} is string %}}{{{{ {name} }}}}{{% else %}}{{{{ {name} | dump }}}}{{% endif %}}"
-            label = "" if name == "input" else f"{name}: "
-            parts.append(f"{{% if {name} is defined %}}{label}{shown}\n{{% endif %}}")
-    return "".join(parts) or "{{input}}"
+    shown = [n for n in names if _NAME.match(n)]
+    branches = []
+    if "chat" in kinds:
+        branches.append((_only("messages", shown), "{{ messages | dump }}"))
+    if "text" in kinds:
+        branches.append((_only("input", shown), "{% if input is string %}{{ input }}{% else %}"
+                         "{{ input | dump }}{% endif %}"))
+    whole = "{{ {" + ", ".join(f'"{n}": {n}' for n in shown) + "} | dump }}"
+    if len(branches) == 0:
+        return whole
+    out = "".join(f"{{% {'if' if i == 0 else 'elif'} {cond} %}}{body}" for i, (cond, body) in enumerate(branches))
+    return out + ("{% else %}" + whole if "object" in kinds else "") + "{% endif %}"
 
 
-def config_text(config: str, tests_path: str, var_names: Iterable[str]) -> str:
+def _only(name: str, names: list[str]) -> str:
+    return " and ".join([f"{name} is defined"] + [f"{n} is not defined" for n in names if n != name])
+
+
+def _shape(names: list[str]) -> str:
+    return "text" if names in ([], ["input"]) else "chat" if names == ["messages"] else "object"
+
+
+def shape_of(var_names: Iterable[str]) -> str:
+    """'text' (vars `input` only), 'chat' (`messages` only) or 'object'."""
+    return _shape(list(var_names))
+
+
+def config_text(config: str, tests_path: str, var_names: Iterable[str], shapes: Iterable[str] = ()) -> str:
     body: dict[str, Any] = {
         "description": f"evalconv export: {os.path.basename(tests_path)}",
-        "prompts": [prompt_for(var_names)],
+        "prompts": [prompt_for(var_names, shapes)],
         "providers": ["echo"],
         "tests": [f"file://{_relative(tests_path, config)}"],
     }
@@ -75,8 +98,8 @@ def config_text(config: str, tests_path: str, var_names: Iterable[str]) -> str:
     return _HEADER.format(config=os.path.basename(config)) + text
 
 
-def write_config(config: str, tests_path: str, var_names: Iterable[str]) -> None:
+def write_config(config: str, tests_path: str, var_names: Iterable[str], shapes: Iterable[str] = ()) -> None:
     with AtomicOutput(config) as out:
         assert out.stream is not None
-        out.stream.write(config_text(config, tests_path, var_names))
+        out.stream.write(config_text(config, tests_path, var_names, shapes))
         out.commit()

@@ -14,6 +14,7 @@ from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_pr
 from evalconv.canonical.reporting import ReadReporter
 
 from .csv_tests import CSVTestError, test_from_cells
+from .edits import take_edits
 from .read import TestError, evalconv_row, imported_row, is_evalconv_test
 from .refs import FILE_URL, Scope
 from .yaml_stream import iter_yaml_list
@@ -73,7 +74,7 @@ def to_source_row(test: Any, line: int | None, where: str, number: int, taken: s
         return SourceRow(None, line, problems=parse_problem(f"{prefix}metadata must be a mapping", "$.metadata"))
     try:
         if is_evalconv_test(metadata):
-            return SourceRow(evalconv_row(test, metadata), line)
+            return SourceRow(take_edits(test, evalconv_row(test, metadata), report), line)
         return SourceRow(imported_row(test, number, taken, report), line)
     except TestError as err:
         return SourceRow(None, line, problems=parse_problem(f"{prefix}{err}", err.path))

@@ -24,7 +24,7 @@ from evalconv.canonical.source import Lines, SourceRow
 from evalconv.canonical.suggest import count as count_of
 
 from . import files
-from .config import check_config_option, write_config
+from .config import check_config_option, shape_of, write_config
 from .csv_tests import HEADER, csv_assertion, place_csv
 from .emit import dump_item
 from .oracle import oracle_table
@@ -37,8 +37,8 @@ _FIELDS: dict[str, FieldLoss] = {
     "input:native": FieldLoss("$.input", "native", "vars.input, or one var per key of an object input", ""),
     "input": FieldLoss("$.input", "carried", "metadata.evalconv (JSON text)",
                        "promptfoo would not pass this input to the prompt unchanged (a null var, a `$ref` "
-                       "key, a file:// list item, template text it would render or substitute, a trailing "
-                       "newline it cuts, or CSV's text-only vars)"),
+                       "key, a file:// string inside a list or object var, which promptfoo loads, or CSV's "
+                       "text-only vars)"),
     "expected:native": FieldLoss("$.expected", "native",
                                  "assert[i].value: equals, or factuality for llm-judge; javascript "
                                  "`[...].includes(output)` for an acceptable set; tool-call-f1 for tool names "
@@ -128,6 +128,7 @@ class PromptfooWriter:
         self._path, self._config = path, config
         self._count = 0
         self._var_names: dict[str, None] = {}
+        self._shapes: set[str] = set()
         self._notes = _Notes()
         if kind == "csv":
             self._csv = csv.writer(out, lineterminator="\r\n")  # "\r\n" makes a lone "\r" quoted
@@ -142,6 +143,7 @@ class PromptfooWriter:
             attach_metadata(placed, row, verbatim=True)
             self._out.write(self._render(placed.test))
             self._var_names.update(dict.fromkeys(placed.test["vars"]))
+            self._shapes.add(shape_of(placed.test["vars"]))
         self._count += 1
         self._notes.add(row, placed)
         for key in placed.carried:
@@ -168,7 +170,7 @@ class PromptfooWriter:
 
     def write_config(self) -> None:
         if self._config and self._path:
-            write_config(self._config, self._path, self._var_names or {"input": None})
+            write_config(self._config, self._path, self._var_names or {"input": None}, self._shapes)
             self._report.notes.append(f"promptfoo config written to {self._config}: replace the `echo` "
                                       "provider with the target before a real run")
 
@@ -183,6 +185,7 @@ class _Notes:
         self._groups: dict[str, list[Any]] = {}
         self._blocked: list[Any] = [0, []]  # rows promptfoo will fail until a person grades them
         self._chosen: dict[str, list[Any]] = {}  # evaluator evalconv chose -> rows
+        self._traced: list[Any] = [0, []]  # rows whose checks need promptfoo tracing
 
     def _note(self, key: str, row_id: str, into: dict[str, list[Any]] | None = None) -> None:
         count_ids = (self._groups if into is None else into).setdefault(key, [0, []])
@@ -200,12 +203,24 @@ class _Notes:
             self._note(f"name no evaluator; graded as {chosen.evaluator}, the admissible automated "
                        f"evaluator for {row.case['oracleType']}", row.id)
             self._note(f"{chosen.evaluator} for {row.case['oracleType']}", row.id, self._chosen)
+        if chosen is not None and chosen.traced:
+            self._note("hold trajectory assertions (trajectory:tool-sequence in exact mode for the order of the "
+                       "calls, trajectory:tool-args-match for their arguments, not-trajectory:tool-used for a "
+                       "case expecting no tool call) that need promptfoo tracing (tracing.enabled and a target "
+                       "that emits OpenTelemetry spans); without a trace they fail, never pass. tool-call-f1 "
+                       "checks the set of tool names from the output alone", row.id)
+            self._note("", row.id, {"": self._traced})
         if row.case.get("provenance") in STARTERS:
             self._note("are starter rows: their description says they are examples, not validated answers", row.id)
 
     def notices(self) -> list[str]:
         """What changes in promptfoo's hands, said on the terminal (the notes have the detail)."""
         out = []
+        traced, traced_ids = self._traced
+        if traced:
+            out.append(f"promptfoo needs tracing to check the tool calls of {count_of(traced, 'test')} "
+                       f"({_shown_ids(traced, traced_ids)}): their order and absence checks (trajectory "
+                       f"assertions) fail without a trace (the loss report's notes say which)")
         count, ids = self._blocked
         if count:
             out.append(f"promptfoo will fail {count_of(count, 'test')} until a person grades "

@@ -7,17 +7,21 @@ The docs' oracle-to-assertion table is rendered from `plan` by `oracle_table`.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, admitted
+from evalconv.canonical.admissibility import ADMISSIBILITY
 from evalconv.canonical.row import Row
 
+from .._common.grading import PEOPLE, effective_evaluator
 from .read import MEMBERSHIP_SUFFIX, cannot_pass, cannot_pass_reason
 from .text import escape, loads_at_load_time, needs_escape, unescape
 
-PEOPLE = ("rubric-human", "human-expert", "pairwise-preference")
+# Assertions that read promptfoo's trace of the run: without tracing they fail, never pass.
+TRACED = ("trajectory:", "not-trajectory:")
+_GLOB = re.compile(r"[*?]")
 
 
 @dataclass
@@ -30,18 +34,10 @@ class Plan:
     native_case: list[str] = field(default_factory=list)  # case fields the assertions express exactly
     blocked: str | None = None  # why the test cannot pass
 
-
-def effective_evaluator(row: Row) -> tuple[str, bool]:
-    """The row's evaluator; when it names none, the admissible automated one that needs no
-    model, else the model judge, else a person."""
-    named = row.case.get("evaluator")
-    if isinstance(named, str):
-        return named, False
-    allowed = admitted(row.case["oracleType"])
-    for evaluator in (*AUTOMATED_NO_MODEL, "llm-judge"):
-        if evaluator in allowed:
-            return evaluator, True
-    return allowed[0], True
+    @property
+    def traced(self) -> bool:
+        """Does a check need promptfoo tracing (trajectory assertions)?"""
+        return any(str(a.get("type", "")).startswith(TRACED) for a in self.asserts)
 
 
 def plan(row: Row) -> Plan:
@@ -70,12 +66,16 @@ def _programmatic(row: Row, oracle: str) -> list[dict[str, Any]]:
     if oracle == "acceptable-set" and isinstance(expected, list) and expected \
             and all(isinstance(x, str) for x in expected):
         return [{"type": "javascript", "value": escape(jsonvalue.dumps(expected) + MEMBERSHIP_SUFFIX)}]
+    if oracle == "expected-tool-calls" and expected == []:  # no tool may be called (needs tracing)
+        return [{"type": "not-trajectory:tool-used", "value": {"pattern": "*"}}]
     if oracle == "expected-tool-calls" and isinstance(expected, list) and expected \
             and all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in expected):
         names = [c["name"] for c in expected]
-        if any(needs_escape(n) for n in names):  # list items are rendered as templates
+        if any(needs_escape(n) or _GLOB.search(n) for n in names):  # rendered as templates, matched as globs
             return []
-        checks: list[dict[str, Any]] = [{"type": "tool-call-f1", "value": names}]
+        checks: list[dict[str, Any]] = [{"type": "tool-call-f1", "value": names},
+                                        {"type": "trajectory:tool-sequence",  # the order and the count
+                                         "value": {"mode": "exact", "steps": [{"name": n} for n in names]}}]
         for call in expected:
             if "arguments" in call:  # needs promptfoo tracing; without a trace it fails, never passes
                 checks.append({"type": "trajectory:tool-args-match",

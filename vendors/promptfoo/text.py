@@ -1,11 +1,12 @@
 """Text rules promptfoo imposes on the values it loads, checked against promptfoo 0.121.20.
 
 - Top-level strings in `vars` and in assertion values are Nunjucks templates: `{{`, `{%` and `{#`
-  are live (an unbalanced `{{` is a render error), so such text is wrapped in `{% raw %}`.
-- A string var is changed before it reaches the prompt: one trailing newline is cut, `{{ w }}`
-  is replaced textually by var `w` when `w` is defined, and a var that mentions a variable the
-  test does not define is not rendered at all (so a raw wrapper would show). `var_text` follows
-  these rules (promptfoo's `renderPrompt`, text prompts; chat/JSON prompts render differently).
+  are live (an unbalanced `{{` is a render error), so assertion text is wrapped in `{% raw %}`.
+- A string var is changed before it reaches the prompt: one trailing newline is cut, the first
+  `{{ w }}` is replaced textually by var `w` when `w` is defined (inside a raw block too), and a
+  var that mentions a variable the test does not define is not rendered at all. `spell` writes
+  var text none of these rules can touch (promptfoo's `renderPrompt`, text prompts; JSON prompts
+  render differently); tests/vendors/test_promptfoo_exact_input.py checks it with promptfoo.
 - An assertion string beginning with `package:` is loaded as a package.
 - A string beginning with `file://` is loaded as a file (anywhere outside `vars` at load time,
   top-level vars at render time), and a `$ref` key is dereferenced anywhere in a test. Both make
@@ -55,22 +56,45 @@ def _references_undefined(text: str, defined: set[str]) -> bool:
 
 def var_text(text: str, defined: set[str]) -> tuple[str, bool]:
     """(the var value to write, whether promptfoo renders it back to exactly `text`)."""
-    if not (needs_escape(text) or text.endswith("\n")) or _references_undefined(text, defined):
-        value = text  # plain text, or text promptfoo leaves unrendered
-    else:
-        value = RAW_OPEN + text + RAW_CLOSE
-    exact = (unescape(value) == text and not value.startswith(FILE_PREFIX) and not value.endswith("\n")
-             and not any(m.group(1) in defined for m in _RESOLVED.finditer(value)))
-    return (value if exact else escape(text)), exact
+    value = spell(text) if needs_escape(text) or text.endswith("\n") else text
+    exact = (unescape(value) == text and not value.startswith(_LOADED_PREFIXES) and not value.endswith("\n")
+             and not any(m.group(1) in defined for m in _RESOLVED.finditer(value))
+             and (value == text or not _references_undefined(value, defined)))
+    return value, exact
+
+
+# `{{` and `{%` outside raw blocks, as Nunjucks string expressions.
+_LITERALS = {"{{": '{{ "{{" }}', "{%": '{{ "{%" }}'}
+_OPENERS = re.compile(r"\{\{|\{%")
+_SPELLING = re.compile(r'\{% raw %\}(.*?)\{% endraw %\}|\{\{ "(\{\{|\{%)" \}\}', re.S)
+
+
+def spell(text: str) -> str:
+    """A var value promptfoo renders to exactly `text`. Text runs go in `{% raw %}` blocks and every
+    `{{` / `{%` becomes a string expression outside them, so no `{{ name }}` is left for promptfoo's
+    textual var substitution (`resolveVariables`), no `{% endraw %}` can be forged, and the value
+    never ends in a newline (which promptfoo cuts) or starts with `file://` / `package:`."""
+    parts, pos = [], 0
+    for match in _OPENERS.finditer(text):
+        if match.start() > pos:
+            parts.append(RAW_OPEN + text[pos:match.start()] + RAW_CLOSE)
+        parts.append(_LITERALS[match.group()])
+        pos = match.end()
+    if pos < len(text) or not any(p.startswith(RAW_OPEN) for p in parts):
+        parts.append(RAW_OPEN + text[pos:] + RAW_CLOSE)  # a raw block stops promptfoo auto-wrapping it
+    return "".join(parts)
 
 
 def unescape(text: str) -> str:
-    """What a template string renders to, for the one escape evalconv writes; others stay as is."""
-    if text.startswith(RAW_OPEN) and text.endswith(RAW_CLOSE) and len(text) >= len(RAW_OPEN + RAW_CLOSE):
-        inner = text[len(RAW_OPEN):-len(RAW_CLOSE)]
-        if not _RAW_TAG.search(inner):
-            return inner
-    return text
+    """What a template string renders to, when it is spelled the way evalconv spells text (raw
+    blocks and `{{ "{{" }}` / `{{ "{%" }}`); any other string stays as it is."""
+    out, pos = [], 0
+    for match in _SPELLING.finditer(text):
+        if match.start() != pos or (match.group(1) is not None and _RAW_TAG.search(match.group(1))):
+            return text
+        out.append(match.group(2) or match.group(1) or "")
+        pos = match.end()
+    return "".join(out) if pos == len(text) and pos else text
 
 
 def unescape_top(value: Any) -> Any:

@@ -55,7 +55,7 @@ def vars_for(value: Any) -> tuple[dict[str, Any] | None, bool]:
         if isinstance(item, str):
             item, renders_back = var_text(item, set(items))
             exact = exact and renders_back
-        elif isinstance(item, list) and any(isinstance(x, str) and x.startswith(FILE_PREFIX) for x in item):
+        elif loads_at_load_time(item):  # a nested file:// string promptfoo would load, a $ref
             return None, False
         out[key] = item
     return out, exact

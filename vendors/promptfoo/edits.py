@@ -1,0 +1,79 @@
+"""Edits made in a promptfoo file after evalconv wrote it: a native value wins over its copy.
+
+The envelope (`metadata.evalconv`) carries what promptfoo could not hold exactly, and
+`metadata.case` carries the criteria the llm-rubric assertions also hold. When a test's vars or
+assertions are no longer what evalconv writes for the carried row, they were edited: the edit is
+what the row holds, and the read report lists it (the CLI prints it on stderr).
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from evalconv.canonical import jsonvalue, schema
+from evalconv.canonical.row import Row
+
+from .read import expected_from_assertion, input_from_vars, parse_envelope
+from .text import unescape
+
+_WHY = "edited in the promptfoo file; the edit is kept (it differs from the copy evalconv carried in {where})"
+
+
+def take_edits(test: dict[str, Any], value: dict[str, Any], report: Any) -> dict[str, Any]:
+    if not schema.is_valid(value):
+        return value  # the validator reports what is wrong with the carried row
+    from .csv_tests import HEADER, place_csv, test_from_cells  # the writer's modules import the reader's
+    from .write import place
+    row = Row.from_json(value)
+    placed = place(row)
+    cells, _ = place_csv(row)
+    written = [placed.test, test_from_cells(dict(zip(HEADER, cells)))]
+    envelope = parse_envelope(test.get("metadata") or {})
+    out = copy.deepcopy(value)
+    row_id = value["id"]
+    vars_ = test.get("vars", {})
+    if "input" in envelope and isinstance(vars_, dict) and not any(_same(vars_, w.get("vars", {})) for w in written):
+        out["input"] = input_from_vars(vars_)
+        report.edit("$.input", row_id, "vars: " + _WHY.format(where="metadata.evalconv"))
+    asserts = test.get("assert")
+    if not isinstance(asserts, list) or any(_same(asserts, w.get("assert")) for w in written):
+        return out
+    found = next((a for a in map(expected_from_assertion, asserts) if a[0]), None)
+    if "expected" in envelope and found is not None:
+        was = [next((a for a in map(expected_from_assertion, w.get("assert") or []) if a[0]), None) for w in written]
+        if not any(w is not None and _same(w[1], found[1]) for w in was):
+            out["expected"] = _with_carried_arguments(found[1], envelope["expected"])
+            report.edit("$.expected", row_id, "the assertion holding the reference: " + _WHY.format(where="metadata.evalconv"))
+    case = out["metadata"]["case"]
+    for name, kinds in (("evaluationCriteria", ("llm-rubric",)), ("unacceptableBehavior", ("not-llm-rubric",))):
+        if name not in (placed.plan.native_case if placed.plan else []):
+            continue
+        extra = [t for t in _texts(placed.test["assert"], kinds) if t not in row.case[name]]
+        texts = [t for t in _texts(asserts, kinds) if t not in extra]
+        if texts != row.case[name]:
+            case[name] = texts
+            report.edit(f"$.metadata.case.{name}", row_id, f"the {kinds[0]} assertions: " +
+                        _WHY.format(where=f"metadata.case.{name}"))
+            if not texts:
+                del case[name]
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    return jsonvalue.same(a, b)
+
+
+def _texts(asserts: list[Any], kinds: tuple[str, ...]) -> list[str]:
+    return [unescape(a["value"]) for a in asserts
+            if isinstance(a, dict) and a.get("type") in kinds and isinstance(a.get("value"), str)]
+
+
+def _with_carried_arguments(calls: Any, carried: Any) -> Any:
+    """Tool names edited in tool-call-f1: a call that keeps its name keeps its carried arguments."""
+    if not (isinstance(calls, list) and isinstance(carried, list)):
+        return calls
+    out = []
+    for i, call in enumerate(calls):
+        before = carried[i] if i < len(carried) and isinstance(carried[i], dict) else {}
+        out.append({**before, **call} if isinstance(call, dict) and before.get("name") == call.get("name") else call)
+    return out
