@@ -119,14 +119,17 @@ def delimiter_option(value: str | None) -> str | None:
     return value
 
 
-def _counted(rows: Iterator[SourceRow], report: ReadReport, unchanged: "_Unchanged") -> Iterator[SourceRow]:
+def _counted(rows: Iterator[SourceRow], report: ReadReport,
+             unchanged: "_Unchanged | None" = None) -> Iterator[SourceRow]:
+    """Count the rows read; a file (not a dataset folder) is checked for change under the read."""
     try:
         for row in rows:
             report.rows += 1
             yield row
     except RecursionError:
         raise ReadError("nesting is too deep to read", source=report.source) from None
-    unchanged.check()
+    if unchanged is not None:
+        unchanged.check()
 
 
 class InputChanged(ReadError):
