@@ -3,6 +3,8 @@ envelope in vendor metadata, the case profile of an imported row, value guards a
 """
 from __future__ import annotations
 
+import csv
+import itertools
 from itertools import chain
 
 import math
@@ -271,3 +273,30 @@ def render_field_table(field_map: tuple[FieldLoss, ...]) -> str:
     lines = ["| canonical field | fate | where it goes | why |", "|---|---|---|---|"]
     lines += [f"| `{cell(f.path)}` | {f.fate} | {cell(f.where)} | {cell(f.reason)} |" for f in field_map]
     return "\n".join(lines)
+
+
+def csv_records(first: str, rest: Iterator[str], lines: Lines, build: Build,
+                required: str | None = None, vendor: str = "") -> Iterator[SourceRow]:
+    """Each record of a CSV file as a `{column: cell}` dict turned into a row by
+    `build(record, index)` (which raises BadRecord); a ragged record is a parse finding."""
+    reader = csv.reader(itertools.chain([first.lstrip("\ufeff")], rest), strict=True)
+    start = lines.number
+    try:
+        header = next(reader)
+        if required and required not in header:
+            raise ReadError(f"not a {vendor} dataset: no {required} column", source=lines.source, line=start)
+        if len(set(header)) != len(header):
+            raise ReadError("a column appears twice in the header", source=lines.source, line=start)
+        start = lines.number + 1
+        for index, cells in enumerate((c for c in reader if c), 1):
+            if len(cells) != len(header):
+                yield SourceRow(None, start, index, parse_problem(
+                    f"record has {len(cells)} cells but the header has {len(header)}"))
+            else:
+                try:
+                    yield SourceRow(build(dict(zip(header, cells)), index), start, index)
+                except BadRecord as err:
+                    yield SourceRow(err.partial, start, index, parse_problem(err.message, err.path))
+            start = lines.number + 1
+    except csv.Error as err:
+        raise ReadError(f"malformed CSV ({err})", source=lines.source, line=start) from None

@@ -8,14 +8,13 @@ in the read report. `FieldSpec` maps other column names onto Inspect's sample fi
 from __future__ import annotations
 
 import csv
-import itertools
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.row import Row
-from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 
 from .._common import records as rec
 from .fields import EXTENSION_FIELDS, SAMPLE_FIELDS, VENDOR
@@ -75,29 +74,8 @@ def read_samples(lines: Lines, report: Any, spec: FieldSpec | None = None) -> It
     def build(record: dict[str, Any], index: int, cells: bool = False) -> dict[str, Any]:
         return row_value(spec.apply(record), index, report, cells)
 
-    return rec.read_records(lines, build, lambda first, rest: _csv_rows(first, rest, lines, build))
-
-
-def _csv_rows(first: str, rest: Iterator[str], lines: Lines, build: Any) -> Iterator[SourceRow]:
-    reader = csv.reader(itertools.chain([first.lstrip("\ufeff")], rest), strict=True)
-    start = lines.number
-    try:
-        header = next(reader)
-        if len(set(header)) != len(header):
-            raise ReadError("a column appears twice in the header", source=lines.source, line=start)
-        start = lines.number + 1
-        for index, cells in enumerate((c for c in reader if c), 1):
-            if len(cells) != len(header):
-                yield SourceRow(None, start, index, parse_problem(
-                    f"record has {len(cells)} cells but the header has {len(header)}"))
-            else:
-                try:
-                    yield SourceRow(build(dict(zip(header, cells)), index, True), start, index)
-                except rec.BadRecord as err:
-                    yield SourceRow(err.partial, start, index, parse_problem(err.message, err.path))
-            start = lines.number + 1
-    except csv.Error as err:
-        raise ReadError(f"malformed CSV ({err})", source=lines.source, line=start) from None
+    return rec.read_records(lines, build, lambda first, rest: rec.csv_records(
+        first, rest, lines, lambda record, index: build(record, index, True)))
 
 
 def row_value(sample: dict[str, Any], index: int, report: Any, cells: bool = False) -> dict[str, Any]:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import ast
 import csv
-import itertools
 from typing import Any, Iterator
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.errors import ReadError
 from evalconv.canonical.row import Row
-from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 
 from .._common import records as rec
 from .fields import CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS, TYPE_TO_ROLE, VENDOR
@@ -31,33 +29,13 @@ def read_samples(lines: Lines, report: Any) -> Iterator[SourceRow]:
     def build(record: dict[str, Any], index: int) -> dict[str, Any]:
         return row_value(record, index, report)
 
-    return rec.read_records(lines, build, lambda first, rest: _csv_rows(first, rest, lines, report))
+    def from_cells(cells: dict[str, str], index: int) -> dict[str, Any]:
+        # An empty cell is no value, except user_input: its column is there, so it is text.
+        raw = {k: c for k, c in cells.items() if c != "" or k == "user_input"}
+        return row_value(_decoded(raw), index, report, raw)
 
-
-def _csv_rows(first: str, rest: Iterator[str], lines: Lines, report: Any) -> Iterator[SourceRow]:
-    reader = csv.reader(itertools.chain([first.lstrip("\ufeff")], rest), strict=True)
-    start = lines.number
-    try:
-        header = next(reader)
-        if "user_input" not in header:
-            raise ReadError("not a Ragas dataset: no user_input column", source=lines.source, line=start)
-        if len(set(header)) != len(header):
-            raise ReadError("a column appears twice in the header", source=lines.source, line=start)
-        start = lines.number + 1
-        for index, cells in enumerate((c for c in reader if c), 1):
-            if len(cells) != len(header):
-                yield SourceRow(None, start, index, parse_problem(
-                    f"record has {len(cells)} cells but the header has {len(header)}"))
-            else:
-                # An empty cell is no value, except user_input: its column is there, so it is text.
-                raw = {k: c for k, c in zip(header, cells) if c != "" or k == "user_input"}
-                try:
-                    yield SourceRow(row_value(_decoded(raw), index, report, raw), start, index)
-                except rec.BadRecord as err:
-                    yield SourceRow(err.partial, start, index, parse_problem(err.message, err.path))
-            start = lines.number + 1
-    except csv.Error as err:
-        raise ReadError(f"malformed CSV ({err})", source=lines.source, line=start) from None
+    return rec.read_records(lines, build, lambda first, rest: rec.csv_records(
+        first, rest, lines, from_cells, required="user_input", vendor="Ragas"))
 
 
 def _decoded(raw: dict[str, str]) -> dict[str, Any]:
