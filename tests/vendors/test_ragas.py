@@ -117,3 +117,26 @@ def test_docs_table_is_the_field_map():
     doc = (ROOT / "docs" / "vendors" / "ragas.md").read_text("utf-8")
     table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
     assert table == render_field_table(FIELD_MAP)
+
+
+def test_regression_nul_in_a_csv_cell_is_written_as_json_text():
+    """CI (hypothesis 6.170) drew input '\\x00': the CSV writer put the NUL in a cell, the reader refused the file."""
+    nul = "a\x00b"
+    rows = [Row.from_json({"id": "c1", "input": nul, "expected": nul,
+                           "metadata": {"case": case(extensions={"ragas": {"persona_name": nul}}),
+                                        "ragas_run": {"response": nul}}}),
+            Row.from_json({"id": "c2", "input": {"messages": [{"role": "user", "content": nul}]},
+                           "expected": [{"name": "f", "arguments": {}}],
+                           "metadata": {"case": case("expected-tool-calls", caseId="c2", expectedBehavior=nul)}})]
+    text, loss = write_text("ragas", rows, path="out.ragas.csv")
+    assert "\x00" not in text
+    checked, report = read_text("ragas", text)
+    assert_exact(rows, checked, loss)
+    assert report.inferred.entries == {}
+    nul_reasons = {path: ids for (path, reason), ids in loss.carried.entries.items() if "NUL" in reason}
+    assert nul_reasons == {"$.expected": ["c1"]}  # in a multi-turn set the text input is a message list
+    text, loss = write_text("ragas", rows[:1], path="out.ragas.csv")
+    assert "\x00" not in text
+    assert_exact(rows[:1], read_text("ragas", text)[0], loss)
+    nul_reasons = {path: ids for (path, reason), ids in loss.carried.entries.items() if "NUL" in reason}
+    assert nul_reasons == {"$.input": ["c1"], "$.expected": ["c1"]}

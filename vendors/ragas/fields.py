@@ -45,6 +45,10 @@ REASONS = {
                    "human message; the exact value is " + _CARRIED,
     "expected.text": "a Ragas reference is text: the JSON text of this value is written; the exact value "
                      "is " + _CARRIED,
+    "input.nul": "a CSV cell cannot hold a NUL character: the JSON text of this input is written; the exact "
+                 "value is " + _CARRIED,
+    "expected.nul": "a CSV cell cannot hold a NUL character: the JSON text of this reference is written; the "
+                    "exact value is " + _CARRIED,
     "expected.empty": "an empty Ragas reference reads as none; the empty text is " + _CARRIED,
     "expected.set": "Ragas has no acceptable-set check (its reference is one answer); the set is "
                     + _CARRIED,

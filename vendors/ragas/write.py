@@ -74,17 +74,30 @@ def build_sample(row: Row, report: Any, multi: bool, csv_cells: bool = False) ->
     env: dict[str, Any] = {"id": row.id}
     sample: dict[str, Any] = {"user_input": _user_input(row, env, report, multi)}
     sample.update(_reference(row, env, report, multi))
+    if csv_cells:  # a CSV cell holds no NUL: such text goes as its JSON text, the exact value in the envelope
+        if _has_nul(sample["user_input"]) and "input" not in env:
+            env["input"] = row.input
+            sample["user_input"] = jsonvalue.dumps(row.input)
+            report.carry("$.input", row.id, REASONS["input.nul"])
+        if _has_nul(sample.get("reference")) and sample["reference"] != row.expected:
+            del sample["reference"]  # the expected behaviour beside tool calls: the case carries it
+        elif _has_nul(sample.get("reference")) and "expected" not in env:
+            env["expected"] = row.expected
+            sample["reference"] = jsonvalue.dumps(row.expected)
+            report.carry("$.expected", row.id, REASONS["expected.nul"])
     metadata = dict(row.metadata)
     for field, key in CONTEXTS.items():
         if not multi and _texts(metadata.get(key), ids=field.endswith("ids")):
             sample[field] = metadata.pop(key)
     run = metadata.get(RUN_KEY)
-    if not multi and _run_fields(run) and not (csv_cells and run.get("response") == ""):  # empty cell: no value
+    # An empty CSV cell reads as no value, and a NUL has no place in one: such run output stays carried.
+    if not multi and _run_fields(run) and not (csv_cells and (run.get("response") == "" or _has_nul(run))):
         sample.update(metadata.pop(RUN_KEY))
     ext = row.case.get("extensions", {}).get(VENDOR)
     allowed = MULTI_FIELDS if multi else SINGLE_FIELDS
     if isinstance(ext, dict):
-        sample.update((k, ext[k]) for k in EXTENSION_FIELDS if k in ext and k in allowed)
+        sample.update((k, ext[k]) for k in EXTENSION_FIELDS
+                      if k in ext and k in allowed and not (csv_cells and _has_nul(ext[k])))
     env["metadata"] = metadata
     report.carry("$.id", row.id, CARRIED["$.id"])
     for name in row.case:
@@ -94,6 +107,13 @@ def build_sample(row: Row, report: Any, multi: bool, csv_cells: bool = False) ->
             report.carry(paths.join("$.metadata", key), row.id, REASONS["metadata"])
     sample[ENVELOPE] = env
     return sample
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether a NUL sits in text a CSV cell would hold as is (str() of a list or dict escapes it)."""
+    if isinstance(value, dict):
+        return any(_has_nul(v) for v in value.values())
+    return isinstance(value, str) and "\x00" in value
 
 
 def _texts(value: Any, ids: bool = False) -> bool:
