@@ -93,12 +93,15 @@ class Format:
     # `out.buffer`; a folder format reads and writes a folder (`lines.path`, `out.folder`).
     binary: ClassVar[bool] = False
     folder: ClassVar[bool] = False
+    layout: ClassVar[str] = ""  # a folder format: what its path is, shown where a file format shows extensions
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A mistyped declaration is an error when the format is imported, not when it is used."""
         super().__init_subclass__(**kwargs)
         if cls.extensions and not cls.output_suffix:
             cls.output_suffix = cls.extensions[0]
+        if cls.folder and not cls.layout:
+            raise TypeError(f"{cls.__name__} is a folder format: declare its layout (e.g. 'DIR/')")
         if not all(isinstance(v, Variant) for v in cls.variants):
             raise TypeError(f"{cls.__name__}.variants must hold Variant objects")
         if not (isinstance(cls.options, type) and issubclass(cls.options, WriteOptions)):

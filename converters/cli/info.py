@@ -15,7 +15,8 @@ def format_table() -> list[dict]:
     for fmt in REGISTRY.all():
         out.append({
             "name": fmt.name, "title": fmt.title, "read": fmt.can_read, "write": fmt.can_write,
-            "extensions": list(fmt.extensions), "streaming": fmt.streaming_read and fmt.streaming_write,
+            "extensions": list(fmt.extensions), "folder": fmt.folder, "layout": fmt.layout or None,
+            "streaming": fmt.streaming_read and fmt.streaming_write,
             "lossless": fmt.lossless,
             "loses": [{"path": f.path, "fate": f.fate, "where": f.where, "reason": f.reason}
                       for f in fmt.field_map if f.fate != "native"],
@@ -31,7 +32,7 @@ def format_markdown() -> str:
            "| format | reads | writes | extensions | streams | lossless |", "|---|---|---|---|---|---|"]
     for f in format_table():
         out.append(f"| `{f['name']}` | {_yes(f['read'])} | {_yes(f['write'])} | "
-                   f"{' '.join(f'`{e}`' for e in f['extensions'])} | {_yes(f['streaming'])} | {_yes(f['lossless'])} |")
+                   f"{_paths(f, '`')} | {_yes(f['streaming'])} | {_yes(f['lossless'])} |")
     for fmt in REGISTRY.all():
         if not fmt.field_map:
             continue
@@ -39,6 +40,13 @@ def format_markdown() -> str:
                 "| canonical field | fate | where | why |", "|---|---|---|---|"]
         out += [f"| `{f.path}` | {f.fate} | {_cell(f.where)} | {_cell(f.reason)} |" for f in fmt.field_map]
     return "\n".join(out) + "\n"
+
+
+def _paths(f: dict, quote: str = "") -> str:
+    """The extensions, or for a folder format its layout (`DIR/ ...`)."""
+    if f["layout"]:
+        return f"{quote}{f['layout']}{quote}"
+    return " ".join(f"{quote}{e}{quote}" for e in f["extensions"])
 
 
 def _yes(flag: bool) -> str:
@@ -66,7 +74,7 @@ def formats_command(output_format: str) -> None:
         modes = "/".join(m for m, ok in (("read", f["read"]), ("write", f["write"])) if ok)
         loses = "nothing (lossless)" if f["lossless"] else (
             ", ".join(sorted({x["path"] for x in f["loses"] if x["fate"] == "dropped"})) or "nothing dropped")
-        click.echo(f"{f['name']:<11} {modes:<10} {' '.join(f['extensions']):<44} loses: {loses}")
+        click.echo(f"{f['name']:<11} {modes:<10} {_paths(f):<44} loses: {loses}")
     for name, why in REGISTRY.broken.items():
         click.echo(f"{name:<11} unavailable: {why}")
 

@@ -146,3 +146,20 @@ def test_the_card_yaml_is_plain_yaml():
     text = card.render("t", "test", "data/test-00000-of-00001.parquet", card.CardStats(rows=3))
     header = yaml.safe_load(text.split("---")[1])
     assert json.loads(json.dumps(header)) == header
+
+
+def test_regression_formats_showed_a_blank_extension_for_the_folder_format():
+    """`evalconv formats` left hf's extension column empty: it is a folder, and says so."""
+    listed = {f["name"]: f for f in json.loads(CliRunner().invoke(cli, ["formats", "--format", "json"]).stdout)}
+    assert listed["hf"]["folder"] is True and listed["hf"]["layout"].startswith("DIR/")
+    assert listed["csv"]["folder"] is False and listed["csv"]["layout"] is None
+    text = CliRunner().invoke(cli, ["formats"]).stdout
+    assert any(line.startswith("hf ") and "DIR/ (README.md card, data/*.parquet)" in line for line in text.splitlines())
+    markdown = CliRunner().invoke(cli, ["formats", "--format", "markdown"]).stdout
+    assert "| `hf` | yes | yes | `DIR/ (README.md card, data/*.parquet)` |" in markdown
+
+
+def test_a_folder_format_must_declare_its_layout():
+    from evalconv.canonical.format import Format
+    with pytest.raises(TypeError, match="layout"):
+        type("NoLayout", (Format,), {"name": "x", "folder": True})

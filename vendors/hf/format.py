@@ -59,6 +59,7 @@ class HuggingFaceFormat(Format):
     streaming_write = True
     lossless = True
     folder = True
+    layout = "DIR/ (README.md card, data/*.parquet)"
     field_map = FIELD_MAP
 
     def matches_path(self, path: str) -> bool:
