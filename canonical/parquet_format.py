@@ -8,7 +8,10 @@ lists, and JSON text only where a value is not a string (`input:json`, `expected
 """
 from __future__ import annotations
 
-from typing import IO, Any, Iterator
+import itertools
+import operator
+from dataclasses import dataclass
+from typing import IO, Any, Callable, Iterator
 
 from . import jsonvalue, paths
 from .errors import ReadError
@@ -83,46 +86,60 @@ class CanonicalParquet(Format):
 
 
 class ParquetWriter:
-    """Rows gather in per-column lists; every ROW_GROUP_ROWS rows they become one row group."""
+    """Rows become record batches of the canonical columns; every ROW_GROUP_ROWS rows make one
+    row group. Rows come one at a time (`write`) or already in columns (`write_slice`, from the
+    worker processes); either way the row groups, and so the bytes, are the same."""
 
-    def __init__(self, sink: IO[bytes]) -> None:
+    def __init__(self, sink: IO[bytes], on_row_group: Callable[[Any], None] | None = None) -> None:
         self._schema = arrow_schema()
         self._sink = sink
         self._writer: Any = None  # opened with the first row group: a failed read writes nothing
-        self._columns: list[list[Any]] = [[] for _ in COLUMNS]
-        self._case_slots = [(f, self._columns[5 + i]) for i, f in enumerate(CASE_FIELDS)
-                            if CASE_FIELD_KINDS[f] != "object"]
-        self._extensions = self._columns[5 + CASE_FIELDS.index("extensions")]
+        self._rows = Columns()
+        self._pending: list[list[Any]] = []  # [batch, start, stop]: rows not yet in a row group
+        self._pending_rows = 0
+        self._on_row_group = on_row_group  # sees each row group's table before it is written
 
     def write(self, row: Row) -> None:
-        c = self._columns
-        c[0].append(row.id)
-        _typed(row.input, c[1], c[2])
-        _typed(row.expected, c[3], c[4])
-        case = row.metadata["case"]
-        for name, column in self._case_slots:
-            column.append(case.get(name))
-        extensions = case.get("extensions")
-        self._extensions.append(None if extensions is None else jsonvalue.dumps(extensions))
-        metadata = row.metadata
-        rest = {k: v for k, v in metadata.items() if k != "case"} if len(metadata) > 1 else None
-        c[-1].append(jsonvalue.dumps(rest) if rest else None)
-        if len(c[0]) >= ROW_GROUP_ROWS:
-            self._flush()
+        self._rows.write(row)
+        if len(self._rows) >= ROW_GROUP_ROWS:
+            self._take(self._rows.batch(), 0, ROW_GROUP_ROWS)
 
-    def _flush(self) -> None:
+    def write_slice(self, batch: Any, start: int, stop: int) -> None:
+        """Rows start..stop of a record batch in the canonical schema, after those written so far."""
+        if len(self._rows):
+            rows = self._rows.batch()
+            self._take(rows, 0, rows.num_rows)
+        self._take(batch, start, stop)
+
+    def _take(self, batch: Any, start: int, stop: int) -> None:
+        last = self._pending[-1] if self._pending else None
+        if last is not None and last[0] is batch and last[2] == start:
+            last[2] = stop  # the rows right after the last ones (most slices from a worker are)
+        elif stop > start:
+            self._pending.append([batch, start, stop])
+        self._pending_rows += stop - start
+        while self._pending_rows >= ROW_GROUP_ROWS:
+            self._row_group(ROW_GROUP_ROWS)
+
+    def _row_group(self, size: int) -> None:
         pa = _pyarrow()
         if self._writer is None:
             self._writer = pa.parquet.ParquetWriter(self._sink, self._schema, **WRITER_OPTIONS)
-        arrays = [_list_array(pa, values) if kind == "list" else _string_array(pa, values)
-                  for values, (_, kind) in zip(self._columns, COLUMNS)]
-        self._writer.write_table(pa.Table.from_arrays(arrays, schema=self._schema), row_group_size=ROW_GROUP_ROWS)
-        for values in self._columns:
-            values.clear()
+        table = pa.Table.from_batches([b.slice(start, stop - start) for b, start, stop in self._pending],
+                                      schema=self._schema)
+        group, rest = table.slice(0, size).combine_chunks(), table.slice(size)
+        if self._on_row_group is not None:
+            self._on_row_group(group)
+        self._writer.write_table(group, row_group_size=ROW_GROUP_ROWS)
+        self._pending = [[b, 0, b.num_rows] for b in rest.to_batches() if b.num_rows]
+        self._pending_rows = rest.num_rows
 
     def close(self) -> None:
-        if self._columns[0] or self._writer is None:
-            self._flush()  # no rows at all: one empty row group, so the file has its schema
+        if len(self._rows):
+            rows = self._rows.batch()
+            self._take(rows, 0, rows.num_rows)
+        if self._pending_rows or self._writer is None:
+            self._row_group(self._pending_rows)  # no rows at all: one empty row group, so the file has its schema
         self._writer.close()
         self._writer = None
 
@@ -134,16 +151,85 @@ class ParquetWriter:
             writer.is_open = False
 
 
+class Columns:
+    """Rows gathered for one record batch of the canonical schema, built a column at a time
+    (a worker process builds its chunk's batch with it)."""
+
+    def __init__(self) -> None:
+        self._rows: list[Row] = []
+
+    def write(self, row: Row) -> None:
+        self._rows.append(row)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def batch(self) -> Any:
+        rows, self._rows = self._rows, []
+        return record_batch(rows)
+
+
+@dataclass(slots=True)
+class RowSlice:
+    """Rows start..stop of a record batch, cut like bytes (`s[a:b]`, `len(s)`): what a worker
+    process hands the parent for a columnar target."""
+
+    batch: Any
+    start: int
+    stop: int
+
+    def __getitem__(self, cut: slice) -> "RowSlice":
+        start, stop, _ = cut.indices(self.stop - self.start)
+        return RowSlice(self.batch, self.start + start, self.start + max(start, stop))
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+def record_batch(rows: list[Row]) -> Any:
+    """The rows as one record batch of the canonical schema."""
+    pa = _pyarrow()
+    metadata = [row.metadata for row in rows]
+    cases = [m["case"] for m in metadata]
+    columns: list[list[Any]] = [[row.id for row in rows], *_typed([row.input for row in rows]),
+                                *_typed([row.expected for row in rows])]
+    for name in CASE_FIELDS:
+        if name == "extensions":
+            columns.append([None if (e := case.get(name)) is None else jsonvalue.dumps(e) for case in cases])
+        else:
+            columns.append([case.get(name) for case in cases])
+    columns.append([_rest(m) if len(m) > 1 else None for m in metadata])
+    arrays = [_list_array(pa, values) if kind == "list" else _string_array(pa, values)
+              for values, (_, kind) in zip(columns, COLUMNS)]
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema())
+
+
+def _rest(metadata: dict[str, Any]) -> str:
+    """The metadata keys other than `case`, as JSON text (a copy is faster than a comprehension)."""
+    rest = metadata.copy()
+    del rest["case"]
+    return jsonvalue.dumps(rest)
+
+
+def _typed(values: list[Any]) -> tuple[list[Any], list[Any]]:
+    """(the plain text column, the JSON text column) for `input` or `expected`."""
+    plain = [v if type(v) is str else None for v in values]
+    if plain.count(None) == 0:
+        return plain, [None] * len(values)
+    return plain, [None if type(v) is str or v is ABSENT else jsonvalue.dumps(v) for v in values]
+
+
 # Arrays are built from their buffers: `pa.array` would import pandas on its first call (pyarrow
 # checks for pandas objects), a second of start-up and 45 MB that a conversion never uses.
 _MAX_OFFSET = 2**31 - 1
 
 
-def _validity(pa: Any, present: list[bool]) -> tuple[Any, int]:
+def _validity(pa: Any, values: list[Any], nulls: int) -> Any:
+    if not nulls:
+        return None
     import numpy
-    mask = numpy.fromiter(present, dtype=bool, count=len(present))
-    nulls = len(present) - int(mask.sum())
-    return (pa.py_buffer(numpy.packbits(mask, bitorder="little")) if nulls else None), nulls
+    mask = numpy.fromiter(map(operator.is_not, values, itertools.repeat(None)), dtype=bool, count=len(values))
+    return pa.py_buffer(numpy.packbits(mask, bitorder="little"))
 
 
 def _offsets(pa: Any, lengths: list[int]) -> Any:
@@ -154,34 +240,26 @@ def _offsets(pa: Any, lengths: list[int]) -> Any:
 
 
 def _string_array(pa: Any, values: list[str | None]) -> Any:
-    encoded = [b"" if v is None else v.encode("utf-8") for v in values]
-    lengths = [len(e) for e in encoded]
-    if sum(lengths) > _MAX_OFFSET:  # past 2 GiB in one row group: let pyarrow split it
+    nulls = values.count(None)
+    if nulls == len(values):
+        return pa.nulls(len(values), pa.string())
+    texts = [v or "" for v in values] if nulls else values
+    data = "".join(texts).encode("utf-8")
+    # One encode for the whole column; a string's length is its bytes' when all is ASCII.
+    lengths = list(map(len, texts if len(data) == sum(map(len, texts)) else map(str.encode, texts)))
+    if len(data) > _MAX_OFFSET:  # past 2 GiB in one row group: let pyarrow split it
         return pa.array(values, type=pa.string())
-    bitmap, nulls = _validity(pa, [v is not None for v in values])
-    return pa.StringArray.from_buffers(len(values), _offsets(pa, lengths), pa.py_buffer(b"".join(encoded)),
-                                       bitmap, nulls)
+    return pa.StringArray.from_buffers(len(values), _offsets(pa, lengths), pa.py_buffer(data),
+                                       _validity(pa, values, nulls), nulls)
 
 
 def _list_array(pa: Any, values: list[list[str] | None]) -> Any:
     items = [item for v in values if v is not None for item in v]
     children = _string_array(pa, items)
-    bitmap, nulls = _validity(pa, [v is not None for v in values])
+    nulls = values.count(None)
     return pa.Array.from_buffers(pa.list_(pa.string()), len(values),
-                                 [bitmap, _offsets(pa, [0 if v is None else len(v) for v in values])],
+                                 [_validity(pa, values, nulls), _offsets(pa, [0 if v is None else len(v) for v in values])],
                                  null_count=nulls, children=[children])
-
-
-def _typed(value: Any, plain: list[Any], typed: list[Any]) -> None:
-    if type(value) is str:
-        plain.append(value)
-        typed.append(None)
-    elif value is ABSENT:
-        plain.append(None)
-        typed.append(None)
-    else:
-        plain.append(None)
-        typed.append(jsonvalue.dumps(value))
 
 
 # Reading -----------------------------------------------------------------------------------

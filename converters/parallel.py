@@ -23,10 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 from .atomic import AtomicOutput
-from .canonical import jsonvalue
+from .canonical import jsonvalue, parquet_format
 from .canonical.errors import ReadError
 from .canonical.json_format import JSONL_FORMAT
-from .canonical.row import Row
 from .canonical.source import Lines, SourceRow
 from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
@@ -39,9 +38,9 @@ if TYPE_CHECKING:
 CHUNK_BYTES = 4 * 1024 * 1024
 PARALLEL_MIN_BYTES = 2 * CHUNK_BYTES   # below this, starting workers costs more than it saves
 LINE_PER_ROW = ("csv", "jsonl")        # writers whose output is one self-contained text per row
-# Writers that need the rows themselves (a columnar file): the workers check and encode rows as
-# canonical JSONL, and the parent decodes them, which costs far less than checking them.
-DECODED = ("parquet", "hf")
+# Columnar writers (canonical Parquet columns): each worker builds its chunk's valid rows as one
+# Arrow record batch, and the parent only cuts the batches into row groups and writes them.
+COLUMNAR = ("parquet", "hf")
 
 
 def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str | None,
@@ -53,7 +52,7 @@ def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str
     jobs = default_jobs() if jobs is None else jobs
     if eligible(source, fmt_in, to, encoding, jobs):
         try:
-            return Workers(source, label=label, to="jsonl" if to in DECODED else to, options=options,
+            return Workers(source, label=label, to=to, options=options,
                            require=require, jobs=jobs)
         except OSError:  # no processes to be had (a process limit, say): one core will do
             pass
@@ -81,7 +80,7 @@ class SerialRows:
 
 
 def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int) -> bool:
-    if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW + DECODED):
+    if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW + COLUMNAR):
         return False
     if encoding not in (None, "utf-8", "utf8") or path == "-":
         return False
@@ -159,27 +158,22 @@ def _runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
     return out
 
 
-class DecodedWriter:
-    """For a DECODED target: the workers' canonical JSONL lines (valid rows: JSON escapes every
-    line break, so a row is one line) become Rows again for the format's own writer."""
+class ColumnarWriter:
+    """For a COLUMNAR target: the rows come as slices of the workers' record batches
+    (`parquet_format.RowSlice`), handed to the format's writer as they are."""
 
     def __init__(self, writer: Any) -> None:
         self._writer = writer
 
-    def write(self, row: Encoded | CleanRows) -> None:
-        if isinstance(row, CleanRows):
-            self.write_clean(row)
-            return
-        self._writer.write(Row.from_json(jsonvalue.loads(row.data)))
+    def write(self, rows: Encoded | CleanRows) -> None:
+        cut = rows.data
+        self._writer.write_slice(cut.batch, cut.start, cut.stop)
 
-    def write_clean(self, rows: CleanRows) -> None:
-        write, loads = self._writer.write, jsonvalue.loads
-        for line in rows.data.split(b"\n")[:-1]:
-            write(Row.from_json(loads(line)))
+    write_clean = write
 
 
-def writer_for(out: AtomicOutput, writer: Any, to: str) -> "EncodedWriter | DecodedWriter":
-    return DecodedWriter(writer) if to in DECODED else EncodedWriter(out, writer)
+def writer_for(out: AtomicOutput, writer: Any, to: str) -> "EncodedWriter | ColumnarWriter":
+    return ColumnarWriter(writer) if to in COLUMNAR else EncodedWriter(out, writer)
 
 
 class _ByteSink:
@@ -213,7 +207,8 @@ class _Chunk(NamedTuple):
     """A worker's answer for one chunk, in columns: most rows need only their key and their
     text, and a few large objects cross between processes far faster than many small ones."""
 
-    data: bytes        # the rows the worker found valid, written one after another, as UTF-8
+    data: Any          # the rows the worker found valid, written one after another, as UTF-8
+                       # (a columnar target: a RowSlice of one record batch, cut the same way)
     ends: array        # ends[i]: where row i ends in `data` (a rejected row adds nothing)
     lines: array       # lines[i]: row i's line in the chunk
     keys: SetKeys      # what the set rules look at, for each row
@@ -235,7 +230,8 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
     lines = Lines(io.BytesIO(data), source=label, at_start=start == 0)
     validator = Validator(source=label, require=require, set_rules=False)
     sink = _ByteSink()
-    writer = REGISTRY.get(to).open_writer(sink, LossReport(to), options) if to else None
+    columns = parquet_format.Columns() if to in COLUMNAR else None
+    writer = columns if columns is not None else REGISTRY.get(to).open_writer(sink, LossReport(to), options) if to else None
     if hasattr(writer, "write_chunks"):  # a writer that writes in runs (CSV): told it is a worker
         writer.write_chunks()
     sink.parts, sink.size = [], 0  # the parent writes the header
@@ -251,12 +247,12 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
                 rejected = checked.row is None
                 notes[len(keys)] = (checked.findings, rejected, value if rejected else None)
             keys.add(checked.deferred)
-            ends.append(sink.size)
+            ends.append(sink.size if columns is None else len(columns))
             line_numbers.append(src.line)
     except ReadError as err:
         error = (err.message, err.line, err.field)
-    return _Chunk(b"".join(sink.parts), ends, line_numbers, keys, notes, lines.number, error,
-                  getattr(writer, "runs", None))
+    data = b"".join(sink.parts) if columns is None else parquet_format.RowSlice(columns.batch(), 0, len(ends) and ends[-1])
+    return _Chunk(data, ends, line_numbers, keys, notes, lines.number, error, getattr(writer, "runs", None))
 
 
 class Workers:
@@ -304,9 +300,9 @@ class Workers:
         if now != self._identity:
             raise changed(self._label, self._identity, now)
 
-    def row_writer(self, writer: Any, out: AtomicOutput, to: str) -> "EncodedWriter | DecodedWriter":
+    def row_writer(self, writer: Any, out: AtomicOutput, to: str) -> "EncodedWriter | ColumnarWriter":
         """What writes a valid row's payload: the workers' text, as it is (or, for a format
-        that is not text, read back into rows for the format's writer)."""
+        that is not text, the slices of their record batches)."""
         return writer_for(out, writer, to)
 
     def __enter__(self) -> "Workers":

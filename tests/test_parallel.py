@@ -103,6 +103,32 @@ def test_a_bad_byte_late_in_the_file_names_the_same_line(tmp_path):
     assert not list(tmp_path.glob("x*.csv"))
 
 
+@pytest.mark.parametrize("to", ["parquet", "hf"])
+def test_row_groups_cut_across_the_workers_batches_give_the_same_bytes(tmp_path, monkeypatch, to):
+    """The workers build a record batch per chunk; the parent cuts row groups across them (and
+    across the single rows that carry findings) where one core would."""
+    import pyarrow.parquet as pq
+
+    from evalconv.canonical import parquet_format
+
+    monkeypatch.setattr(parquet_format, "ROW_GROUP_ROWS", 8)
+    path = messy_set(tmp_path)
+    outs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"rg{jobs}" / "set"
+        out.parent.mkdir()
+        result = evalconv.convert(path, str(out), to=to, keep_going=True, jobs=jobs,
+                                  ledger=str(tmp_path / f"rej{jobs}.jsonl"))
+        assert result.rows_written == 294
+        outs[jobs] = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} if to == "hf" \
+            else {"": out.read_bytes()}
+    assert outs[1] == outs[2]
+    data = next(tmp_path.joinpath("rg2", "set").rglob("*.parquet")) if to == "hf" else tmp_path / "rg2" / "set"
+    groups = pq.ParquetFile(data).metadata
+    assert groups.num_rows == 294 and groups.num_row_groups == 37
+    assert [groups.row_group(i).num_rows for i in range(37)] == [8] * 36 + [6]
+
+
 def test_clean_golden_rows_convert_identically(tmp_path):
     path = tmp_path / "clean.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in GOLDEN) * 1, encoding="utf-8")

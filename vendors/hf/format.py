@@ -12,11 +12,11 @@ import glob
 import os
 from typing import Any, Iterator
 
-from evalconv.canonical import parquet_format, paths
+from evalconv.canonical import jsonvalue, parquet_format, paths
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.format import FieldLoss, Format
 from evalconv.canonical.json_format import JSONL_FORMAT
-from evalconv.canonical.row import ABSENT, Row
+from evalconv.canonical.row import Row
 from evalconv.canonical.source import Lines, SourceRow
 from evalconv.canonical.validator import STARTER_PROVENANCES
 
@@ -153,29 +153,36 @@ class DatasetWriter:
         os.makedirs(os.path.join(folder, card.DATA_DIR))
         self._data_file = f"{card.DATA_DIR}/{SPLIT}-00000-of-00001.parquet"
         self._stream = open(os.path.join(folder, self._data_file), "wb")
-        self._parquet = parquet_format.ParquetWriter(self._stream)
+        self._parquet = parquet_format.ParquetWriter(self._stream, on_row_group=self._count_rows)
         self.stats = card.CardStats()
 
     def write(self, row: Row) -> None:
         self._parquet.write(row)
+
+    def write_slice(self, batch: Any, start: int, stop: int) -> None:
+        self._parquet.write_slice(batch, start, stop)
+
+    def _count_rows(self, table: Any) -> None:
+        """The card's counts and the loss report, from the columns of each row group."""
         stats = self.stats
-        stats.rows += 1
-        case = row.metadata["case"]
-        if case["provenance"] in STARTER_PROVENANCES:
-            stats.starter_count += 1
-            if len(stats.starters) < card.SHOWN_IDS:
-                stats.starters.append(row.id)
-        for key, value, column in (("$.input", row.input, "input:json"),
-                                   ("$.expected", row.expected, "expected:json")):
-            if value is not ABSENT and type(value) is not str:
-                self._carry(key, column, row.id)
-        if "extensions" in case:
-            self._carry("$.metadata.case.extensions", "case.extensions", row.id)
-        rest = [key for key in row.metadata if key != "case"]
-        for key in rest:
-            self._carry(paths.join("$.metadata", key), "metadata:json", row.id)
-        if rest:
-            self._count("metadata:json")
+        stats.rows += table.num_rows
+        column = {name: table.column(name).to_pylist()
+                  for name in ("id", "case.provenance", "input:json", "expected:json", "case.extensions",
+                               "metadata:json")}
+        for i, row_id in enumerate(column["id"]):
+            if column["case.provenance"][i] in STARTER_PROVENANCES:
+                stats.starter_count += 1
+                if len(stats.starters) < card.SHOWN_IDS:
+                    stats.starters.append(row_id)
+            for key, name in (("$.input", "input:json"), ("$.expected", "expected:json"),
+                              ("$.metadata.case.extensions", "case.extensions")):
+                if column[name][i] is not None:
+                    self._carry(key, name, row_id)
+            rest = column["metadata:json"][i]
+            if rest is not None:
+                for key in jsonvalue.loads(rest):
+                    self._carry(paths.join("$.metadata", key), "metadata:json", row_id)
+                self._count("metadata:json")
 
     def _carry(self, path: str, column: str, row_id: str) -> None:
         if column != "metadata:json":
