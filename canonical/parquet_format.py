@@ -339,51 +339,66 @@ def read_parquet(stream: IO[bytes], source: str, *, first_record: int = 0) -> It
     try:
         batches = handle.iter_batches(batch_size=READ_BATCH_ROWS, columns=layout.names, use_threads=False)
         for batch in batches:
-            columns = {name: batch.column(name).to_pylist() for name in layout.names}
+            cells = _Cells(pa, batch, layout)
             for i in range(batch.num_rows):
                 record += 1
-                yield _build(columns, i, record, layout)
+                yield _build(cells, i, record)
     except (pa.ArrowException, OSError, ValueError) as err:
         raise ReadError(f"the Parquet data cannot be read after row {record}, damaged? ({_first_line(err)})",
                         source=source) from None
 
 
-_NOTHING: list[Any] = []
+class _Cells:
+    """One batch's columns as Python lists, each looked up once a batch. JSON text columns come
+    as UTF-8 bytes, which are parsed without being decoded to str first."""
+
+    def __init__(self, pa: Any, batch: Any, layout: Layout) -> None:
+        none = [None] * batch.num_rows
+        columns = {name: _values(pa, batch.column(name), _KINDS.get(name) == "json", none)
+                   for name in layout.names}
+        self.ids = columns.get("id", none)
+        self.typed = [(key, columns.get(key, none), columns.get(f"{key}:json", none)) for key in ("input", "expected")]
+        # extensions is the last case field: the case's keys keep the schema's order
+        self.case = [(name, columns[f"case.{name}"]) for name in CASE_FIELDS[:-1] if f"case.{name}" in columns]
+        self.extensions = columns.get("case.extensions", none)
+        self.meta = [(key, columns[column]) for column, key in layout.meta_columns]
+        self.rest = columns.get("metadata:json", none)
 
 
-def _build(columns: dict[str, list[Any]], i: int, record: int, layout: Layout) -> SourceRow:
+def _values(pa: Any, column: Any, json_text: bool, none: list[None]) -> list[Any]:
+    if pa.types.is_null(column.type):
+        return none
+    if json_text and pa.types.is_string(column.type):
+        column = column.cast(pa.binary())  # the same buffers, read as bytes
+    elif json_text and pa.types.is_large_string(column.type):
+        column = column.cast(pa.large_binary())
+    return column.to_pylist()
+
+
+def _build(cells: _Cells, i: int, record: int) -> SourceRow:
     row: dict[str, Any] = {}
     try:
-        ident = columns["id"][i] if "id" in columns else None
+        ident = cells.ids[i]
         if ident is not None:
             row["id"] = ident
-        for key in ("input", "expected"):
-            plain = columns.get(key, _NOTHING)
-            typed = columns.get(f"{key}:json", _NOTHING)
-            text = plain[i] if plain else None
-            json_text = typed[i] if typed else None
+        for key, plain, typed in cells.typed:
+            text, json_text = plain[i], typed[i]
             if text is not None and json_text is not None:
                 raise _CellError(f"both '{key}' and '{key}:json' are set; use one", f"$.{key}")
             if json_text is not None:
                 row[key] = _parse(json_text, f"{key}:json", f"$.{key}")
             elif text is not None:
                 row[key] = text
-        case: dict[str, Any] = {}
-        for name in CASE_FIELDS:
-            values = columns.get(f"case.{name}")
-            if values is None or values[i] is None:
-                continue
-            value = values[i]
-            if name == "extensions":
-                value = _parse(value, "case.extensions", "$.metadata.case.extensions")
-            case[name] = value
+        case = {name: value for name, values in cells.case if (value := values[i]) is not None}
+        extensions = cells.extensions[i]
+        if extensions is not None:
+            case["extensions"] = _parse(extensions, "case.extensions", "$.metadata.case.extensions")
         metadata: dict[str, Any] = {"case": case}
-        for column, key in layout.meta_columns:
-            value = columns[column][i]
+        for key, values in cells.meta:
+            value = values[i]
             if value is not None:
                 metadata[key] = value
-        rest_values = columns.get("metadata:json")
-        rest = rest_values[i] if rest_values else None
+        rest = cells.rest[i]
         if rest is not None:
             extra = _parse(rest, "metadata:json", "$.metadata")
             if not isinstance(extra, dict):
@@ -404,11 +419,13 @@ class _CellError(Exception):
         self.message, self.path = message, path
 
 
-def _parse(text: str, column: str, path: str) -> Any:
+def _parse(text: str | bytes, column: str, path: str) -> Any:
     try:
         return jsonvalue.loads(text)
     except jsonvalue.JSONValueError as err:
         raise _CellError(f"'{column}' is not valid JSON: {err}", path) from None
+    except UnicodeDecodeError as err:
+        raise _CellError(f"'{column}' is not valid UTF-8 text (byte {err.start + 1})", path) from None
 
 
 def schema_summary() -> list[dict[str, str]]:
