@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import shlex
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator
 
@@ -289,12 +290,16 @@ def _type_name(arrow_type: Any) -> str:
 
 
 class Layout:
-    """Which column holds what, checked against the file's schema before any row is read."""
+    """Which column holds what, checked against the file's schema before any row is read.
+    `dataset`: what to name in the `evalconv import` command a set that is not canonical is
+    pointed to (the file, or the dataset folder it is in)."""
 
-    def __init__(self, schema: Any, source: str) -> None:
+    def __init__(self, schema: Any, source: str, dataset: str | None = None) -> None:
         pa = _pyarrow()
         self.names: list[str] = []
         self.meta_columns: list[tuple[str, str]] = []
+        unknown: list[str] = []
+        wrong: ReadError | None = None
         for field in schema:
             name = field.name
             if name.startswith("__index_level_"):  # a pandas index written beside the data
@@ -304,19 +309,30 @@ class Layout:
                 kind = "text"
                 self.meta_columns.append((name, name[len("metadata."):]))
             if kind is None:
-                raise ReadError(f"unknown column '{name}' (a canonical Parquet file has the columns in "
-                                f"docs/parquet-spec.md; other metadata goes in 'metadata:json')",
-                                source=source, field=name)
-            if not _type_fits(pa, field.type, kind):
+                unknown.append(name)
+            elif not _type_fits(pa, field.type, kind):
                 want = "list<string>" if kind == "list" else "string"
-                raise ReadError(f"column '{name}' is {_type_name(field.type)}, but it must be {want}",
-                                source=source, field=name)
+                wrong = wrong or ReadError(f"column '{name}' is {_type_name(field.type)}, but it must be {want}",
+                                           source=source, field=name)
             self.names.append(name)
         missing = [c for c in REQUIRED if c not in self.names and f"{c}:json" not in self.names]
         if missing:
-            found = ", ".join(self.names[:8]) + (", ..." if len(self.names) > 8 else "")
-            raise ReadError(f"not a canonical set: no column for required field(s) {', '.join(missing)} "
-                            f"(found: {found or 'no columns'})", source=source)
+            raise not_canonical(missing, self.names, dataset or source, source)
+        if unknown:
+            raise ReadError(f"unknown column '{unknown[0]}' (a canonical Parquet file has the columns in "
+                            f"docs/parquet-spec.md; other metadata goes in 'metadata:json')",
+                            source=source, field=unknown[0])
+        if wrong is not None:
+            raise wrong
+
+
+def not_canonical(missing: list[str], found: list[str], dataset: str, source: str) -> ReadError:
+    """A dataset that is not an evalconv set: the command that imports it by its column names."""
+    shown = ", ".join(found[:8]) + (", ..." if len(found) > 8 else "")
+    return ReadError(f"not a canonical set: no column for required field(s) {', '.join(missing)} "
+                     f"(its columns: {shown or 'none'}); to import it by matching its columns by name, run: "
+                     f"evalconv import {shlex.quote(dataset)} -o set.jsonl (add --suggest-map to see the "
+                     f"matching first)", source=source)
 
 
 def _type_fits(pa: Any, arrow_type: Any, kind: str) -> bool:
@@ -330,21 +346,38 @@ def _type_fits(pa: Any, arrow_type: Any, kind: str) -> bool:
     return t.is_string(arrow_type) or t.is_large_string(arrow_type) or t.is_string_view(arrow_type)
 
 
-def read_parquet(stream: IO[bytes], source: str, *, first_record: int = 0) -> Iterator[SourceRow]:
-    """Rows a batch at a time; `record` is the row's 1-based number in the file."""
+def read_parquet(stream: IO[bytes], source: str, *, first_record: int = 0,
+                 dataset: str | None = None) -> Iterator[SourceRow]:
+    """Checks the schema at once (an error here is raised by the call), then the rows."""
     handle = open_file(stream, source)
-    layout = Layout(handle.schema_arrow, source)
+    layout = Layout(handle.schema_arrow, source, dataset)
+    batches = handle.iter_batches(batch_size=READ_BATCH_ROWS, columns=layout.names, use_threads=False)
+    return _rows(batches, layout, source, first_record, "Parquet")
+
+
+def read_arrow(stream: IO[bytes], source: str, *, first_record: int = 0,
+               dataset: str | None = None) -> Iterator[SourceRow]:
+    """The same columns in an Arrow IPC stream: the data files `datasets`' save_to_disk writes."""
     pa = _pyarrow()
-    record = first_record
     try:
-        batches = handle.iter_batches(batch_size=READ_BATCH_ROWS, columns=layout.names, use_threads=False)
+        reader = pa.ipc.open_stream(stream)
+    except (pa.ArrowException, OSError, ValueError) as err:
+        raise ReadError(f"not a readable Arrow stream, truncated or damaged? ({_first_line(err)})",
+                        source=source) from None
+    return _rows(reader, Layout(reader.schema, source, dataset), source, first_record, "Arrow")
+
+
+def _rows(batches: Iterator[Any], layout: Layout, source: str, record: int, kind: str) -> Iterator[SourceRow]:
+    """Rows a batch at a time; `record` is the row's 1-based number in the file."""
+    pa = _pyarrow()
+    try:
         for batch in batches:
             cells = _Cells(pa, batch, layout)
             for i in range(batch.num_rows):
                 record += 1
                 yield _build(cells, i, record)
     except (pa.ArrowException, OSError, ValueError) as err:
-        raise ReadError(f"the Parquet data cannot be read after row {record}, damaged? ({_first_line(err)})",
+        raise ReadError(f"the {kind} data cannot be read after row {record}, damaged? ({_first_line(err)})",
                         source=source) from None
 
 

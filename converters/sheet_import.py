@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from . import api
+from . import api, dataset_sheet
 from .builder import count_starters, output_format
 from .canonical import jsonvalue, paths
 from .canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
@@ -36,10 +36,10 @@ csv.field_size_limit(MAX_LINE_BYTES)
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "$.id": ("id", "case_id", "caseid", "name", "key", "test_id", "example_id", "uid"),
     "$.input": ("input", "question", "prompt", "query", "user_input", "user_message", "message",
-                "instruction", "request"),
+                "instruction", "request", "problem"),
     "$.expected": ("expected", "answer", "expected_output", "ideal", "reference", "target", "gold",
                    "ground_truth", "expected_answer", "reference_answer", "correct_answer", "ideal_answer",
-                   "golden_answer", "label"),
+                   "golden_answer", "label", "completion", "output", "solution"),
     "$.metadata.case.expectedBehavior": ("expected_behavior", "expected_behaviour", "behavior", "behaviour"),
     "$.metadata.case.oracleType": ("oracle_type", "oracle", "oracletype"),
     "$.metadata.case.evaluator": ("evaluator", "grader"),
@@ -85,6 +85,8 @@ class Sheet:
 
 
 def read_sheet(path: str, encoding: str | None = None) -> Sheet:
+    if dataset_sheet.is_dataset(path):  # a Parquet file or a Hugging Face dataset folder
+        return dataset_sheet.read_dataset(path)
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -369,6 +371,8 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
                 continue
             parts = paths.parse(target)
             if target in ("$.id", "$.input", "$.expected"):
+                if target == "$.id" and isinstance(cell, int) and not isinstance(cell, bool):
+                    cell = str(cell)  # a dataset's integer ids
                 value[target[2:]] = cell.strip() if target == "$.id" and isinstance(cell, str) else cell
             elif parts[1] == "case":
                 case[parts[2]] = cell

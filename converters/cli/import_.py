@@ -32,7 +32,8 @@ from .common import echo_json, encoding_option, handles_errors, print_findings
 def import_command(sheet: str, output: str | None, to: str | None, map_path: str | None, suggest_map: bool,
                    oracle_type: str | None, provenance: str, report_path: str | None, excel_safe: bool,
                    encoding: str | None) -> None:
-    """Turn an ad-hoc sheet (CSV, TSV or JSONL, any column names) into canonical rows.
+    """Turn an ad-hoc sheet (CSV, TSV or JSONL, any column names), a Parquet file or a Hugging
+    Face dataset folder into canonical rows.
 
     \b
       evalconv import answers.csv --suggest-map > map.yaml     see (and edit) how columns are matched

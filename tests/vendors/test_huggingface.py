@@ -109,7 +109,7 @@ def test_a_folder_without_a_card_reads_with_from_hf(tmp_path):
     assert evalconv.read(str(folder), from_="hf").rows == DISTINCTIONS
 
 
-def test_a_non_canonical_dataset_says_which_columns_it_needs(tmp_path):
+def test_a_non_canonical_dataset_says_which_columns_it_needs_and_the_import_command(tmp_path):
     folder = tmp_path / "qa"
     (folder / "data").mkdir(parents=True)
     pq.write_table(pa.table({"question": ["2+2?"], "answer": ["4"]}), folder / "data" / "train-0.parquet")
@@ -118,7 +118,31 @@ def test_a_non_canonical_dataset_says_which_columns_it_needs(tmp_path):
     result = CliRunner().invoke(cli, ["convert", str(folder), "--to", "jsonl"])
     assert result.exit_code == 2
     line, = result.stderr.strip().splitlines()
-    assert "unknown column 'question'" in line and "data/train-0.parquet" in line
+    assert "no column for required field(s) id, input, case.caseId" in line and "data/train-0.parquet" in line
+    assert "(its columns: question, answer)" in line and f"run: evalconv import {folder} -o set.jsonl" in line
+
+
+def test_a_canonical_file_with_a_stray_column_still_names_that_column(tmp_path):
+    rows = evalconv.read(str(GOLDEN)).rows
+    evalconv.write(rows, str(tmp_path / "set.parquet"), "parquet")
+    table = pq.read_table(tmp_path / "set.parquet")
+    pq.write_table(table.append_column("note", pa.array(["x"] * table.num_rows)), tmp_path / "stray.parquet")
+    result = CliRunner().invoke(cli, ["convert", str(tmp_path / "stray.parquet"), "--to", "jsonl"])
+    assert result.exit_code == 2 and "unknown column 'note'" in result.stderr and "evalconv import" not in result.stderr
+
+
+def test_a_non_canonical_jsonl_data_file_names_the_import_command(tmp_path):
+    folder = tmp_path / "qa"
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "train.jsonl").write_text('{"question": "2+2?", "answer": "4"}\n', encoding="utf-8")
+    (folder / "README.md").write_text(CARD_JSONL, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["convert", str(folder), "--to", "csv"])
+    assert result.exit_code == 2
+    line, = result.stderr.strip().splitlines()
+    assert "(its columns: question, answer)" in line and f"run: evalconv import {folder} -o set.jsonl" in line
+
+
+CARD_JSONL = "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/*.jsonl\n---\n"
 
 
 def test_a_card_pointing_outside_its_folder_is_refused(tmp_path):

@@ -9,6 +9,7 @@ card's `configs` or the usual `data/` layout), or a Parquet file downloaded from
 from __future__ import annotations
 
 import glob
+import json
 import os
 from typing import Any, Iterator
 
@@ -24,7 +25,7 @@ from . import card
 
 SPLIT = "test"  # a golden set is test data
 CARD = "README.md"
-_DATA_SUFFIXES = (".parquet", ".jsonl")
+_DATA_SUFFIXES = (".parquet", ".jsonl", ".arrow")
 _AS_TEXT = "a dataset column has one type; this value is not text, so it is JSON text in"
 
 FIELD_MAP = (
@@ -41,7 +42,10 @@ FIELD_MAP = (
 
 
 def is_dataset_folder(path: str) -> bool:
-    """A folder with a dataset card whose YAML header says where the data is."""
+    """A folder with a dataset card whose YAML header says where the data is, or one that
+    `datasets`' save_to_disk wrote (state.json, or dataset_dict.json for several splits)."""
+    if any(os.path.isfile(os.path.join(path, name)) for name in ("state.json", "dataset_dict.json")):
+        return True
     try:
         with open(os.path.join(path, CARD), encoding="utf-8", errors="replace") as f:
             header = card.read_header(f.read(1 << 20))
@@ -77,8 +81,11 @@ class HuggingFaceFormat(Format):
             shown = os.path.join(lines.source, label)
             with open(path, "rb") as stream:
                 if path.endswith(".parquet"):
-                    rows = parquet_format.read_parquet(stream, shown, first_record=record)
+                    rows = parquet_format.read_parquet(stream, shown, first_record=record, dataset=lines.source)
+                elif path.endswith(".arrow"):
+                    rows = parquet_format.read_arrow(stream, shown, first_record=record, dataset=lines.source)
                 else:
+                    _check_canonical_jsonl(stream, shown, lines.source)
                     rows = JSONL_FORMAT.read(Lines(stream, source=shown, path=path), report)
                 for row in rows:
                     record += 1
@@ -89,8 +96,30 @@ class HuggingFaceFormat(Format):
         return DatasetWriter(out.folder, os.path.basename(os.path.normpath(target)) or "dataset", report)
 
 
+def _check_canonical_jsonl(stream: Any, shown: str, folder: str) -> None:
+    """A JSONL data file whose first record has none of a canonical row's keys is another
+    dataset: say so once, with the import command, rather than a finding on every row."""
+    first = b""
+    for line in stream:
+        if line.strip():
+            first = line
+            break
+    stream.seek(0)
+    try:
+        record = jsonvalue.loads(first.removeprefix(b"\xef\xbb\xbf")) if first else None
+    except (jsonvalue.JSONValueError, UnicodeDecodeError):
+        return  # the reader names the line
+    if isinstance(record, dict) and record and not {"id", "input", "metadata"} & record.keys():
+        required = ["id", "input", "metadata.case"]
+        raise parquet_format.not_canonical(required, list(record), folder, shown)
+
+
 def data_files(folder: str) -> list[tuple[str, str]]:
-    """(split, path) for each data file, in the card's order, else the Hub's default layout."""
+    """(split, path) for each data file: save_to_disk's (a DatasetDict's splits in its order),
+    else in the card's order, else the Hub's default layout."""
+    saved = saved_files(folder)
+    if saved:
+        return saved
     header = None
     try:
         with open(os.path.join(folder, CARD), encoding="utf-8", errors="replace") as f:
@@ -116,6 +145,37 @@ def data_files(folder: str) -> list[tuple[str, str]]:
     if unknown:
         raise ReadError(f"data file '{unknown[0]}' is neither Parquet nor JSONL (convert it first)", source=folder)
     return found
+
+
+def saved_files(folder: str, split: str = "train") -> list[tuple[str, str]] | None:
+    """(split, path) of the Arrow files `datasets`' save_to_disk wrote; None for another folder."""
+    splits = _json_file(os.path.join(folder, "dataset_dict.json"))
+    if isinstance(splits, dict) and isinstance(splits.get("splits"), list):
+        found: list[tuple[str, str]] = []
+        for name in map(str, splits["splits"]):
+            if os.path.isabs(name) or ".." in name.split("/"):
+                raise ReadError(f"dataset_dict.json names the split {name!r}, which is not in the folder",
+                                source=folder)
+            found += saved_files(os.path.join(folder, name), name) or []
+        return found
+    state = _json_file(os.path.join(folder, "state.json"))
+    if not isinstance(state, dict) or not isinstance(state.get("_data_files"), list):
+        return None
+    names = [entry.get("filename") for entry in state["_data_files"] if isinstance(entry, dict)]
+    for name in names:
+        if not isinstance(name, str) or os.path.isabs(name) or ".." in name.split("/"):
+            raise ReadError(f"state.json names the data file {name!r}, which is not in the folder", source=folder)
+    return [(split, os.path.join(folder, name)) for name in names]
+
+
+def _json_file(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        raise ReadError(f"cannot read it as JSON ({err})", source=path) from None
 
 
 def _split_of(path: str) -> str:
