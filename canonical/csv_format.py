@@ -17,7 +17,9 @@ import tempfile
 from typing import Any, Iterator, TextIO
 
 from . import jsonvalue, paths
-from .errors import ReadError
+from .cells import json_cell, merge_metadata_json, split_metadata, split_typed
+from .cells import shown as _shown
+from .errors import ReadError, RowError
 from .format import Format, WriteOptions, option
 from .reporting import LossReporter, ReadReporter
 from .row import ABSENT, Row
@@ -183,12 +185,6 @@ def _unknown_columns(names: list[str]) -> str:
     return f"{len(names)} unknown columns: {', '.join(parts)} ({hint})"
 
 
-def _shown(name: str) -> str:
-    """A column name in quotes for a one-line message; line breaks and other control
-    characters (a header cell can hold them when quoted) are escaped."""
-    return f"'{name}'" if name.isprintable() else repr(name)
-
-
 class _Layout:
     """Where each field lives in this file's header."""
 
@@ -232,7 +228,7 @@ class _Layout:
             cells = [_unguard(c) for c in cells]
         try:
             return SourceRow(self._value(cells), line, record, plain_json=True)
-        except _CellError as err:
+        except RowError as err:
             return SourceRow(_partial_id(cells, self.index), line, record, parse_problem(err.message, err.path))
 
     def _cell(self, cells: list[str], name: str) -> str:
@@ -255,12 +251,12 @@ class _Layout:
         overflow = self._json_cell(cells, CASE_JSON, "$.metadata.case", dict)
         if "case.extensions" in self.index and self._cell(cells, "case.extensions"):
             if "extensions" in overflow:
-                raise _CellError(f"'extensions' is set in both 'case.extensions' and '{CASE_JSON}'",
+                raise RowError(f"'extensions' is set in both 'case.extensions' and '{CASE_JSON}'",
                                  "$.metadata.case.extensions")
             overflow["extensions"] = self._json_cell(cells, "case.extensions", "$.metadata.case.extensions", dict)
         for name, value in overflow.items():
             if name in case:
-                raise _CellError(f"'{name}' is set in both 'case.{name}' and '{CASE_JSON}'",
+                raise RowError(f"'{name}' is set in both 'case.{name}' and '{CASE_JSON}'",
                                  paths.join("$.metadata.case", name))
             case[name] = value
         metadata: dict[str, Any] = {"case": {f: case[f] for f in CASE_FIELDS if f in case}}
@@ -270,45 +266,26 @@ class _Layout:
             cell = cells[i]
             if cell:
                 metadata[key] = cell
-        for key, value in self._json_cell(cells, METADATA_JSON, "$.metadata", dict).items():
-            if key == "case":
-                raise _CellError(f"'{METADATA_JSON}' must not hold 'case': the case profile goes in "
-                                 f"case.* columns", "$.metadata.case")
-            if key in metadata:
-                raise _CellError(f"metadata key {_shown(key)} is set in both {_shown('metadata.' + key)} and "
-                                 f"'{METADATA_JSON}'", paths.join("$.metadata", key))
-            metadata[key] = value
+        merge_metadata_json(metadata, self._json_cell(cells, METADATA_JSON, "$.metadata", dict), METADATA_JSON)
         row["metadata"] = metadata
         return row
 
     def _typed(self, cells: list[str], key: str) -> Any:
         plain, typed = self._cell(cells, key), self._cell(cells, f"{key}:json")
         if plain and typed:
-            raise _CellError(f"both '{key}' and '{key}:json' are filled; use one", f"$.{key}")
+            raise RowError(f"both '{key}' and '{key}:json' are filled; use one", f"$.{key}")
         if typed:
-            return _parse_json(typed, f"{key}:json", f"$.{key}")
+            return json_cell(typed, f"{key}:json", f"$.{key}")
         return plain if plain else ABSENT
 
     def _json_cell(self, cells: list[str], column: str, path: str, kind: type) -> dict[str, Any]:
         text = self._cell(cells, column)
         if not text:
             return {}
-        value = _parse_json(text, column, path)
+        value = json_cell(text, column, path)
         if not isinstance(value, kind):
-            raise _CellError(f"'{column}' must hold a JSON object", path)
+            raise RowError(f"'{column}' must hold a JSON object", path)
         return value
-
-
-class _CellError(Exception):
-    def __init__(self, message: str, path: str) -> None:
-        self.message, self.path = message, path
-
-
-def _parse_json(text: str, column: str, path: str) -> Any:
-    try:
-        return jsonvalue.loads(text)
-    except jsonvalue.JSONValueError as err:
-        raise _CellError(f"'{column}' is not valid JSON: {err}", path) from None
 
 
 def _partial_id(cells: list[str], index: dict[str, int]) -> dict[str, Any] | None:
@@ -540,10 +517,11 @@ def row_cells(row: Row) -> dict[str, str]:
     A plain cell holds a non-empty string without a NUL; any other value takes a typed column."""
     cells: dict[str, str] = {}
     for key, value in (("id", row.id), ("input", row.input), ("expected", row.expected)):
-        if type(value) is str and value and "\x00" not in value:
-            cells[key] = value
-        elif value is not ABSENT:
-            cells[key + ":json"] = jsonvalue.dumps(value)
+        plain, typed = split_typed(value, True)  # text_cells
+        if plain is not None:
+            cells[key] = plain
+        elif typed is not None:
+            cells[key + ":json"] = typed
     overflow: dict[str, Any] = {}
     for name, value in row.case.items():  # only the fields the row has, usually a handful
         if name in _LIST_FIELDS:
@@ -560,18 +538,10 @@ def row_cells(row: Row) -> dict[str, str]:
             overflow[name] = value  # "", a NUL, or a name outside the profile (a valid row has none)
     if overflow:
         cells[CASE_JSON] = jsonvalue.dumps(overflow)
-    metadata = row.metadata
-    if len(metadata) > 1:
-        rest = {}
-        for key, value in metadata.items():
-            if key == "case":
-                continue
-            if type(value) is str and value and key and "\x00" not in value and "\x00" not in key:
-                cells[_META_COLUMN + key] = value
-            else:
-                rest[key] = value
-        if rest:
-            cells[METADATA_JSON] = jsonvalue.dumps(rest)
+    if len(row.metadata) > 1:
+        rest = split_metadata(row.metadata, cells, _META_COLUMN, True)  # text_cells
+        if rest is not None:
+            cells[METADATA_JSON] = rest
     return cells
 
 

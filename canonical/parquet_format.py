@@ -14,10 +14,10 @@ import shlex
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator
 
-from . import jsonvalue, paths
-from .errors import ReadError
+from . import cells, jsonvalue
+from .errors import ReadError, RowError
 from .format import Format
-from .row import ABSENT, Row
+from .row import Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
 from .source import Lines, SourceRow, parse_problem
 
@@ -199,25 +199,19 @@ def record_batch(rows: list[Row]) -> Any:
             columns.append([None if (e := case.get(name)) is None else jsonvalue.dumps(e) for case in cases])
         else:
             columns.append([case.get(name) for case in cases])
-    columns.append([_rest(m) if len(m) > 1 else None for m in metadata])
+    columns.append([cells.split_metadata(m) if len(m) > 1 else None for m in metadata])
     arrays = [_list_array(pa, values) if kind == "list" else _string_array(pa, values)
               for values, (_, kind) in zip(columns, COLUMNS)]
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema())
 
 
-def _rest(metadata: dict[str, Any]) -> str:
-    """The metadata keys other than `case`, as JSON text (a copy is faster than a comprehension)."""
-    rest = metadata.copy()
-    del rest["case"]
-    return jsonvalue.dumps(rest)
-
-
 def _typed(values: list[Any]) -> tuple[list[Any], list[Any]]:
     """(the plain text column, the JSON text column) for `input` or `expected`."""
     plain = [v if type(v) is str else None for v in values]
-    if plain.count(None) == 0:
+    if plain.count(None) == 0:  # all text: the common case, a column at a time
         return plain, [None] * len(values)
-    return plain, [None if type(v) is str or v is ABSENT else jsonvalue.dumps(v) for v in values]
+    split = [cells.split_typed(v, text_cells=False) for v in values]
+    return [p for p, _ in split], [t for _, t in split]
 
 
 # Arrays are built from their buffers: `pa.array` would import pandas on its first call (pyarrow
@@ -372,10 +366,10 @@ def _rows(batches: Iterator[Any], layout: Layout, source: str, record: int, kind
     pa = _pyarrow()
     try:
         for batch in batches:
-            cells = _Cells(pa, batch, layout)
+            columns = _Cells(pa, batch, layout)
             for i in range(batch.num_rows):
                 record += 1
-                yield _build(cells, i, record)
+                yield _build(columns, i, record)
     except (pa.ArrowException, OSError, ValueError) as err:
         raise ReadError(f"the {kind} data cannot be read after row {record}, damaged? ({_first_line(err)})",
                         source=source) from None
@@ -408,57 +402,37 @@ def _values(pa: Any, column: Any, json_text: bool, none: list[None]) -> list[Any
     return column.to_pylist()
 
 
-def _build(cells: _Cells, i: int, record: int) -> SourceRow:
+def _build(columns: _Cells, i: int, record: int) -> SourceRow:
     row: dict[str, Any] = {}
     try:
-        ident = cells.ids[i]
+        ident = columns.ids[i]
         if ident is not None:
             row["id"] = ident
-        for key, plain, typed in cells.typed:
+        for key, plain, typed in columns.typed:
             text, json_text = plain[i], typed[i]
             if text is not None and json_text is not None:
-                raise _CellError(f"both '{key}' and '{key}:json' are set; use one", f"$.{key}")
+                raise RowError(f"both '{key}' and '{key}:json' are set; use one", f"$.{key}")
             if json_text is not None:
-                row[key] = _parse(json_text, f"{key}:json", f"$.{key}")
+                row[key] = cells.json_cell(json_text, f"{key}:json", f"$.{key}")
             elif text is not None:
                 row[key] = text
-        case = {name: value for name, values in cells.case if (value := values[i]) is not None}
-        extensions = cells.extensions[i]
+        case = {name: value for name, values in columns.case if (value := values[i]) is not None}
+        extensions = columns.extensions[i]
         if extensions is not None:
-            case["extensions"] = _parse(extensions, "case.extensions", "$.metadata.case.extensions")
+            case["extensions"] = cells.json_cell(extensions, "case.extensions", "$.metadata.case.extensions")
         metadata: dict[str, Any] = {"case": case}
-        for key, values in cells.meta:
+        for key, values in columns.meta:
             value = values[i]
             if value is not None:
                 metadata[key] = value
-        rest = cells.rest[i]
+        rest = columns.rest[i]
         if rest is not None:
-            extra = _parse(rest, "metadata:json", "$.metadata")
-            if not isinstance(extra, dict):
-                raise _CellError("'metadata:json' must hold a JSON object", "$.metadata")
-            for key, value in extra.items():
-                if key == "case" or key in metadata:
-                    raise _CellError(f"metadata key '{key}' is set twice", paths.join("$.metadata", key))
-                metadata[key] = value
+            cells.merge_metadata_json(metadata, cells.json_cell(rest, "metadata:json", "$.metadata"))
         row["metadata"] = metadata
-    except _CellError as err:
+    except RowError as err:
         return SourceRow({"id": row["id"]} if "id" in row else None, None, record,
                          parse_problem(err.message, err.path))
     return SourceRow(row, None, record, plain_json=True)
-
-
-class _CellError(Exception):
-    def __init__(self, message: str, path: str) -> None:
-        self.message, self.path = message, path
-
-
-def _parse(text: str | bytes, column: str, path: str) -> Any:
-    try:
-        return jsonvalue.loads(text)
-    except jsonvalue.JSONValueError as err:
-        raise _CellError(f"'{column}' is not valid JSON: {err}", path) from None
-    except UnicodeDecodeError as err:
-        raise _CellError(f"'{column}' is not valid UTF-8 text (byte {err.start + 1})", path) from None
 
 
 def schema_summary() -> list[dict[str, str]]:

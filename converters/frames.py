@@ -15,10 +15,11 @@ import math
 import numbers
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from .canonical import jsonvalue, paths
+from .canonical import cells as shared
+from .canonical import jsonvalue
 from .canonical.csv_format import split_list
-from .canonical.errors import ReadError, UsageError
-from .canonical.row import ABSENT, Row
+from .canonical.errors import ReadError, RowError, UsageError
+from .canonical.row import Row
 from .canonical.schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
 from .canonical.source import SourceRow, parse_problem
 from .canonical.validator import Validator
@@ -74,22 +75,16 @@ def _ordered(used: dict[str, None]) -> list[str]:
 def _cells(row: Row) -> dict[str, Any]:
     cells: dict[str, Any] = {"id": row.id}
     for key, value in (("input", row.input), ("expected", row.expected)):
-        if isinstance(value, str):
-            cells[key] = value
-        elif value is not ABSENT:
-            cells[f"{key}:json"] = jsonvalue.dumps(value)
+        plain, typed = shared.split_typed(value, text_cells=False)
+        if plain is not None:
+            cells[key] = plain
+        elif typed is not None:
+            cells[f"{key}:json"] = typed
     for name, value in row.metadata["case"].items():
         cells[f"case.{name}"] = jsonvalue.dumps(value) if name == "extensions" else value
-    rest: dict[str, Any] = {}
-    for key, value in row.metadata.items():
-        if key == "case":
-            continue
-        if isinstance(value, str) and key:
-            cells[f"metadata.{key}"] = value
-        else:
-            rest[key] = value
-    if rest:
-        cells["metadata:json"] = jsonvalue.dumps(rest)
+    rest = shared.split_metadata(row.metadata, cells, "metadata.", text_cells=False)
+    if rest is not None:
+        cells["metadata:json"] = rest
     return cells
 
 
@@ -141,15 +136,10 @@ def _source_rows(df: Any, columns: _Columns, report: ReadReport) -> Iterator[Sou
         report.rows += 1
         try:
             yield SourceRow(_row(dict(zip(names, values))), None, number)
-        except _CellError as err:
+        except RowError as err:
             ident = values[names.index("id")] if "id" in names else None
             partial = {"id": ident} if isinstance(ident, str) else None
             yield SourceRow(partial, None, number, parse_problem(err.message, err.path))
-
-
-class _CellError(Exception):
-    def __init__(self, message: str, path: str) -> None:
-        self.message, self.path = message, path
 
 
 def _blank(value: Any) -> bool:
@@ -184,11 +174,8 @@ def _value(value: Any) -> Any:
 
 def _json(text: Any, column: str, path: str) -> Any:
     if not isinstance(text, str):
-        raise _CellError(f"'{column}' must hold JSON text, not {type(text).__name__}", path)
-    try:
-        return jsonvalue.loads(text)
-    except jsonvalue.JSONValueError as err:
-        raise _CellError(f"'{column}' is not valid JSON: {err}", path) from None
+        raise RowError(f"'{column}' must hold JSON text, not {type(text).__name__}", path)
+    return shared.json_cell(text, column, path)
 
 
 def _row(cells: dict[str, Any]) -> dict[str, Any]:
@@ -197,7 +184,7 @@ def _row(cells: dict[str, Any]) -> dict[str, Any]:
         plain, typed = cells.get(key), cells.get(f"{key}:json")
         plain_set, typed_set = not _blank(plain), not _blank(typed)
         if plain_set and typed_set:
-            raise _CellError(f"both '{key}' and '{key}:json' are set; use one", f"$.{key}")
+            raise RowError(f"both '{key}' and '{key}:json' are set; use one", f"$.{key}")
         if typed_set:
             row[key] = _json(typed, f"{key}:json", f"$.{key}")
         elif plain_set:
@@ -221,12 +208,6 @@ def _row(cells: dict[str, Any]) -> dict[str, Any]:
             metadata[column[len("metadata."):]] = _value(cell)
     rest = cells.get("metadata:json")
     if not _blank(rest):
-        extra = _json(rest, "metadata:json", "$.metadata")
-        if not isinstance(extra, dict):
-            raise _CellError("'metadata:json' must hold a JSON object", "$.metadata")
-        for key, value in extra.items():
-            if key == "case" or key in metadata:
-                raise _CellError(f"metadata key '{key}' is set twice", paths.join("$.metadata", key))
-            metadata[key] = value
+        shared.merge_metadata_json(metadata, _json(rest, "metadata:json", "$.metadata"))
     row["metadata"] = metadata
     return row
