@@ -187,3 +187,13 @@ def test_a_folder_format_must_declare_its_layout():
     from evalconv.canonical.format import Format
     with pytest.raises(TypeError, match="layout"):
         type("NoLayout", (Format,), {"name": "x", "folder": True})
+
+
+def test_a_folder_with_some_other_state_json_is_still_a_folder_of_sets(tmp_path):
+    folder = tmp_path / "sets"
+    folder.mkdir()
+    (folder / "state.json").write_text('{"step": 3}', encoding="utf-8")
+    (folder / "a.jsonl").write_bytes(GOLDEN.read_bytes())
+    assert not evalconv.REGISTRY.get("hf").matches_path(str(folder))
+    (folder / "state.json").write_text('{"_data_files": [{"filename": "a.arrow"}]}', encoding="utf-8")
+    assert evalconv.REGISTRY.get("hf").matches_path(str(folder))  # what save_to_disk writes

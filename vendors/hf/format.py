@@ -44,8 +44,11 @@ FIELD_MAP = (
 def is_dataset_folder(path: str) -> bool:
     """A folder with a dataset card whose YAML header says where the data is, or one that
     `datasets`' save_to_disk wrote (state.json, or dataset_dict.json for several splits)."""
-    if any(os.path.isfile(os.path.join(path, name)) for name in ("state.json", "dataset_dict.json")):
-        return True
+    try:
+        if saved_files(path) is not None:
+            return True
+    except ReadError:
+        pass  # a state.json of something else
     try:
         with open(os.path.join(path, CARD), encoding="utf-8", errors="replace") as f:
             header = card.read_header(f.read(1 << 20))
