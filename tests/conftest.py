@@ -40,3 +40,12 @@ def write_jsonl(tmp_path):
         path.write_text("".join(jsonvalue.dumps(r) + "\n" for r in rows), encoding="utf-8")
         return path
     return write
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for a test module (tests/browser.py)."""
+    from browser import Browser
+
+    with Browser() as b:
+        yield b

@@ -275,3 +275,14 @@ def test_a_new_format_is_one_package_and_the_contract_finds_it(tmp_path):
     assert done.returncode == 1
     assert {"test_detection_never_raises_and_answers_a_confidence",
             "test_random_rows_come_back_exactly_up_to_the_loss_report"} <= failed, done.stdout[-3000:]
+
+
+def test_no_script_or_test_edits_sys_path_to_import():
+    """Test helpers import through pytest's `pythonpath` (pyproject.toml); bench scripts import their
+    siblings because Python puts a script's own folder first on sys.path."""
+    import re
+
+    for folder in ("tests", "bench", "docs"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"sys\.path\.(insert|append|extend)|sys\.path\s*[+]?=", text), path

@@ -9,19 +9,16 @@ from hypothesis import given, settings
 import evalconv
 from conftest import ROOT
 from evalconv.canonical import jsonvalue
-from interop import require_module
+from interop import vendor_fixtures, vendor_module
 from roundtrip_helpers import read_text, write_text
 from strategies import inspect_rows
 
 pytestmark = pytest.mark.interop
-FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "inspect"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text(encoding="utf-8"))
+FIXTURES, MANIFEST = vendor_fixtures("inspect")
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
 
 
-@pytest.fixture(scope="module")
-def dataset():
-    return require_module("inspect_ai.dataset")
+dataset = vendor_module("inspect_ai.dataset", name="dataset")
 
 
 def load(dataset, path):

@@ -1,7 +1,6 @@
 """Ragas' EvaluationDataset loads every export; evalconv reads what Ragas wrote."""
 from __future__ import annotations
 
-import json
 
 import pytest
 from hypothesis import given, settings
@@ -9,19 +8,16 @@ from hypothesis import given, settings
 import evalconv
 from conftest import ROOT
 from evalconv.canonical import jsonvalue
-from interop import require_module
+from interop import vendor_fixtures, vendor_module
 from roundtrip_helpers import read_text, write_text
 from strategies import ragas_rows
 
 pytestmark = pytest.mark.interop
-FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "ragas"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text(encoding="utf-8"))
+FIXTURES, MANIFEST = vendor_fixtures("ragas")
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
 
 
-@pytest.fixture(scope="module")
-def ragas():
-    return require_module("ragas")
+ragas = vendor_module("ragas", name="ragas")
 
 
 def test_ragas_loads_the_golden_export(ragas, tmp_path):
