@@ -154,6 +154,16 @@ class Browser:
         Path(out).write_bytes(base64.b64decode(shot["data"]))
 
 
+def cli_page(page: Path, *args: Any, exit_code: int) -> tuple[Path, Any]:
+    """Run `evalconv ARGS --format json --html PAGE`; the page and the JSON the command printed."""
+    from click.testing import CliRunner
+
+    from evalconv.cli import cli
+    result = CliRunner().invoke(cli, [str(a) for a in (*args, "--format", "json", "--html", page)], catch_exceptions=False)
+    assert result.exit_code == exit_code, result.output
+    return page, json.loads(result.stdout)
+
+
 def page_data(page: str | Path) -> Any:
     """The data a page was made from, as it embeds it; the page must be one self-contained file
     (no network, no external scripts, styles or fonts)."""

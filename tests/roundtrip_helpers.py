@@ -37,6 +37,13 @@ def read_text(fmt_name: str, text: str | bytes, *, encoding: str = "utf-8", path
     return list(Validator(source=source).check_all(fmt.read(lines, report))), report
 
 
+def parse_finding(fmt_name: str, text: str, **read):
+    """The first finding on the first record of `text`, which must not have become a row."""
+    checked, _ = read_text(fmt_name, text, **read)
+    assert checked[0].row is None, checked[0].row
+    return checked[0].findings[0]
+
+
 def roundtrip(fmt_name: str, rows, **options):
     text, _ = write_text(fmt_name, rows, **options)
     checked, _ = read_text(fmt_name, text)

@@ -1,13 +1,12 @@
 """The HTML pages, in a real headless Chromium: what a person sees is what the JSON says."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from browser import OVERFLOW_JS, page_data
+from browser import OVERFLOW_JS, cli_page, page_data
 from evalconv.cli import cli
 from evalconv.pages import kit
 from test_stats import GOLDEN, known_set
@@ -27,12 +26,8 @@ def stats_page(write_jsonl, tmp_path):
         rows.append({"id": f"x-{i}", "input": "Why? " * 80, "metadata": {
             "case": {"caseId": f"x-{i}", "oracleType": "expected-behavior-only", "expectedBehavior": "Escalates.",
                      "provenance": "production-sample", **extra}, "reason": "A reason " * 30}})
-    path = write_jsonl(rows)
-    page = tmp_path / "coverage.html"
-    result = run("stats", path, "--by", "case.oracleType,metadata.severity", "--min", "case.caseFamily=3",
-                 "--format", "json", "--html", page)
-    assert result.exit_code == 1  # the gate fails: the page shows why
-    return page, json.loads(result.stdout)
+    return cli_page(tmp_path / "coverage.html", "stats", write_jsonl(rows), "--by", "case.oracleType,metadata.severity",
+                    "--min", "case.caseFamily=3", exit_code=1)  # the gate fails: the page shows why
 
 
 def test_stats_page_is_self_contained(stats_page):
@@ -124,11 +119,8 @@ from test_roundtrip_gate import broken_formats  # noqa: E402,F401  (the fixture)
 
 @pytest.fixture
 def roundtrip_page(tmp_path, broken_formats):  # noqa: F811
-    page = tmp_path / "roundtrip.html"
-    result = run("roundtrip", GOLDEN / "support-agent.jsonl", "--via", "jsonl", "--via", "promptfoo",
-                 "--via", "honest", "--via", "dishonest", "--format", "json", "--html", page)
-    assert result.exit_code == 1
-    return page, json.loads(result.stdout)
+    return cli_page(tmp_path / "roundtrip.html", "roundtrip", GOLDEN / "support-agent.jsonl", "--via", "jsonl",
+                    "--via", "promptfoo", "--via", "honest", "--via", "dishonest", exit_code=1)
 
 
 def test_roundtrip_page_shows_the_gate(browser, roundtrip_page):

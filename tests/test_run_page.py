@@ -1,10 +1,9 @@
 """`evalconv report --html`, in a real headless Chromium: what a person sees is what the JSON says."""
 from __future__ import annotations
 
-import json
 
 import pytest
-from browser import OVERFLOW_JS, page_data
+from browser import OVERFLOW_JS, cli_page, page_data
 from click.testing import CliRunner
 from conftest import ROOT
 from evalconv.cli import cli
@@ -20,11 +19,8 @@ def run(*args):
 
 @pytest.fixture
 def report_page(tmp_path):
-    page = tmp_path / "report.html"
-    result = run("report", RUNS / "promptfoo" / "results.json", "--cases", CASES, "--format", "json",
-                 "--fail-under", "metadata.severity=harmful:1.0", "--html", page)
-    assert result.exit_code == 1  # the gate fails: the page shows why
-    return page, json.loads(result.stdout)
+    return cli_page(tmp_path / "report.html", "report", RUNS / "promptfoo" / "results.json", "--cases", CASES,
+                    "--fail-under", "metadata.severity=harmful:1.0", exit_code=1)  # the gate fails: the page shows why
 
 
 def test_report_page_is_self_contained_and_embeds_the_json(report_page):

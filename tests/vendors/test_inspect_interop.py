@@ -49,9 +49,9 @@ def test_inspect_loads_the_golden_export_with_labels_in_target(dataset, tmp_path
 @settings(max_examples=25, deadline=None)
 @given(rows=inspect_rows())
 def test_inspect_loads_every_jsonl_export(dataset, tmp_path_factory, rows):
-    text, _ = write_text("inspect", rows, path="x.inspect.jsonl")
-    path = tmp_path_factory.mktemp("i") / "x.jsonl"
-    path.write_text(text, encoding="utf-8")
+    path = tmp_path_factory.mktemp("i") / "x.inspect.jsonl"
+    evalconv.write(rows, str(path), "inspect")
+    text = path.read_text(encoding="utf-8")
     samples = list(dataset.json_dataset(str(path)))
     assert [str(s.id) for s in samples] == [r.id for r in rows]
     for sample, record in zip(samples, map(jsonvalue.loads, text.split("\n")[:-1])):

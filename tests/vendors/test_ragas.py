@@ -6,7 +6,7 @@ import pytest
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
-from roundtrip_helpers import assert_exact, read_text, write_text
+from roundtrip_helpers import parse_finding, assert_exact, read_text, write_text
 
 
 def case(oracle="reference-answer", **extra):
@@ -93,8 +93,7 @@ def test_to_csv_cells_are_read_as_ragas_writes_them():
     ('{"reference": "x"}', "user_input must be text"),
 ])
 def test_bad_samples_are_parse_findings(line, words):
-    checked, _ = read_text("ragas", line + "\n")
-    assert checked[0].row is None and words in checked[0].findings[0].message
+    assert words in parse_finding("ragas", line + "\n").message
 
 
 def test_regression_nul_in_a_csv_cell_is_written_as_json_text():

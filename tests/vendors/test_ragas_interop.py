@@ -31,9 +31,9 @@ def test_ragas_loads_the_golden_export(ragas, tmp_path):
 @settings(max_examples=25, deadline=None)
 @given(rows=ragas_rows())
 def test_ragas_loads_every_export_with_references_in_place(ragas, tmp_path_factory, rows):
-    text, _ = write_text("ragas", rows, path="x.ragas.jsonl")
-    path = tmp_path_factory.mktemp("r") / "x.jsonl"
-    path.write_text(text, encoding="utf-8")
+    path = tmp_path_factory.mktemp("r") / "x.ragas.jsonl"
+    evalconv.write(rows, str(path), "ragas")
+    text = path.read_text(encoding="utf-8")
     data = ragas.EvaluationDataset.from_jsonl(str(path))
     assert len(data) == len(rows)
     for sample, record in zip(data.samples, map(jsonvalue.loads, text.split("\n")[:-1])):
