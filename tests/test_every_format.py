@@ -120,7 +120,7 @@ def _write(name: str, rows, suffix: str, tmp):
         return loss, back.rows, back.report, [e.to_json() for e in back.log.errors]
     text, loss = write_text(name, rows, path="set" + suffix)
     checked, report = read_text(name, text, path="set" + suffix)
-    return loss, [c.row for c in checked if c.row], report, [f.to_json() for c in checked for f in c.errors]
+    return loss, [c.row for c in checked if c.row is not None], report, [f.to_json() for c in checked for f in c.errors]
 
 
 def _write_refusing(name: str, rows, suffix: str, tmp):
