@@ -103,10 +103,10 @@ def starter_row(pack: Pack, fam: CaseFamily, row: dict[str, Any], evaluator: str
                             "expectedBehavior": STARTER_NOTE + row["expectedBehavior"],
                             "provenance": "starter-example", "evaluator": evaluator, "caseFamily": fam.id,
                             "linkedConcerns": list(fam.linked_concerns)}
-    for key, value in (("reversibility", fam.reversibility), ("blastRadius", fam.blast_radius),
-                       ("reviewerExpertise", fam.reviewer_expertise), ("passLogic", fam.pass_logic)):
-        if value is not None:
-            case[key] = value
+    for key, setting in (("reversibility", fam.reversibility), ("blastRadius", fam.blast_radius),
+                         ("reviewerExpertise", fam.reviewer_expertise), ("passLogic", fam.pass_logic)):
+        if setting is not None:
+            case[key] = setting
     for key in _CASE_KEYS:
         if key in row:
             case[key] = list(row[key]) if isinstance(row[key], list) else row[key]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Iterator
+from typing import Any, ClassVar, Iterable, Iterator, cast
 
 from . import paths, schema
 from .idtable import IdTable
@@ -125,7 +125,7 @@ class Validator:
         the two to the same answers)."""
         out: dict[int, list[Finding]] = {}
         for i, first_row in self._ids.first_uses(keys.ids, first):
-            out[i] = [_duplicate_id(keys.ids[i], first_row)]
+            out[i] = [_duplicate_id(cast(str, keys.ids[i]), first_row)]  # only rows with an id come back
         families, triples = self._families, keys.triples
         agrees: dict[int, Any] = {}  # triple -> True, or how its family was first set up
         for i, triple in enumerate(keys.families):
@@ -260,13 +260,13 @@ def row_findings(value: dict[str, Any], case: dict[str, Any] | None = None) -> l
         out.append(Finding("id-mismatch", f"caseId '{case_id}' differs from the row's id '{row_id}'",
                            "$.metadata.case.caseId"))
     oracle, evaluator = case.get("oracleType"), case.get("evaluator")
-    known_oracle = isinstance(oracle, str) and oracle in ADMISSIBILITY
-    if known_oracle and isinstance(evaluator, str) and evaluator in ADMISSIBILITY[oracle]:
-        status, why = verdict(oracle, evaluator)
+    known_oracle = oracle if isinstance(oracle, str) and oracle in ADMISSIBILITY else None
+    if known_oracle is not None and isinstance(evaluator, str) and evaluator in ADMISSIBILITY[known_oracle]:
+        status, why = verdict(known_oracle, evaluator)
         if status == "barred":
             out.append(Finding(
                 "inadmissible-evaluator",
-                f"{evaluator} cannot grade a {oracle} case: {why}. Admissible: {', '.join(admitted(oracle))}",
+                f"{evaluator} cannot grade a {oracle} case: {why}. Admissible: {', '.join(admitted(known_oracle))}",
                 "$.metadata.case.evaluator"))
         elif status == "cond":
             out.append(Finding("judge-needs-validation",
@@ -289,8 +289,8 @@ def row_findings(value: dict[str, Any], case: dict[str, Any] | None = None) -> l
         out.append(Finding("expected-on-behavior-only",
                            "an expected-behavior-only case carries expected, which no evaluator may "
                            "grade against; make it a checkable oracle type or drop expected", "$.expected"))
-    if known_oracle:
-        out.extend(expected_shape(oracle, value))
+    if known_oracle is not None:
+        out.extend(expected_shape(known_oracle, value))
     return out
 
 

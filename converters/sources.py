@@ -26,7 +26,8 @@ def label(path: str) -> str:
 def _open_bytes(path: str) -> Iterator[IO[bytes]]:
     if path == STDIO:
         stream = sys.stdin.buffer
-        yield stream if hasattr(stream, "peek") else io.BufferedReader(stream)  # peek: detection
+        # peek: detection. The stubs type stdin's buffer BinaryIO; without peek it is a raw stream (readinto).
+        yield stream if hasattr(stream, "peek") else io.BufferedReader(cast(io.RawIOBase, stream))
         return
     try:
         stream = open(path, "rb")

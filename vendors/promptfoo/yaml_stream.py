@@ -146,7 +146,7 @@ class _JSONLoader(yaml.SafeLoader):
     the C one (`CSafeLoader` recurses on the C stack and can crash the process on deep nesting);
     nesting deeper than MAX_DEPTH is refused with its line whatever the recursion limit."""
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str | _CheckedText) -> None:
         super().__init__(stream)
         self._depth = 0
 
