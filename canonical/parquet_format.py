@@ -8,7 +8,7 @@ lists, and JSON text only where a value is not a string (`input:json`, `expected
 """
 from __future__ import annotations
 
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, Sequence
 
 from . import jsonvalue, paths
 from .errors import ReadError
@@ -153,7 +153,7 @@ def _offsets(pa: Any, lengths: list[int]) -> Any:
     return pa.py_buffer(offsets)
 
 
-def _string_array(pa: Any, values: list[str | None]) -> Any:
+def _string_array(pa: Any, values: Sequence[str | None]) -> Any:
     encoded = [b"" if v is None else v.encode("utf-8") for v in values]
     lengths = [len(e) for e in encoded]
     if sum(lengths) > _MAX_OFFSET:  # past 2 GiB in one row group: let pyarrow split it

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Iterator, cast
+from typing import Any, ClassVar, Generic, Iterable, Iterator, TypeVar, cast
 
 from . import paths, schema
 from .idtable import IdTable
@@ -28,15 +28,20 @@ def is_starter(case: Any) -> bool:
     return isinstance(case, dict) and case.get("provenance") in STARTER_PROVENANCES
 
 
+Payload = TypeVar("Payload")
+
+
 @dataclass(slots=True)
-class Checked:
+class Checked(Generic[Payload]):
     """A row after validation: `row` is set when no finding is an error. `deferred` is what the
-    set rules look at, left for the caller when the validator does not apply them itself."""
+    set rules look at, left for the caller when the validator does not apply them itself.
+    `row` is a `Row` here; a caller that checks elsewhere may carry its own payload (parallel
+    workers carry the text they wrote)."""
 
     source: SourceRow
     number: int
     findings: list[Finding]
-    row: Row | None
+    row: Payload | None
     deferred: "SetKey | None" = None
     count: ClassVar[int] = 1  # rows it stands for (a run of clean rows from workers stands for more)
 
@@ -61,7 +66,7 @@ class Validator:
     _ids: IdTable = field(default_factory=IdTable)
     _families: dict[str, tuple[int, str, Any]] = field(default_factory=dict)
 
-    def check(self, src: SourceRow) -> Checked:
+    def check(self, src: SourceRow) -> Checked[Row]:
         self.count += 1
         number = self.count
         value = src.value
@@ -103,7 +108,7 @@ class Validator:
             self.packs = builtin_packs()
         return self.packs
 
-    def check_all(self, rows: Iterable[SourceRow]) -> Iterator[Checked]:
+    def check_all(self, rows: Iterable[SourceRow]) -> Iterator[Checked[Row]]:
         for src in rows:
             yield self.check(src)
 

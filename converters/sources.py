@@ -6,7 +6,7 @@ import os
 import stat
 import sys
 from contextlib import contextmanager
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, cast
 
 from .canonical.errors import EvalconvError, ReadError, UsageError
 from .canonical.format import Format

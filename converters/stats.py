@@ -269,7 +269,7 @@ class Sample:
         if self._entry is None:
             self._entry = {"id": self.value.get("id"), "file": self.file, "line": self.line,
                            "input": preview(self.value.get("input"))}
-        return self._entry  # type: ignore[return-value]
+        return self._entry
 
 
 @dataclass

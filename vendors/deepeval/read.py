@@ -138,7 +138,7 @@ def decode_csv_cell(key: str, cell: str) -> Any:
     return cell
 
 
-def _row(golden: dict[str, Any], line: int, record: int | None, index: int, variant: str,
+def _row(golden: dict[str, Any], line: int | None, record: int | None, index: int, variant: str,
          report: ReadReporter) -> SourceRow:
     name = golden.get("name")
     try:
@@ -170,8 +170,15 @@ def _take_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, rep
     if not schema.is_valid(value):
         return value  # the validator reports what is wrong with the carried row
 
-    class _Quiet:
+    class _Quiet:  # a LossReporter that keeps nothing
+        notes: list[str] = []
+
         def carry(self, *args: Any) -> None:
+            pass
+
+        drop = carry
+
+        def notice(self, text: str) -> None:
             pass
 
     written = build_golden(Row.from_json(value), _Quiet())

@@ -48,9 +48,9 @@ def take_edits(test: dict[str, Any], value: dict[str, Any], report: Any) -> dict
     for name, kinds in (("evaluationCriteria", ("llm-rubric",)), ("unacceptableBehavior", ("not-llm-rubric",))):
         if name not in (placed.plan.native_case if placed.plan else []):
             continue
-        extra = [t for t in _texts(placed.test["assert"], kinds) if t not in row.case[name]]
+        extra = [t for t in _texts(placed.test["assert"], kinds) if t not in row.case_fields[name]]
         texts = [t for t in _texts(asserts, kinds) if t not in extra]
-        if texts != row.case[name]:
+        if texts != row.case_fields[name]:
             case[name] = texts
             report.edit(f"$.metadata.case.{name}", row_id, f"the {kinds[0]} assertions: " +
                         _WHY.format(where=f"metadata.case.{name}"))

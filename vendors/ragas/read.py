@@ -65,7 +65,7 @@ def _is_messages(value: Any) -> bool:
 
 def _natural_input(value: Any) -> Any:
     if isinstance(value, list):
-        return {"messages": [{"role": TYPE_TO_ROLE.get(m.get("type"), str(m.get("type"))), "content": m.get("content"),
+        return {"messages": [{"role": TYPE_TO_ROLE.get(str(m.get("type")), str(m.get("type"))), "content": m.get("content"),
                               **{k: v for k, v in m.items() if k not in ("type", "content")}}
                              for m in value if isinstance(m, dict)]}
     return value

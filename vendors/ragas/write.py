@@ -7,7 +7,7 @@ re-runs to tell an edit made in the Ragas file from the copy evalconv carried.
 from __future__ import annotations
 
 import csv
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeGuard
 
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.row import Row
@@ -121,7 +121,7 @@ def _texts(value: Any, ids: bool = False) -> bool:
     return isinstance(value, list) and all(isinstance(v, kinds) and not isinstance(v, bool) for v in value)
 
 
-def _run_fields(run: Any) -> bool:
+def _run_fields(run: Any) -> TypeGuard[dict[str, Any]]:
     if not (isinstance(run, dict) and run and run.keys() <= set(RUN_FIELDS)):
         return False
     return all(isinstance(v, str) if k == "response" else _texts(v, ids=k.endswith("ids")) for k, v in run.items())
