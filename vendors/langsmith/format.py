@@ -272,7 +272,7 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
     return value
 
 
-def _take_edit(case: dict[str, Any], name: str, native: Any, where: str, row_id: str, report: Any) -> None:
+def _take_edit(case: dict[str, Any], name: str, native: Any, where: str, row_id: str, report: ReadReporter) -> None:
     """A case field LangSmith also holds natively: an edit there wins over the carried copy."""
     if not name or jsonvalue.same(native, case.get(name)):
         return
