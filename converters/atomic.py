@@ -27,10 +27,10 @@ from typing import IO, Any, Iterator, TextIO
 
 from .canonical.errors import UsageError, WriteError
 
-try:
+if sys.platform == "win32":  # no flock: temp files are not swept
+    fcntl = None
+else:
     import fcntl
-except ImportError:  # no flock (Windows): temp files are not swept
-    fcntl = None  # type: ignore[assignment]
 
 SUFFIX = ".evalconv-tmp"
 STDOUT = "<stdout>"
