@@ -82,7 +82,7 @@ def reading(path: str, *, from_: str | None = None, encoding: str | None = None,
             yield opened
     except Exception as err:  # a bug, not bad input: the CLI's last guard names the file
         if not isinstance(err, EvalconvError) and not hasattr(err, "evalconv_source"):
-            err.evalconv_source = label(path)  # type: ignore[attr-defined]
+            err.evalconv_source = label(path)  # type: ignore[attr-defined]  # any exception: the CLI's guard reads it
         raise
 
 
