@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import yaml
 
@@ -121,7 +121,7 @@ def starter_row(pack: Pack, fam: CaseFamily, row: dict[str, Any], evaluator: str
 # ---------------------------------------------------------------- loading
 
 if TYPE_CHECKING:
-    _SafeLoader = yaml.SafeLoader
+    _SafeLoader: TypeAlias = yaml.SafeLoader
 else:  # libyaml's when there is one
     _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
