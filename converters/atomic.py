@@ -185,7 +185,7 @@ class AtomicOutput:
         self.open()
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
         if self._prepared and _pending.get() is not None and exc_type is None:
             return  # the group publishes it
         failure = None
@@ -344,7 +344,7 @@ class AtomicFolder:
     def __enter__(self) -> "AtomicFolder":
         return self.open()
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
         self.abort()
 
 
