@@ -12,11 +12,12 @@ import itertools
 import operator
 import shlex
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterator, TextIO
 
 from . import cells, jsonvalue
 from .errors import ReadError, RowError
-from .format import Format
+from .format import Format, WriteOptions
+from .reporting import LossReporter, ReadReporter
 from .row import Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
 from .source import Lines, SourceRow, parse_problem
@@ -78,10 +79,10 @@ class CanonicalParquet(Format):
     def detect(self, head: str) -> float:
         return 1.0 if head.startswith("PAR1") else 0.0
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return read_parquet(lines.binary(), lines.source)
 
-    def open_writer(self, out: Any, report: Any, options: Any) -> "ParquetWriter":
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "ParquetWriter":
         out.flush()  # nothing was written as text; the bytes go under the text layer
         return ParquetWriter(out.buffer)
 
