@@ -27,6 +27,7 @@ from .canonical import jsonvalue, parquet_format
 from .canonical.errors import ReadError
 from .canonical.format import RowWriter, WriteOptions
 from .canonical.json_format import JSONL_FORMAT
+from .canonical.row import Row
 from .canonical.source import Lines, SourceRow
 from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
@@ -166,15 +167,19 @@ def _runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
     return out
 
 
+class SliceWriter(Protocol):
+    def write_slice(self, batch: Any, start: int, stop: int) -> None: ...
+
+
 class ColumnarWriter:
     """For a COLUMNAR target: the rows come as slices of the workers' record batches
     (`parquet_format.RowSlice`), handed to the format's writer as they are."""
 
     def __init__(self, writer: RowWriter) -> None:
-        self._writer = writer
+        self._writer = cast(SliceWriter, writer)  # the COLUMNAR formats' writers take slices
 
     def write(self, rows: Encoded | CleanRows) -> None:
-        cut = rows.data
+        cut = cast(parquet_format.RowSlice, rows.data)  # what a COLUMNAR chunk holds
         self._writer.write_slice(cut.batch, cut.start, cut.stop)
 
     write_clean = write
@@ -266,8 +271,9 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
             line_numbers.append(src.line)
     except ReadError as err:
         error = (err.message, err.line, err.field)
-    data = b"".join(sink.parts) if columns is None else parquet_format.RowSlice(columns.batch(), 0, len(ends) and ends[-1])
-    return _Chunk(data, ends, line_numbers, keys, notes, lines.number, error, getattr(writer, "runs", None))
+    rows = len(columns) if columns is not None else 0  # before batch() empties the columns
+    payload = b"".join(sink.parts) if columns is None else parquet_format.RowSlice(columns.batch(), 0, rows)
+    return _Chunk(payload, ends, line_numbers, keys, notes, lines.number, error, getattr(writer, "runs", None))
 
 
 class Workers:
