@@ -3,7 +3,6 @@ index stays true to the JSONL files: built when missing, extended when a file on
 when a file changed otherwise or the index cannot be read."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3
@@ -151,17 +150,3 @@ def test_the_report_ignores_the_index(tmp_path):
     before = report([str(store)], [str(CASES)])
     os.remove(store / INDEX)
     assert report([str(store)], [str(CASES)]) == before
-
-
-def test_regression_a_second_unreadable_line_is_not_taken_for_the_first(tmp_path):
-    """Ledger entries about lines that name no record all had the id null, and the import kept
-    only the first of them: every later one was counted 'already there' and never stored."""
-    feedback = tmp_path / "feedback.jsonl"
-    good = (RUNS / "langsmith" / "feedback.jsonl").read_text("utf-8").splitlines()
-    feedback.write_text(good[0] + "\n{not json\n" + good[1] + "\n[1, 2\n")
-    store = tmp_path / "store"
-    summary = import_runs(str(store), [(str(feedback), RESULTS_REGISTRY.read(str(feedback), "langsmith"))])
-    assert summary.added == {"attempts": 0, "results": 2, "ledger": 2}
-    assert [json.loads(line)["source"]["line"] for line in (store / "ledger.jsonl").read_text("utf-8").splitlines()] == [2, 4]
-    again = import_runs(str(store), [(str(feedback), RESULTS_REGISTRY.read(str(feedback), "langsmith"))])
-    assert again.added == NOTHING and again.known == {"attempts": 0, "results": 2, "ledger": 2}
