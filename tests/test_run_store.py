@@ -20,7 +20,8 @@ CASES = RUNS / "cases.jsonl"
 PROMPTFOO = RUNS / "promptfoo" / "results.json"
 RERUN = RUNS / "promptfoo" / "rerun.jsonl"
 ALL_RUNS = [PROMPTFOO, RERUN, *sorted((RUNS / "deepeval").glob("test_run_*.json")),
-            RUNS / "braintrust" / "eval_result.json", RUNS / "langsmith" / "runs.jsonl",
+            RUNS / "braintrust" / "eval_result.json", RUNS / "braintrust" / "experiment_export.jsonl",
+            RUNS / "langsmith" / "runs.jsonl",
             RUNS / "langsmith" / "feedback.jsonl"]
 
 
