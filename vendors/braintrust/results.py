@@ -54,8 +54,8 @@ def case_link(record: dict[str, Any]) -> tuple[str | None, str | None, dict[str,
 
 class BraintrustResults:
     name = HARNESS
-    title = "Braintrust Eval results (as_dict() JSON) or experiment rows (JSONL export)"
-    files = "Braintrust EvalResultWithSummary.as_dict() JSON / experiment export rows"
+    title = "Braintrust Eval results (as_dict() JSON) or an experiment export (its spans, JSONL or JSON array)"
+    files = "Braintrust EvalResultWithSummary.as_dict() JSON / experiment export (fetch() rows)"
 
     def detect(self, path: str, head: str) -> bool:
         top = head[:600]
@@ -135,7 +135,7 @@ def _attempt(row: dict[str, Any], path: str, line: int | None, index: int, run: 
     case_id, version, ref = case_link(row)
     error = runs.first_line(row.get("error") if isinstance(row.get("error"), str) else
                             (str(row["error"]) if row.get("error") else None))
-    metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
+    metrics = row["metrics"] if isinstance(row.get("metrics"), dict) else {}
     start, end = runfiles.number(metrics.get("start")), runfiles.number(metrics.get("end"))
     run = run or row.get("experiment_id")
     return runs.attempt(
