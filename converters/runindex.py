@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-from .canonical.errors import UsageError
+from .canonical.errors import UsageError, WriteError
 
 INDEX = "index.sqlite3"
 FORMAT = "evalconv-run-index 1"
@@ -34,17 +34,30 @@ Keyer = Callable[[str, dict[str, Any]], "tuple[str, bytes | None] | None"]
 class StoreIndex:
     def __init__(self, folder: str, files: dict[str, str], keyer: Keyer, lock_timeout: float = 60.0) -> None:
         self._folder, self._files, self._keyer = folder, files, keyer
-        path = os.path.join(folder, INDEX)
+        self._path = path = os.path.join(folder, INDEX)
         try:
             self._db = self._open(path, lock_timeout)
         except sqlite3.DatabaseError as err:
             if _busy(err):
                 raise UsageError(f"another import into this run store is still running ({INDEX} is locked)",
                                  source=folder) from None
+            if getattr(err, "sqlite_errorname", "") not in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+                raise self._failed(err) from None
             _remove(path)  # not an index evalconv can read: it is only a cache, so make it again
-            self._db = self._open(path, lock_timeout)
-        for kind in files:
-            self._sync(kind)
+            try:
+                self._db = self._open(path, lock_timeout)
+            except sqlite3.DatabaseError as again:
+                raise self._failed(again) from None
+        try:
+            for kind in files:
+                self._sync(kind)
+        except sqlite3.Error as err:
+            self._db.close()
+            raise self._failed(err) from None
+
+    def _failed(self, err: sqlite3.Error) -> WriteError:
+        return WriteError(f"cannot use the run store's id index: {err} (the index is a cache of the JSONL files: "
+                          f"delete {INDEX} and import again)", source=self._path)
 
     @staticmethod
     def _open(path: str, lock_timeout: float) -> sqlite3.Connection:
@@ -104,18 +117,25 @@ class StoreIndex:
     # ---- what an import asks
     def add(self, kind: str, record_id: str, digest: bytes | None = None) -> tuple[bool, bytes | None]:
         """Record the id; (True, None) when it is new, else (False, the digest stored with it)."""
-        cursor = self._db.execute("INSERT OR IGNORE INTO ids VALUES (?, ?, ?)", (KINDS[kind], record_id, digest))
-        if cursor.rowcount == 1:
-            return True, None
-        row = self._db.execute("SELECT digest FROM ids WHERE kind = ? AND id = ?", (KINDS[kind], record_id)).fetchone()
+        try:
+            cursor = self._db.execute("INSERT OR IGNORE INTO ids VALUES (?, ?, ?)", (KINDS[kind], record_id, digest))
+            if cursor.rowcount == 1:
+                return True, None
+            row = self._db.execute("SELECT digest FROM ids WHERE kind = ? AND id = ?", (KINDS[kind], record_id)).fetchone()
+        except sqlite3.Error as err:  # the disk filled up, the file went away
+            raise self._failed(err) from None
         return False, row[0]
 
     def commit(self) -> None:
         """Save the index once the files it describes are on disk (call after they are closed)."""
-        for kind in self._files:
-            self._remember(kind)
-        self._db.execute("COMMIT")
-        self._db.close()
+        try:
+            for kind in self._files:
+                self._remember(kind)
+            self._db.execute("COMMIT")
+        except sqlite3.Error as err:  # the lines are on disk: the next import indexes them
+            raise self._failed(err) from None
+        finally:
+            self._db.close()
 
     def abandon(self) -> None:
         """Leave the index as it was: the next import indexes whatever was appended."""

@@ -1,8 +1,8 @@
 """`evalconv report`: pass rates of runs against their cases, overall and sliced, worst first.
 
 Streams: the cases are read once into a small table, then every attempt and result is read once;
-memory grows with the cases, the attempts and the distinct (attempt, evaluator) pairs, never with
-rescorings or the number of result records.
+per attempt it keeps a few machine words (`AttemptTable`, its case, its packed verdicts) and no
+Python object, and nothing per result record or rescoring.
 
 The rules (docs/runs.md says them to users):
 - A case is counted once. Its verdicts are the newest result of each evaluator on each of its

@@ -9,7 +9,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import ROOT
+from evalconv.cli import cli
 from evalconv.canonical.errors import UsageError
 from evalconv.results_registry import RESULTS_REGISTRY
 from evalconv.runindex import INDEX
@@ -150,3 +152,15 @@ def test_the_report_ignores_the_index(tmp_path):
     before = report([str(store)], [str(CASES)])
     os.remove(store / INDEX)
     assert report([str(store)], [str(CASES)]) == before
+
+
+def test_an_index_that_cannot_be_opened_is_one_clear_error_and_nothing_is_appended(tmp_path):
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    os.remove(store / INDEX)
+    (store / INDEX).mkdir()  # in the way: not a file SQLite can open, nor one evalconv may remove
+    before = (store / "attempts.jsonl").read_bytes()
+    out = CliRunner().invoke(cli, ["runs", "import", str(RERUN), "--store", str(store)])
+    assert out.exit_code == 2 and isinstance(out.exception, SystemExit)
+    assert "index.sqlite3" in out.stderr and "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert (store / "attempts.jsonl").read_bytes() == before
