@@ -92,7 +92,7 @@ class StoreIndex:
         if row is not None and stat is not None and (stat.st_size, stat.st_ino, stat.st_mtime_ns) == row[:3]:
             return  # just as the index left it
         start = 0
-        if row is not None and stat is not None and stat.st_ino == row[1] and stat.st_size >= row[0] \
+        if row is not None and stat is not None and stat.st_ino == row[1] and stat.st_size > row[0] \
                 and _bytes_before(path, row[0], len(row[3])) == row[3]:
             start = row[0]  # it only grew: index what was added
         elif row is not None or stat is not None:

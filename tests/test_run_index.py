@@ -3,6 +3,7 @@ index stays true to the JSONL files: built when missing, extended when a file on
 when a file changed otherwise or the index cannot be read."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -164,3 +165,16 @@ def test_an_index_that_cannot_be_opened_is_one_clear_error_and_nothing_is_append
     assert out.exit_code == 2 and isinstance(out.exception, SystemExit)
     assert "index.sqlite3" in out.stderr and "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert (store / "attempts.jsonl").read_bytes() == before
+
+
+def test_a_same_size_edit_behind_the_index_rebuilds_it(tmp_path):
+    """An id changed in place (same size, same file): the old id must not count as stored any more."""
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    path = store / "results.jsonl"
+    first = json.loads(path.read_text("utf-8").splitlines()[0])["id"]
+    edited = first[:-1] + ("0" if first[-1] != "0" else "1")
+    path.write_text(path.read_text("utf-8").replace(first, edited, 1))
+    os.utime(path, ns=(0, 10**18))  # a different modification time, whatever the clock's resolution
+    summary = imported(store, PROMPTFOO)
+    assert summary.added == {"attempts": 0, "results": 1, "ledger": 0}
