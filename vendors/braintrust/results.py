@@ -8,12 +8,13 @@ returns, system fields included): one row per span. A root span (`is_root`, or n
 of the trace (`Eval` logs each scorer's scores on its own `score` span; a root span logged with
 `scores` carries its own), each score a result of the trace's attempt. The file is read twice
 (attempts, then results), so the spans may come in any order and nothing is held in memory. Rows
-without `root_span_id` (an `Eval` result list saved as rows) are read like `as_dict()` rows. A
-scorer that returns None did not score the row (Braintrust's own meaning), so it makes no result. Braintrust scores
-are numbers in [0, 1] with no pass rule of their own: evalconv counts a score of 1 as a pass
-(`PASS_AT`) and says so in the result's reason. evalconv's export puts the case profile in the
-record's metadata (`metadata.case.caseId`); a dataset row's `origin.id` (evalconv writes the case
-id as the record id) is the fallback link.
+without `root_span_id` (an `Eval` result list saved as rows) are read like `as_dict()` rows.
+
+A scorer that returns None did not score the row (Braintrust's own meaning), so it makes no
+result. Braintrust scores are numbers in [0, 1] with no pass rule of their own: evalconv counts a
+score of 1 as a pass (`PASS_AT`) and says so in the result's reason. evalconv's export puts the
+case profile in the record's metadata (`metadata.case.caseId`); a dataset row's `origin.id`
+(evalconv writes the case id as the record id) is the fallback link.
 """
 from __future__ import annotations
 
