@@ -73,3 +73,17 @@ def test_a_row_id_that_is_a_canonical_uuid_is_kept():
     assert example_id(kept) == kept
     assert example_id(kept.upper()) == str(uuid.uuid5(ID_NAMESPACE, kept.upper()))  # not canonical form
     assert example_id("{" + kept + "}") == str(uuid.uuid5(ID_NAMESPACE, "{" + kept + "}"))
+
+
+@pytest.mark.parametrize("counting", [False, True], ids=["ids", "counts"])
+def test_carry_all_notes_what_carry_a_field_at_a_time_notes(counting):
+    from evalconv.reports import LossReport
+
+    rows = [("r1", [("$.id", "a"), ("$.metadata.x", "b")]), ("r1", [("$.id", "a")]),
+            ("r2", [("$.id", "a"), ("$.id", "a"), ("$.metadata.y", "b")])]
+    one, bulk = (LossReport.counting("x") if counting else LossReport("x") for _ in range(2))
+    for row_id, keys in rows:
+        for path, reason in keys:
+            one.carry(path, row_id, reason)
+        bulk.carry_all(keys, row_id)
+    assert bulk.to_json() == one.to_json()

@@ -146,10 +146,13 @@ class PromptfooWriter:
             self._shapes.add(shape_of(placed.test["vars"]))
         self._count += 1
         self._notes.add(row, placed)
-        carry, row_id = self._report.carry, row.id
-        for key in placed.carried:
-            path, reason = _CARRIED.get(key) or _carried(key)
-            carry(path, row_id, reason)
+        carried = [_CARRIED.get(key) or _carried(key) for key in placed.carried]
+        carry_all = getattr(self._report, "carry_all", None)
+        if carry_all is not None:
+            carry_all(carried, row.id)
+        else:
+            for path, reason in carried:
+                self._report.carry(path, row.id, reason)
 
     def _render(self, test: dict[str, Any]) -> str:
         if self._kind == "jsonl":
