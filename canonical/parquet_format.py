@@ -12,7 +12,7 @@ import itertools
 import operator
 import shlex
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Iterator, TextIO
+from typing import IO, Any, Callable, Iterator, Sequence, TextIO, cast
 
 from . import cells, jsonvalue
 from .errors import ReadError, RowError
@@ -219,7 +219,7 @@ def _typed(value: Any, plain: list[Any], typed: list[Any]) -> None:
 _MAX_OFFSET = 2**31 - 1
 
 
-def _validity(pa: Any, values: list[Any], nulls: int) -> Any:
+def _validity(pa: Any, values: Sequence[Any], nulls: int) -> Any:
     if not nulls:
         return None
     import numpy
@@ -234,14 +234,16 @@ def _offsets(pa: Any, lengths: list[int]) -> Any:
     return pa.py_buffer(offsets)
 
 
-def _string_array(pa: Any, values: list[str | None]) -> Any:
+def _string_array(pa: Any, values: Sequence[str | None]) -> Any:
     nulls = values.count(None)
     if nulls == len(values):
         return pa.nulls(len(values), pa.string())
-    texts = [v or "" for v in values] if nulls else values
-    data = "".join(texts).encode("utf-8")
-    # One encode for the whole column; a string's length is its bytes' when all is ASCII.
-    lengths = list(map(len, texts if len(data) == sum(map(len, texts)) else map(str.encode, texts)))
+    texts: Sequence[str] = [v or "" for v in values] if nulls else cast(Sequence[str], values)
+    data = "".join(texts).encode("utf-8")  # one encode for the whole column
+    if len(data) == sum(map(len, texts)):  # all ASCII: a string's length is its bytes'
+        lengths = list(map(len, texts))
+    else:
+        lengths = [len(text.encode("utf-8")) for text in texts]
     if len(data) > _MAX_OFFSET:  # past 2 GiB in one row group: let pyarrow split it
         return pa.array(values, type=pa.string())
     return pa.StringArray.from_buffers(len(values), _offsets(pa, lengths), pa.py_buffer(data),

@@ -165,11 +165,12 @@ def saved_files(folder: str, split: str = "train") -> list[tuple[str, str]] | No
     state = _json_file(os.path.join(folder, "state.json"))
     if not isinstance(state, dict) or not isinstance(state.get("_data_files"), list):
         return None
-    names = [entry.get("filename") for entry in state["_data_files"] if isinstance(entry, dict)]
-    for name in names:
-        if not isinstance(name, str) or os.path.isabs(name) or ".." in name.split("/"):
-            raise ReadError(f"state.json names the data file {name!r}, which is not in the folder", source=folder)
-    return [(split, os.path.join(folder, name)) for name in names]
+    files = []
+    for file in [entry.get("filename") for entry in state["_data_files"] if isinstance(entry, dict)]:
+        if not isinstance(file, str) or os.path.isabs(file) or ".." in file.split("/"):
+            raise ReadError(f"state.json names the data file {file!r}, which is not in the folder", source=folder)
+        files.append((split, os.path.join(folder, file)))
+    return files
 
 
 def _json_file(path: str) -> Any:
