@@ -23,10 +23,6 @@ _WHITESPACE = " \t\r\n"
 # name is moved into the envelope's "shadowed" object and restored on read.
 ENVELOPE = "evalconv"
 
-# DeepEval golden keys: a record with any of these is DeepEval's, never LangSmith's or Braintrust's.
-DEEPEVAL_KEYS = frozenset({"expected_output", "actual_output", "additional_metadata", "retrieval_context",
-                           "tools_called", "expected_tools", "turns", "comments"})
-
 
 # ---------------------------------------------------------------- reading record files
 
@@ -122,61 +118,6 @@ def _skip(text: str, pos: int) -> int:
     while pos < len(text) and text[pos] in _WHITESPACE:
         pos += 1
     return pos
-
-
-# ---------------------------------------------------------------- detection
-
-def first_record_keys(head: str) -> set[str] | None:
-    """The keys of the first JSON record in `head` (JSONL or array; it may be cut off), as
-    `key` and `key.subkey` for the first two object levels. None when it is not JSON records."""
-    text = head.lstrip("\ufeff" + _WHITESPACE)
-    if text.startswith("["):
-        text = text[1:].lstrip(_WHITESPACE)
-    if not text.startswith("{"):
-        return None
-    keys: set[str] = set()
-    stack: list[list[Any]] = []  # [bracket, last key] per open container
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            end = _string_end(text, i)
-            if end < 0:
-                break
-            j = _skip(text, end)
-            if j < n and text[j] == ":" and stack and stack[-1][0] == "{":
-                try:
-                    key = jsonvalue.loads(text[i:end])
-                except jsonvalue.JSONValueError:
-                    key = text[i + 1:end - 1]
-                stack[-1][1] = key
-                chain = [entry[1] for entry in stack]
-                # a key whose parent has none (a cut or broken record) names nothing
-                if len(chain) <= 2 and all(entry[0] == "{" and isinstance(entry[1], str) for entry in stack):
-                    keys.add(".".join(chain))
-            i = end
-            continue
-        if ch in "{[":
-            stack.append([ch, None])
-        elif ch in "}]":
-            if stack:
-                stack.pop()
-            if not stack:
-                break
-        i += 1
-    return keys
-
-
-def _string_end(text: str, start: int) -> int:
-    i = start + 1
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == '"':
-            return i + 1
-        i += 1
-    return -1
 
 
 # ---------------------------------------------------------------- envelope

@@ -11,6 +11,7 @@ from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.format import FieldLoss, Format, Variant, WriteOptions
+from evalconv.canonical.head import record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
@@ -121,15 +122,15 @@ class Braintrust(Format):
 
 
 def _looks_like_records(head: str) -> bool:
-    keys = rec.first_record_keys(head)
-    if not keys:
+    keys = record_keys(head)
+    if not keys or not keys.top:
         return False
-    top = {k for k in keys if "." not in k}
+    top = keys.top
     if "input" not in top or not top <= RECORD_FIELDS | SYSTEM_FIELDS.keys():
         return False
     if "tags" in top or top & SYSTEM_FIELDS.keys():
         return True
-    return bool(top & {"expected", "output"}) and "metadata.case" not in keys
+    return bool(top & {"expected", "output"}) and not keys.has("metadata", "case")
 
 
 class BraintrustWriter:

@@ -11,6 +11,7 @@ from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.format import FieldLoss, Format, Variant, WriteOptions
+from evalconv.canonical.head import record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
@@ -144,7 +145,7 @@ class LangSmith(Format):
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:
-        return 1.0 if _looks_like_records(head) else 0.0
+        return _confidence(head)
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "LangSmithWriter":
         self.write_variant(options.path)  # refuses a name that promises another format
@@ -155,16 +156,13 @@ class LangSmith(Format):
                                 other=lambda first, rest: read_csv(first, rest, lines, report))
 
 
-def _looks_like_records(head: str) -> bool:
-    keys = rec.first_record_keys(head)
+def _confidence(head: str) -> float:
+    keys = record_keys(head)
     if keys is None:
-        return is_langsmith_csv(head)
-    top = {k for k in keys if "." not in k}
-    if top & rec.DEEPEVAL_KEYS:
-        return False
-    if top & {"inputs", "outputs", "reference_outputs"}:
-        return True
-    return "dataset_id" in top and not top & {"input", "expected", "_xact_id", "span_id"}
+        return 1.0 if is_langsmith_csv(head) else 0.0
+    if keys.top & {"inputs", "outputs", "reference_outputs"}:
+        return 1.0 if keys.top <= KNOWN_FIELDS else 0.5  # beside keys an example has not
+    return 1.0 if "dataset_id" in keys.top and keys.top <= KNOWN_FIELDS else 0.0
 
 
 class LangSmithWriter:

@@ -23,33 +23,6 @@ from .yaml_stream import load_yaml as _load_yaml
 Located = tuple[Any, "int | None", str]  # (test, line, source label)
 
 
-def first_object_keys(text: str) -> list[str]:
-    """Top-level keys of the first JSON object in `text` (a head that may be cut short)."""
-    start = text.find("{")
-    if start < 0:
-        return []
-    try:
-        value, _ = jsonvalue.raw_decode(text, start)
-        return list(value) if isinstance(value, dict) else []
-    except jsonvalue.JSONValueError:
-        pass
-    keys, depth, i = [], 0, start
-    while i < len(text):  # a cut-off object: collect the keys at depth 1
-        ch = text[i]
-        if ch == '"':
-            try:
-                key, end = jsonvalue.raw_decode(text, i)
-            except jsonvalue.JSONValueError:
-                break
-            if depth == 1 and text[end:].lstrip().startswith(":"):
-                keys.append(key)
-            i = end
-            continue
-        depth += ch in "{[" and 1 or (-1 if ch in "}]" else 0)
-        i += 1
-    return keys
-
-
 def read_rows(lines: Lines, kind: str, report: ReadReporter) -> Iterator[SourceRow]:
     scope = Scope(lines.path, bool(lines.options.get("allow_outside_refs")))
     if kind == "yaml":
