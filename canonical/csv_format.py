@@ -17,7 +17,7 @@ import tempfile
 from typing import Any, Iterator, TextIO
 
 from . import jsonvalue, paths
-from .errors import ReadError
+from .errors import ReadError, RowError
 from .format import Format, WriteOptions, option
 from .reporting import LossReporter, ReadReporter
 from .row import ABSENT, Row
@@ -232,8 +232,8 @@ class _Layout:
             cells = [_unguard(c) for c in cells]
         try:
             return SourceRow(self._value(cells), line, record, plain_json=True)
-        except _CellError as err:
-            return SourceRow(_partial_id(cells, self.index), line, record, parse_problem(err.message, err.path))
+        except RowError as err:
+            return SourceRow.failed(err, line, record, partial=_partial_id(cells, self.index))
 
     def _cell(self, cells: list[str], name: str) -> str:
         i = self.index.get(name)
@@ -255,12 +255,12 @@ class _Layout:
         overflow = self._json_cell(cells, CASE_JSON, "$.metadata.case", dict)
         if "case.extensions" in self.index and self._cell(cells, "case.extensions"):
             if "extensions" in overflow:
-                raise _CellError(f"'extensions' is set in both 'case.extensions' and '{CASE_JSON}'",
+                raise RowError(f"'extensions' is set in both 'case.extensions' and '{CASE_JSON}'",
                                  "$.metadata.case.extensions")
             overflow["extensions"] = self._json_cell(cells, "case.extensions", "$.metadata.case.extensions", dict)
         for name, value in overflow.items():
             if name in case:
-                raise _CellError(f"'{name}' is set in both 'case.{name}' and '{CASE_JSON}'",
+                raise RowError(f"'{name}' is set in both 'case.{name}' and '{CASE_JSON}'",
                                  paths.join("$.metadata.case", name))
             case[name] = value
         metadata: dict[str, Any] = {"case": {f: case[f] for f in CASE_FIELDS if f in case}}
@@ -272,10 +272,10 @@ class _Layout:
                 metadata[key] = cell
         for key, value in self._json_cell(cells, METADATA_JSON, "$.metadata", dict).items():
             if key == "case":
-                raise _CellError(f"'{METADATA_JSON}' must not hold 'case': the case profile goes in "
+                raise RowError(f"'{METADATA_JSON}' must not hold 'case': the case profile goes in "
                                  f"case.* columns", "$.metadata.case")
             if key in metadata:
-                raise _CellError(f"metadata key {_shown(key)} is set in both {_shown('metadata.' + key)} and "
+                raise RowError(f"metadata key {_shown(key)} is set in both {_shown('metadata.' + key)} and "
                                  f"'{METADATA_JSON}'", paths.join("$.metadata", key))
             metadata[key] = value
         row["metadata"] = metadata
@@ -284,7 +284,7 @@ class _Layout:
     def _typed(self, cells: list[str], key: str) -> Any:
         plain, typed = self._cell(cells, key), self._cell(cells, f"{key}:json")
         if plain and typed:
-            raise _CellError(f"both '{key}' and '{key}:json' are filled; use one", f"$.{key}")
+            raise RowError(f"both '{key}' and '{key}:json' are filled; use one", f"$.{key}")
         if typed:
             return _parse_json(typed, f"{key}:json", f"$.{key}")
         return plain if plain else ABSENT
@@ -295,20 +295,15 @@ class _Layout:
             return {}
         value = _parse_json(text, column, path)
         if not isinstance(value, kind):
-            raise _CellError(f"'{column}' must hold a JSON object", path)
+            raise RowError(f"'{column}' must hold a JSON object", path)
         return value
-
-
-class _CellError(Exception):
-    def __init__(self, message: str, path: str) -> None:
-        self.message, self.path = message, path
 
 
 def _parse_json(text: str, column: str, path: str) -> Any:
     try:
         return jsonvalue.loads(text)
     except jsonvalue.JSONValueError as err:
-        raise _CellError(f"'{column}' is not valid JSON: {err}", path) from None
+        raise RowError(f"'{column}' is not valid JSON: {err}", path) from None
 
 
 def _partial_id(cells: list[str], index: dict[str, int]) -> dict[str, Any] | None:

@@ -1,6 +1,7 @@
 """The one exception type evalconv lets escape, always with a message fit for a person."""
 from __future__ import annotations
 
+from typing import Any
 
 _LINE_BREAKERS = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", 0x85: "\\x85",
                   0x2028: "\\u2028", 0x2029: "\\u2029",
@@ -44,3 +45,16 @@ class UsageError(EvalconvError):
 
 class WriteError(EvalconvError):
     """A value the target format cannot hold and must not silently change."""
+
+
+class RowError(ValueError):
+    """A record that cannot become a row: why, the `$.path` of the field at fault, and as much
+    of the row as names it (`{"id": ...}`) when that is known. Every reader raises this one type
+    while building a row and turns it into the record's `parse` finding (`SourceRow.failed`); it
+    never leaves the reader, so one bad record never stops the file."""
+
+    def __init__(self, message: str, path: str = "$", partial: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.partial = partial

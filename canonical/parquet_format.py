@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import IO, Any, Iterator
 
 from . import jsonvalue, paths
-from .errors import ReadError
+from .errors import ReadError, RowError
 from .format import Format
 from .row import ABSENT, Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
-from .source import Lines, SourceRow, parse_problem
+from .source import Lines, SourceRow
 
 MAGIC = b"PAR1"
 ROW_GROUP_ROWS = 5_000  # rows a row group holds: the unit of memory on write (5k: 124 MB peak at 100k rows, 10k: 148 MB)
@@ -285,7 +285,7 @@ def _build(columns: dict[str, list[Any]], i: int, record: int, layout: Layout) -
             text = plain[i] if plain else None
             json_text = typed[i] if typed else None
             if text is not None and json_text is not None:
-                raise _CellError(f"both '{key}' and '{key}:json' are set; use one", f"$.{key}")
+                raise RowError(f"both '{key}' and '{key}:json' are set; use one", f"$.{key}")
             if json_text is not None:
                 row[key] = _parse(json_text, f"{key}:json", f"$.{key}")
             elif text is not None:
@@ -309,28 +309,22 @@ def _build(columns: dict[str, list[Any]], i: int, record: int, layout: Layout) -
         if rest is not None:
             extra = _parse(rest, "metadata:json", "$.metadata")
             if not isinstance(extra, dict):
-                raise _CellError("'metadata:json' must hold a JSON object", "$.metadata")
+                raise RowError("'metadata:json' must hold a JSON object", "$.metadata")
             for key, value in extra.items():
                 if key == "case" or key in metadata:
-                    raise _CellError(f"metadata key '{key}' is set twice", paths.join("$.metadata", key))
+                    raise RowError(f"metadata key '{key}' is set twice", paths.join("$.metadata", key))
                 metadata[key] = value
         row["metadata"] = metadata
-    except _CellError as err:
-        return SourceRow({"id": row["id"]} if "id" in row else None, None, record,
-                         parse_problem(err.message, err.path))
+    except RowError as err:
+        return SourceRow.failed(err, None, record, partial={"id": row["id"]} if "id" in row else None)
     return SourceRow(row, None, record, plain_json=True)
-
-
-class _CellError(Exception):
-    def __init__(self, message: str, path: str) -> None:
-        self.message, self.path = message, path
 
 
 def _parse(text: str, column: str, path: str) -> Any:
     try:
         return jsonvalue.loads(text)
     except jsonvalue.JSONValueError as err:
-        raise _CellError(f"'{column}' is not valid JSON: {err}", path) from None
+        raise RowError(f"'{column}' is not valid JSON: {err}", path) from None
 
 
 def schema_summary() -> list[dict[str, str]]:

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .canonical import jsonvalue, paths
 from .canonical.csv_format import split_list
-from .canonical.errors import ReadError, UsageError
+from .canonical.errors import ReadError, RowError, UsageError
 from .canonical.row import ABSENT, Row
 from .canonical.schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
-from .canonical.source import SourceRow, parse_problem
+from .canonical.source import SourceRow
 from .canonical.validator import Validator
 from .reports import FindingLog, ReadReport
 
@@ -141,15 +141,9 @@ def _source_rows(df: Any, columns: _Columns, report: ReadReport) -> Iterator[Sou
         report.rows += 1
         try:
             yield SourceRow(_row(dict(zip(names, values))), None, number)
-        except _CellError as err:
+        except RowError as err:
             ident = values[names.index("id")] if "id" in names else None
-            partial = {"id": ident} if isinstance(ident, str) else None
-            yield SourceRow(partial, None, number, parse_problem(err.message, err.path))
-
-
-class _CellError(Exception):
-    def __init__(self, message: str, path: str) -> None:
-        self.message, self.path = message, path
+            yield SourceRow.failed(err, None, number, partial={"id": ident} if isinstance(ident, str) else None)
 
 
 def _blank(value: Any) -> bool:
@@ -184,11 +178,11 @@ def _value(value: Any) -> Any:
 
 def _json(text: Any, column: str, path: str) -> Any:
     if not isinstance(text, str):
-        raise _CellError(f"'{column}' must hold JSON text, not {type(text).__name__}", path)
+        raise RowError(f"'{column}' must hold JSON text, not {type(text).__name__}", path)
     try:
         return jsonvalue.loads(text)
     except jsonvalue.JSONValueError as err:
-        raise _CellError(f"'{column}' is not valid JSON: {err}", path) from None
+        raise RowError(f"'{column}' is not valid JSON: {err}", path) from None
 
 
 def _row(cells: dict[str, Any]) -> dict[str, Any]:
@@ -197,7 +191,7 @@ def _row(cells: dict[str, Any]) -> dict[str, Any]:
         plain, typed = cells.get(key), cells.get(f"{key}:json")
         plain_set, typed_set = not _blank(plain), not _blank(typed)
         if plain_set and typed_set:
-            raise _CellError(f"both '{key}' and '{key}:json' are set; use one", f"$.{key}")
+            raise RowError(f"both '{key}' and '{key}:json' are set; use one", f"$.{key}")
         if typed_set:
             row[key] = _json(typed, f"{key}:json", f"$.{key}")
         elif plain_set:
@@ -223,10 +217,10 @@ def _row(cells: dict[str, Any]) -> dict[str, Any]:
     if not _blank(rest):
         extra = _json(rest, "metadata:json", "$.metadata")
         if not isinstance(extra, dict):
-            raise _CellError("'metadata:json' must hold a JSON object", "$.metadata")
+            raise RowError("'metadata:json' must hold a JSON object", "$.metadata")
         for key, value in extra.items():
             if key == "case" or key in metadata:
-                raise _CellError(f"metadata key '{key}' is set twice", paths.join("$.metadata", key))
+                raise RowError(f"metadata key '{key}' is set twice", paths.join("$.metadata", key))
             metadata[key] = value
     row["metadata"] = metadata
     return row

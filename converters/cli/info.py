@@ -7,6 +7,7 @@ from ..canonical.errors import UsageError
 from ..canonical.runs import attempt_schema, result_schema
 from ..canonical.schema import case_profile_schema, row_schema
 from ..registry import REGISTRY
+from ..texttable import aligned
 from .common import echo_json, handles_errors
 
 
@@ -62,13 +63,15 @@ def formats_command(output_format: str) -> None:
     if output_format == "markdown":
         click.echo(format_markdown(), nl=False)
         return
+    rows = []
     for f in table:
         modes = "/".join(m for m, ok in (("read", f["read"]), ("write", f["write"])) if ok)
         loses = "nothing (lossless)" if f["lossless"] else (
             ", ".join(sorted({x["path"] for x in f["loses"] if x["fate"] == "dropped"})) or "nothing dropped")
-        click.echo(f"{f['name']:<11} {modes:<10} {' '.join(f['extensions']):<44} loses: {loses}")
-    for name, why in REGISTRY.broken.items():
-        click.echo(f"{name:<11} unavailable: {why}")
+        rows.append([f["name"], modes, " ".join(f["extensions"]), f"loses: {loses}"])
+    rows += [[name, f"unavailable: {why}"] for name, why in REGISTRY.broken.items()]
+    for line in aligned(rows, widths=[11, 10, 44], gap=" "):
+        click.echo(line)
 
 
 @click.command("schema")

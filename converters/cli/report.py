@@ -10,6 +10,7 @@ from .. import runreport, runstore
 from ..atomic import AtomicOutput
 from ..canonical.errors import UsageError
 from ..results_registry import RESULTS_REGISTRY
+from ..texttable import aligned
 from .common import echo_json, handles_errors
 
 _harness_option = click.option("--harness", type=click.Choice(sorted(RESULTS_REGISTRY.readers)), default=None,
@@ -90,20 +91,23 @@ def _rate(bucket: dict[str, Any]) -> str:
     return "   n/a" if rate is None else f"{rate * 100:5.1f}%"
 
 
-def _line(label: str, bucket: dict[str, Any], width: int) -> str:
-    flags = f"  ({bucket['starter']} starter)" if bucket["starter"] else ""
-    label = label if len(label) <= width else label[: width - 1] + "…"
-    return (f"  {label:<{width}} {_rate(bucket)}  passed {bucket['passed']:>4}  failed {bucket['failed']:>4}  "
-            f"unscored {bucket['unscored']:>4}  excluded {bucket['excluded']:>4}{flags}")
+def _lines(buckets: dict[str, dict[str, Any]], width: int) -> list[str]:
+    """A line a bucket: its label in a column `width` wide (a longer one cut), then its counts."""
+    def counts(bucket: dict[str, Any]) -> str:
+        flags = f"  ({bucket['starter']} starter)" if bucket["starter"] else ""
+        return (f"{_rate(bucket)}  passed {bucket['passed']:>4}  failed {bucket['failed']:>4}  "
+                f"unscored {bucket['unscored']:>4}  excluded {bucket['excluded']:>4}{flags}")
+    return aligned([[label, counts(bucket)] for label, bucket in buckets.items()],
+                   widths=[width], cut="…", indent="  ", gap=" ")
 
 
 def render_text(result: dict[str, Any]) -> str:
     out = [f"{result['cases']} cases, {result['attempts']} attempts, {result['results']} results"]
-    out.append(_line("overall", result["overall"], 24))
+    out += _lines({"overall": result["overall"]}, 24)
     for name, values in result["slices"].items():
         out.append(f"by {name} (worst first):")
         width = max([len(v) for v in values] + [8])
-        out += [_line(value, bucket, min(width, 48)) for value, bucket in values.items()]
+        out += _lines(values, min(width, 48))
     flags = result["flags"]
     if flags["excludedResults"]:
         out.append(f"excluded: {flags['excludedResults']} result(s) from an evaluator the case's oracle type bars "

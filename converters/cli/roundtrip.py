@@ -7,6 +7,7 @@ import click
 
 from .. import roundtrip as gate
 from ..junit import Case, write_junit
+from ..texttable import aligned
 from .common import echo_json, encoding_option, from_option, handles_errors
 from .stats import check_page_path
 
@@ -72,8 +73,7 @@ def _table(report: gate.RoundtripReport) -> str:
             for r in report.results}
     header = ["file", *routes]
     body = [[f, *(cell.get((f, v), "-") for v in routes)] for f in files]
-    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body])
+    return "\n".join(aligned([header, *body]))
 
 
 def junit_cases(report: gate.RoundtripReport) -> list[Case]:

@@ -9,6 +9,7 @@ import click
 from .. import stats as coverage
 from ..atomic import AtomicOutput
 from ..canonical.errors import UsageError
+from ..texttable import aligned
 from .common import echo_json, encoding_option, from_option, handles_errors
 
 SHOWN_VALUES = 15  # per slice in text and markdown; JSON and the page have them all
@@ -138,14 +139,11 @@ def text(data: dict[str, Any]) -> str:
     for name, counts in data["slices"].items():
         shown, more, more_rows = _shown(counts)
         top = max(counts.values(), default=0)
-        width = min(max((len(k) for k, _ in shown), default=0), 40)
-        digits = max((len(str(n)) for _, n in shown), default=1)
         out += ["", name] + [f"  # {note}" for note in _notes(name, data)]
         if not counts:
             out.append("  (no rows)")
-        for key, n in shown:
-            label = key if len(key) <= width else key[:width - 1] + "…"
-            out.append(f"  {label.ljust(width)}  {str(n).rjust(digits)}  {_share(n, rows)}  {_bar(n, top)}".rstrip())
+        out += aligned([[key, str(n), _share(n, rows), _bar(n, top)] for key, n in shown],
+                       right={1}, cap=40, cut="…", indent="  ")
         if more:
             out.append(f"  … {more} more values ({more_rows} rows): --format json or --html for all")
     for table in data["crosstabs"]:
@@ -164,12 +162,7 @@ def _grid(table: dict[str, Any], limit: int = 12) -> list[str]:
     rows = list(table["counts"].items())[:limit * 2]
     cells = [["", *cols]] + [[a, *(str(counts.get(c, 0)) if counts.get(c) else "·" for c in cols)]
                             for a, counts in rows]
-    widths = [min(max(len(r[i]) for r in cells), 28) for i in range(len(cells[0]))]
-    lines = []
-    for r in cells:
-        first = r[0][:widths[0]].ljust(widths[0])
-        rest = [c[:w].rjust(w) for c, w in zip(r[1:], widths[1:])]
-        lines.append("  " + "  ".join([first, *rest]).rstrip())
+    lines = aligned(cells, right=range(1, len(cells[0])), cap=28, cut="", indent="  ")
     if len(table["columns"]) > limit or len(table["counts"]) > limit * 2:
         lines.append("  … more values: --format json or --html for all")
     return lines

@@ -11,7 +11,7 @@ import math
 from typing import Any, Callable, Iterator
 
 from evalconv.canonical import jsonvalue, paths
-from evalconv.canonical.errors import ReadError, WriteError
+from evalconv.canonical.errors import ReadError, RowError, WriteError
 from evalconv.canonical.format import FieldLoss
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import Lines, SourceRow, parse_problem
@@ -26,23 +26,13 @@ ENVELOPE = "evalconv"
 
 # ---------------------------------------------------------------- reading record files
 
-class BadRecord(Exception):
-    """A record that cannot become a row: the message, the vendor path, and the id if known."""
-
-    def __init__(self, message: str, path: str, partial: dict[str, Any] | None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.path = path
-        self.partial = partial
-
-
 Build = Callable[[dict[str, Any], int], dict[str, Any]]
 Other = Callable[[str, Iterator[str]], Iterator[SourceRow]]
 
 
 def read_records(lines: Lines, build: Build, other: Other | None = None) -> Iterator[SourceRow]:
     """Each record of a JSON array, a JSONL file, concatenated objects or a `{"rows": [...]}`
-    document, turned into a row by `build(record, index)` (which raises BadRecord). Text that is
+    document, turned into a row by `build(record, index)` (which raises RowError). Text that is
     not JSON goes to `other(first_line, rest)` when given (LangSmith's CSV), else is unreadable."""
     it = iter(lines)
     first = next((text for text in it if text.strip()), "")
@@ -61,8 +51,8 @@ def read_records(lines: Lines, build: Build, other: Other | None = None) -> Iter
             continue
         try:
             yield SourceRow(build(src.value, index), src.line, src.record)
-        except BadRecord as err:
-            yield SourceRow(err.partial, src.line, src.record, parse_problem(err.message, err.path))
+        except RowError as err:
+            yield SourceRow.failed(err, src.line, src.record)
 
 
 def _json_records(first: str, rest: Iterator[str], lines: Lines) -> Iterator[SourceRow]:
@@ -219,7 +209,7 @@ def render_field_table(field_map: tuple[FieldLoss, ...]) -> str:
 def csv_records(first: str, rest: Iterator[str], lines: Lines, build: Build,
                 required: str | None = None, vendor: str = "") -> Iterator[SourceRow]:
     """Each record of a CSV file as a `{column: cell}` dict turned into a row by
-    `build(record, index)` (which raises BadRecord); a ragged record is a parse finding."""
+    `build(record, index)` (which raises RowError); a ragged record is a parse finding."""
     reader = csv.reader(itertools.chain([first.lstrip("\ufeff")], rest), strict=True)
     start = lines.number
     try:
@@ -236,8 +226,8 @@ def csv_records(first: str, rest: Iterator[str], lines: Lines, build: Build,
             else:
                 try:
                     yield SourceRow(build(dict(zip(header, cells)), index), start, index)
-                except BadRecord as err:
-                    yield SourceRow(err.partial, start, index, parse_problem(err.message, err.path))
+                except RowError as err:
+                    yield SourceRow.failed(err, start, index)
             start = lines.number + 1
     except csv.Error as err:
         raise ReadError(f"malformed CSV ({err})", source=lines.source, line=start) from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import RowError
 from evalconv.canonical.format import FieldLoss, Format, Variant, WriteOptions
 from evalconv.canonical.head import record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
@@ -154,17 +155,17 @@ class BraintrustWriter:
 
 
 def row_value(record: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
-    """The canonical row of one Braintrust record (raises BadRecord)."""
+    """The canonical row of one Braintrust record (raises RowError)."""
     row_id = record.get("id")
     partial = {"id": row_id} if isinstance(row_id, str) and row_id else None
     metadata = record.get("metadata")
     if metadata is None:
         metadata = {}
     if not isinstance(metadata, dict):
-        raise rec.BadRecord("metadata must be an object", "$.metadata", partial)
+        raise RowError("metadata must be an object", "$.metadata", partial)
     tags = record.get("tags") or []
     if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
-        raise rec.BadRecord("tags must be a list of strings", "$.tags", partial)
+        raise RowError("tags must be a list of strings", "$.tags", partial)
     case = metadata.get("case")
     if isinstance(case, dict) and isinstance(case.get("caseId"), str) and isinstance(case.get("oracleType"), str):
         value = _own_row(record, metadata, tags, partial, report)
@@ -187,7 +188,7 @@ def _expected(record: dict[str, Any]) -> tuple[bool, Any]:
 def _own_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str],
              partial: dict[str, Any] | None, report: ReadReporter) -> dict[str, Any]:
     if partial is None:
-        raise rec.BadRecord("id must be a non-empty string", "$.id", None)
+        raise RowError("id must be a non-empty string", "$.id", None)
     row_id = partial["id"]
     envelope = metadata.get(rec.ENVELOPE)
     envelope = envelope if isinstance(envelope, dict) else {}

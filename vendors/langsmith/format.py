@@ -10,6 +10,7 @@ import uuid
 from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import RowError
 from evalconv.canonical.format import FieldLoss, Format, Variant, WriteOptions
 from evalconv.canonical.head import record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
@@ -194,12 +195,12 @@ class LangSmithWriter:
 
 
 def row_value(record: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
-    """The canonical row of one LangSmith example (raises BadRecord)."""
+    """The canonical row of one LangSmith example (raises RowError)."""
     metadata = record.get("metadata")
     if metadata is None:
         metadata = {}
     if not isinstance(metadata, dict):
-        raise rec.BadRecord("metadata must be an object", "$.metadata", _partial(record))
+        raise RowError("metadata must be an object", "$.metadata", _partial(record))
     envelope = metadata.get(rec.ENVELOPE)
     if isinstance(envelope, dict) and isinstance(envelope.get("id"), str) and envelope["id"]:
         value = _own_row(record, metadata, envelope, report)
@@ -288,11 +289,11 @@ def _strings(value: Any) -> list[str]:
 
 def _unwrap(value: Any, wrapped: bool, key: str, path: str, partial: dict[str, Any]) -> Any:
     if not isinstance(value, dict):
-        raise rec.BadRecord(f"{path[2:]} must be an object", path, partial)
+        raise RowError(f"{path[2:]} must be an object", path, partial)
     if not wrapped:
         return value
     if key not in value:
-        raise rec.BadRecord(f"{path[2:]} has no '{key}' key, which evalconv wrapped the value in",
+        raise RowError(f"{path[2:]} has no '{key}' key, which evalconv wrapped the value in",
                             path, partial)
     return value[key]
 
@@ -308,10 +309,10 @@ def _foreign_row(record: dict[str, Any], metadata: dict[str, Any], index: int,
     if inputs is None:
         report.infer("$.input", row_id, "the example has no inputs")
     elif not isinstance(inputs, dict):
-        raise rec.BadRecord("inputs must be an object", "$.inputs", partial)
+        raise RowError("inputs must be an object", "$.inputs", partial)
     outputs = _outputs(record, row_id, report)
     if outputs is not None and not isinstance(outputs, dict):
-        raise rec.BadRecord("outputs must be an object", "$.outputs", partial)
+        raise RowError("outputs must be an object", "$.outputs", partial)
     meta = dict(metadata)
     split = record.get("split")
     if split is not None:

@@ -8,14 +8,14 @@ from typing import Any, Iterable, Iterator
 
 import yaml
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.errors import ReadError
+from evalconv.canonical.errors import ReadError, RowError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
 from evalconv.canonical.reporting import ReadReporter
 
-from .csv_tests import CSVTestError, test_from_cells
+from .csv_tests import test_from_cells
 from .edits import take_edits
-from .read import TestError, evalconv_row, imported_row, is_evalconv_test
+from .read import evalconv_row, imported_row, is_evalconv_test
 from .refs import FILE_URL, Scope
 from .yaml_stream import iter_yaml_list
 from .yaml_stream import load_yaml as _load_yaml
@@ -49,8 +49,8 @@ def to_source_row(test: Any, line: int | None, where: str, number: int, taken: s
         if is_evalconv_test(metadata):
             return SourceRow(take_edits(test, evalconv_row(test, metadata), report), line)
         return SourceRow(imported_row(test, number, taken, report), line)
-    except TestError as err:
-        return SourceRow(None, line, problems=parse_problem(f"{prefix}{err}", err.path))
+    except RowError as err:
+        return SourceRow.failed(err, line, prefix=prefix)
 
 
 # --- YAML: a test list, or a whole config --------------------------------------------------------
@@ -204,8 +204,8 @@ def _csv_records(reader: Any, counted: "_Counting", source: str) -> Iterator[Loc
             continue
         try:
             yield test_from_cells(dict(zip(header, record))), line, source
-        except CSVTestError as err:
-            yield SourceRow(None, line, problems=parse_problem(str(err))), line, source
+        except RowError as err:
+            yield SourceRow.failed(err, line), line, source
 
 
 class _Counting:
