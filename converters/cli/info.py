@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from ..canonical.errors import UsageError
+from ..canonical.field_table import field_table
 from ..canonical.runs import attempt_schema, result_schema
 from ..canonical.schema import case_profile_schema, row_schema
 from ..registry import REGISTRY
@@ -36,18 +37,12 @@ def format_markdown() -> str:
     for fmt in REGISTRY.all():
         if not fmt.field_map:
             continue
-        out += ["", f"## {fmt.name}: where each canonical field goes", "",
-                "| canonical field | fate | where | why |", "|---|---|---|---|"]
-        out += [f"| `{f.path}` | {f.fate} | {_cell(f.where)} | {_cell(f.reason)} |" for f in fmt.field_map]
+        out += ["", f"## {fmt.name}: where each canonical field goes", "", field_table(fmt.field_map, "where")]
     return "\n".join(out) + "\n"
 
 
 def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 @click.command("formats")

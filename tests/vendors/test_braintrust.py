@@ -14,7 +14,7 @@ from evalconv.canonical.errors import UsageError, WriteError
 from evalconv.canonical.row import Row
 from evalconv.registry import REGISTRY
 from evalconv.vendors.braintrust import format as bt
-from evalconv.vendors._common.records import render_field_table
+from evalconv.canonical.field_table import field_table
 from roundtrip_helpers import read_text, write_text
 
 FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "braintrust"
@@ -204,7 +204,7 @@ def test_detection_claims_braintrust_only():
 def test_docs_table_is_the_field_map():
     doc = (ROOT / "docs" / "vendors" / "braintrust.md").read_text("utf-8")
     table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
-    assert table == render_field_table(bt.FIELD_MAP)
+    assert table == field_table(bt.FIELD_MAP)
 
 
 # ---------------------------------------------------------------- hostile input never escapes as a traceback

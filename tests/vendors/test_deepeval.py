@@ -13,7 +13,7 @@ from hypothesis import given, settings
 import evalconv
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.diff import diff_paths, unexplained
-from evalconv.canonical.format import FieldLoss
+from evalconv.canonical.field_table import field_table
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import Lines
 from evalconv.canonical.validator import Validator
@@ -67,14 +67,6 @@ def carried(report: LossReport, row_id: str) -> dict[str, str]:
     return {path: reason for (path, reason), ids in report.carried.entries.items() if row_id in ids}
 
 
-def render_field_map(field_map: tuple[FieldLoss, ...]) -> str:
-    lines = ["| canonical field | fate | DeepEval place | why |", "|---|---|---|---|"]
-    for entry in field_map:
-        cells = (f"`{entry.path}`", entry.fate, entry.where, entry.reason)
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines)
-
-
 # --- exactness -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -105,7 +97,7 @@ def test_report_uses_the_field_map_paths_and_reasons():
 
 def test_docs_table_is_the_field_map():
     docs = (ROOT / "docs" / "vendors" / "deepeval.md").read_text("utf-8")
-    assert render_field_map(FORMAT.field_map) in docs
+    assert field_table(FORMAT.field_map, "DeepEval place") in docs
 
 
 # --- writer: mapping rules -------------------------------------------------------------------

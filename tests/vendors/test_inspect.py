@@ -152,10 +152,10 @@ def test_bad_samples_are_parse_findings(line, words):
 def test_docs_table_is_the_field_map():
     import re
     from conftest import ROOT
-    from evalconv.vendors._common.records import render_field_table
+    from evalconv.canonical.field_table import field_table
     doc = (ROOT / "docs" / "vendors" / "inspect.md").read_text("utf-8")
     table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
-    assert table == render_field_table(FIELD_MAP)
+    assert table == field_table(FIELD_MAP)
 
 
 def test_starter_rows_are_marked_where_an_inspect_user_looks_and_read_back_unmarked():

@@ -15,7 +15,7 @@ from evalconv.canonical.errors import UsageError, WriteError
 from evalconv.canonical.row import Row
 from evalconv.registry import REGISTRY
 from evalconv.vendors.langsmith import format as ls
-from evalconv.vendors._common.records import render_field_table
+from evalconv.canonical.field_table import field_table
 from roundtrip_helpers import read_text, write_text
 
 FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "langsmith"
@@ -311,7 +311,7 @@ def test_detection_claims_langsmith_only():
 def test_docs_table_is_the_field_map():
     doc = (ROOT / "docs" / "vendors" / "langsmith.md").read_text("utf-8")
     table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
-    assert table == render_field_table(ls.FIELD_MAP)
+    assert table == field_table(ls.FIELD_MAP)
 
 
 def test_the_langsmith_cli_export_array_reads():

@@ -113,10 +113,10 @@ def test_bad_samples_are_parse_findings(line, words):
 def test_docs_table_is_the_field_map():
     import re
     from conftest import ROOT
-    from evalconv.vendors._common.records import render_field_table
+    from evalconv.canonical.field_table import field_table
     doc = (ROOT / "docs" / "vendors" / "ragas.md").read_text("utf-8")
     table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
-    assert table == render_field_table(FIELD_MAP)
+    assert table == field_table(FIELD_MAP)
 
 
 def test_regression_nul_in_a_csv_cell_is_written_as_json_text():

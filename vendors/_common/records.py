@@ -12,7 +12,6 @@ from typing import Any, Callable, Iterator
 
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.errors import ReadError, RowError, WriteError
-from evalconv.canonical.format import FieldLoss
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import Lines, SourceRow, parse_problem
 from evalconv.canonical.reporting import ReadReporter
@@ -195,15 +194,6 @@ def check_value(value: Any, row_id: str, path: str, vendor: str, max_depth: int 
                                  "keeps (it would store a placeholder string)", field=at)
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             todo.extend((v, paths.join(at, k), depth + 1) for k, v in pairs)
-
-
-def render_field_table(field_map: tuple[FieldLoss, ...]) -> str:
-    """The docs table, generated from the field map so that the two cannot drift."""
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|")
-    lines = ["| canonical field | fate | where it goes | why |", "|---|---|---|---|"]
-    lines += [f"| `{cell(f.path)}` | {f.fate} | {cell(f.where)} | {cell(f.reason)} |" for f in field_map]
-    return "\n".join(lines)
 
 
 def csv_records(first: str, rest: Iterator[str], lines: Lines, build: Build,
