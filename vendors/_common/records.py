@@ -160,6 +160,20 @@ def generated_id(vendor: str, index: int) -> str:
     return f"{vendor}-{index}"
 
 
+def take_native_edit(case: dict[str, Any], name: str, native: Any, where: str, vendor: str, row_id: str,
+                     report: ReadReporter) -> None:
+    """A case field the vendor also holds natively, at `where`: a value there that differs from
+    the carried copy was edited in the vendor, and the edit wins (None removes the field)."""
+    if jsonvalue.same(native, case.get(name)):
+        return
+    if native is None:
+        case.pop(name, None)
+    else:
+        case[name] = native
+    report.edit(f"$.metadata.case.{name}", row_id, f"{where} was edited in {vendor}; the edit is kept "
+                f"(it differs from the copy in metadata.case.{name})")
+
+
 def keep_foreign_case(metadata: dict[str, Any], case: dict[str, Any], vendor: str, row_id: str,
                       report: ReadReporter) -> None:
     """A vendor metadata key `case` that is not a case profile moves to the case's extensions."""

@@ -223,11 +223,8 @@ def _take_tag_edits(case: dict[str, Any], tags: list[str], own: Any, row_id: str
             continue
         native: Any = values if name == "linkedConcerns" else values[0] if len(values) == 1 else None
         written = list(dict.fromkeys(case[name])) if isinstance(case[name], list) else case[name]
-        if native is None or jsonvalue.same(native, written):  # the tags keep each value once
-            continue
-        case[name] = native
-        report.edit(f"$.metadata.case.{name}", row_id, f"tag {prefix}<value> was edited in Braintrust; the "
-                    f"edit is kept (it differs from the copy in metadata.case.{name})")
+        if native is not None and not jsonvalue.same(native, written):  # the tags keep each value once
+            rec.take_native_edit(case, name, native, f"tag {prefix}<value>", "Braintrust", row_id, report)
     return case
 
 

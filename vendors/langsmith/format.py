@@ -249,9 +249,12 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
     if isinstance(case, dict):
         case = meta["case"] = dict(case)
         if envelope.get("criteria"):
-            _take_edit(case, "evaluationCriteria", criteria or None, "$.outputs.criteria", row_id, report)
+            rec.take_native_edit(case, "evaluationCriteria", criteria or None, "$.outputs.criteria", "LangSmith",
+                                 row_id, report)
         for key in projected:
-            _take_edit(case, PROJECTIONS.get(key, ""), metadata.get(key), f"$.metadata.{key}", row_id, report)
+            if key in PROJECTIONS:
+                rec.take_native_edit(case, PROJECTIONS[key], metadata.get(key), f"$.metadata.{key}", "LangSmith",
+                                     row_id, report)
     rec.restore_shadowed(meta, envelope, (SPLIT_KEY, rec.ENVELOPE))
     found = record.get("split")
     if found is None:
@@ -269,18 +272,6 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
             report.ignore("$.split", row_id, "LangSmith's default split 'base'; the row had no split")
     value["metadata"] = meta
     return value
-
-
-def _take_edit(case: dict[str, Any], name: str, native: Any, where: str, row_id: str, report: Any) -> None:
-    """A case field LangSmith also holds natively: an edit there wins over the carried copy."""
-    if not name or jsonvalue.same(native, case.get(name)):
-        return
-    if native is None:
-        case.pop(name, None)
-    else:
-        case[name] = native
-    report.edit(f"$.metadata.case.{name}", row_id, f"{where} was edited in LangSmith; the edit is kept "
-                f"(it differs from the copy in metadata.case.{name})")
 
 
 def _strings(value: Any) -> list[str]:
