@@ -27,8 +27,6 @@ WRITER_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3,
                                   "data_page_version": "1.0", "use_dictionary": True,
                                   "write_statistics": True, "store_schema": True}
 
-TEXT_FIELDS = tuple(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] == "string")
-LIST_FIELDS = tuple(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] == "list")
 # (column, kind): kind is "text", "json" or "list"; in this order in every file evalconv writes.
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "text"), ("input", "text"), ("input:json", "json"), ("expected", "text"),
@@ -325,12 +323,6 @@ def _parse(text: str, column: str, path: str) -> Any:
         return jsonvalue.loads(text)
     except jsonvalue.JSONValueError as err:
         raise RowError(f"'{column}' is not valid JSON: {err}", path) from None
-
-
-def schema_summary() -> list[dict[str, str]]:
-    """The columns as documentation and dataset cards show them."""
-    names = {"text": "string", "json": "string (JSON text)", "list": "list<string>"}
-    return [{"name": name, "type": names[kind]} for name, kind in COLUMNS]
 
 
 FORMAT = CanonicalParquet()

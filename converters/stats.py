@@ -156,12 +156,6 @@ class Tally:
             for key in self.keys(raw):
                 self._count(key, n)
 
-    def add_raw(self, raw: Any, n: int = 1) -> None:
-        if raw in self.raw:
-            self.raw[raw] += n
-        else:
-            self.add_new(raw, n)
-
     def _count(self, key: Any, n: int) -> None:
         counts = self.expanded
         if key in counts:
