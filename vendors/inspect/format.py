@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterator, TextIO
 
 from evalconv.canonical.format import Format, Variant, WriteOptions
-from evalconv.canonical.head import record_keys
+from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
 
@@ -33,7 +33,7 @@ class InspectFormat(Format):
         keys = record_keys(head)
         if keys and keys.top:
             return 1.0 if "target" in keys.top and "input" in keys.top and keys.top <= _SAMPLE_KEYS else 0.0
-        first = head.lstrip("\ufeff").split("\n", 1)[0].strip().split(",")
+        first = header_cells(head) or []
         return 0.9 if "input" in first and "target" in first and set(first) <= _SAMPLE_KEYS else 0.0
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
