@@ -19,7 +19,8 @@ OTHER_SHAPE = 0.25
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string"}.get(type(value), "a scalar")
+    kinds: dict[type, str] = {dict: "an object", list: "an array", str: "a string"}
+    return kinds.get(type(value), "a scalar")
 
 
 def _confidence(head: str, opener: str) -> float:
@@ -155,7 +156,8 @@ def iter_array(lines: Iterable[str], source: str) -> Iterator[SourceRow]:
                         line=1 + window.text.count("\n", 0, pos))
     pos = window.skip(pos + 1)
     if window.text.startswith("]", pos):
-        return _after_array(window, pos + 1, line + window.text.count("\n", 0, pos), source)
+        yield from _after_array(window, pos + 1, line + window.text.count("\n", 0, pos), source)
+        return
     last = 0
     while True:
         if last > _REFILL_CHARS:  # keep the window small: drop what has been read

@@ -18,7 +18,7 @@ admissibility) are `validate`'s job.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from .canonical import jsonvalue, paths, schema
 from .canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, implied_evaluator
@@ -82,7 +82,7 @@ def slice_parts(name: str) -> tuple[str, ...]:
     if len(parts) < 2 or parts[0] != "metadata" or not all(isinstance(p, str) for p in parts) \
             or (parts[1] == "case" and len(parts) != 3):
         raise UsageError(f"a slice is case.<field> or metadata.<key>, not '{name}'")
-    return tuple(parts)  # type: ignore[arg-type]
+    return tuple(cast(list[str], parts))  # all text: checked above
 
 
 def slice_name(name: str) -> str:
@@ -263,7 +263,7 @@ class Sample:
         if self._entry is None:
             self._entry = {"id": self.value.get("id"), "file": self.file, "line": self.line,
                            "input": preview(self.value.get("input"))}
-        return self._entry  # type: ignore[return-value]
+        return self._entry
 
 
 @dataclass
@@ -458,8 +458,9 @@ class _Counter:
                     if sample is None:
                         sample = Sample(value, file, line).entry()
                     kept.append(sample)
+        crossed = raws if raws is not None else []  # kept whenever there is a cross
         for _, _, ia, ib, tally in self.cross:
-            raw = (raws[ia], raws[ib])  # type: ignore[index]
+            raw = (crossed[ia], crossed[ib])
             counts = tally.raw
             n = counts.get(raw)
             if n is None:
