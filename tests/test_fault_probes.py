@@ -157,9 +157,9 @@ def test_a_symlinked_target_keeps_its_link(small_set, tmp_path):
 def test_truncating_the_input_mid_run_fails_the_parallel_conversion(big_set, tmp_path):
     source = tmp_path / "in.jsonl"
     source.write_bytes(big_set.read_bytes())
-    target = tmp_path / "out" / "set.csv"
+    target = tmp_path / "out" / "set.jsonl"  # JSONL streams into its temp file; CSV writes it only at the end
     target.parent.mkdir()
-    process = subprocess.Popen(evalconv_command() + [str(source), "--to", "csv", "-o", str(target)],
+    process = subprocess.Popen(evalconv_command() + [str(source), "--to", "jsonl", "-o", str(target)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + WAIT_SECONDS
     while not (len(children(process.pid)) >= 2 and temp_files(target.parent)):  # workers running, writing
@@ -209,6 +209,46 @@ def test_a_chunk_read_after_the_file_shrank_is_refused(big_set, tmp_path):
         with pytest.raises(InputChanged, match="it is now"):
             for _ in workers.checked(Validator(source="in.jsonl")):
                 pass
+
+
+def test_truncating_the_input_mid_run_fails_parallel_stats(big_set, tmp_path):
+    """`stats` reads a large JSONL file in worker processes too: the same check, the same line."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(big_set.read_bytes())
+    process = subprocess.Popen(evalconv_command() + ["stats", str(source), "-j", "2"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + WAIT_SECONDS
+    while len(children(process.pid)) < 2:  # the workers are counting
+        assert process.poll() is None, "stats ended before the input was truncated: make the set larger"
+        assert time.monotonic() < deadline, "the parallel count never started"
+        time.sleep(0.002)
+    os.truncate(source, 0)  # the racing writer
+    _, err = process.communicate(timeout=WAIT_SECONDS)
+    assert process.returncode == 2, err.decode()
+    line = one_line(err)
+    assert "the file changed while it was read" in line and "in.jsonl" in line
+
+
+def test_a_stats_chunk_read_after_the_file_shrank_is_refused(big_set, tmp_path, monkeypatch):
+    """The same, without a race: the file shrinks once the parent has added up the first chunk,
+    so a later chunk, or the last look at the file, finds it changed."""
+    from evalconv import stats as stats_module
+    from evalconv.sources import InputChanged
+    from evalconv.stats_parallel import count_in_chunks
+
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(big_set.read_bytes())
+    merge = stats_module._Counter.merge
+
+    def merge_then_shrink(self, other, line_base):
+        merge(self, other, line_base)
+        if source.stat().st_size == big_set.stat().st_size:
+            os.truncate(source, source.stat().st_size // 2)
+
+    monkeypatch.setattr(stats_module._Counter, "merge", merge_then_shrink)
+    counter = stats_module._Counter(list(stats_module.DEFAULT_SLICES), [], stats_module.DEFAULT_SAMPLES)
+    with pytest.raises(InputChanged, match="it is now"):
+        count_in_chunks(counter, str(source), stats_module.FileStats("in.jsonl"), jobs=2)
 
 
 # 3. Standard input redirected from a file is the input. -------------------------------------------
@@ -397,8 +437,10 @@ def wait_until_writing(process: subprocess.Popen, folder: Path, workers: int) ->
 @pytest.mark.parametrize("jobs", ["1", "2"])
 @pytest.mark.parametrize("whom", ["process group", "parent only"])
 def test_sigterm_stops_cleans_up_and_exits_143(big_set, tmp_path, jobs, whom):
-    target = tmp_path / "out.csv"
-    process = start_in_own_group([big_set, "--to", "csv", "-o", target, "-j", jobs])
+    # JSONL streams into its temp file from the start; the CSV writer (it learns its columns from
+    # every row) writes its temp file only in the last moments, where a signal can miss the run.
+    target = tmp_path / "out.jsonl"
+    process = start_in_own_group([big_set, "--to", "jsonl", "-o", target, "-j", jobs])
     workers = wait_until_writing(process, tmp_path, 2 if jobs == "2" else 0)
     if whom == "process group":
         os.killpg(process.pid, signal.SIGTERM)
@@ -413,7 +455,7 @@ def test_sigterm_stops_cleans_up_and_exits_143(big_set, tmp_path, jobs, whom):
 
 @pytest.mark.parametrize("try_", range(3))
 def test_a_burst_of_ctrl_c_to_the_process_group_prints_one_line(big_set, tmp_path, try_):
-    process = start_in_own_group([big_set, "--to", "csv", "-o", tmp_path / "out.csv"])
+    process = start_in_own_group([big_set, "--to", "jsonl", "-o", tmp_path / "out.jsonl"])
     workers = wait_until_writing(process, tmp_path, 2)
     for _ in range(6):
         os.killpg(process.pid, signal.SIGINT)
