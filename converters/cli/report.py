@@ -12,6 +12,7 @@ from ..canonical.errors import UsageError
 from ..results_registry import RESULTS_REGISTRY
 from ..texttable import aligned
 from .common import echo_json, handles_errors
+from .stats import check_page_path
 
 _harness_option = click.option("--harness", type=click.Choice(sorted(RESULTS_REGISTRY.readers)), default=None,
                                help="Whose run output the files are (default: from their content).")
@@ -55,7 +56,7 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
     (promptfoo, DeepEval, Braintrust, LangSmith). Exit 1 when a --fail-under gate is not met.
     """
     if html_path is not None:
-        _check_page_path(html_path, runs + cases)
+        check_page_path(html_path, runs + cases)
     result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
                               gates=gates, gate_field=gate_field, harness=harness)
     if output_format == "json":
@@ -71,19 +72,6 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
             out.commit()
         click.echo(f"evalconv: wrote {html_path}", err=True)
     sys.exit(1 if any(not g["ok"] for g in result["gates"]) else 0)
-
-
-def _check_page_path(path: str, inputs: tuple[str, ...]) -> None:
-    import os
-
-    if os.path.isdir(path):
-        raise UsageError("--html is a folder, not a file", source=path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(f"--html: the folder {folder} does not exist", source=path)
-    for target in inputs:
-        if os.path.exists(target) and os.path.exists(path) and os.path.samefile(target, path):
-            raise UsageError("--html is an input; evalconv never overwrites its input", source=path)
 
 
 def _rate(bucket: dict[str, Any]) -> str:
