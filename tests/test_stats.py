@@ -1,9 +1,11 @@
 """`evalconv stats`: counts proven against sets with known counts, the gaps, and the gate."""
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import shutil
+from typing import Iterator
 
 import pytest
 
@@ -296,3 +298,65 @@ def test_two_cores_count_exactly_what_one_counts(small_chunks, tmp_path):
     assert one["rows"] == 72 and one["invalid"] == 1
     assert two == one
     assert [r["line"] for r in two["samples"]["case.caseFamily"]["family-6"]] == [19, 26, 34]  # the broken line is 31
+
+
+REASONS = st.one_of(st.sampled_from([f"reason {i}" for i in range(16)] + ["", " "]), st.none(), st.integers(0, 2),
+                    st.booleans(), st.lists(st.sampled_from(["a", "b", " "]), max_size=2))
+COUNTED_ROWS = st.lists(st.tuples(REASONS, st.integers(0, 9), st.lists(st.sampled_from("xyz"), max_size=3)),
+                        min_size=20, max_size=80)
+
+
+def _capped_set(tmp_path_factory, drawn) -> str:
+    rows = []
+    for i, (reason, family, concerns) in enumerate(drawn):
+        value = row(f"r{i}", caseFamily=f"f{family}", linkedConcerns=concerns)
+        value["metadata"]["reason"] = reason
+        rows.append(value)
+    path = tmp_path_factory.mktemp("capped") / "set.jsonl"
+    path.write_text("".join(jsonvalue.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+@contextlib.contextmanager
+def small_caps() -> Iterator[pytest.MonkeyPatch]:
+    """Caps small enough for a few dozen rows to reach them all (undone when the block ends)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(coverage, "RAW_CAP", 6)
+        patch.setattr(coverage, "MAX_VALUES", 4)
+        patch.setattr(coverage, "SAMPLED_VALUES", 3)
+        yield patch
+
+
+@settings(max_examples=40, deadline=None)
+@given(drawn=COUNTED_ROWS, batch=st.integers(2, 9))
+def test_batches_count_exactly_what_a_row_at_a_time_counts(tmp_path_factory, drawn, batch):
+    """Rows are counted a batch at a time (and, once a slice is full, by set operations); with
+    every cap reached, that is still exactly a row-at-a-time pass: the same counts, the same
+    `(other values)`, the same rows behind each value."""
+    path = _capped_set(tmp_path_factory, drawn)
+    by = ["metadata.reason,case.caseFamily"]
+    with small_caps() as patch:
+        patch.setattr(coverage, "BATCH_ROWS", 1)
+        one_by_one = coverage.stats([path], by=by, jobs=1, samples=2).to_json()
+        patch.setattr(coverage, "BATCH_ROWS", batch)
+        assert coverage.stats([path], by=by, jobs=1, samples=2).to_json() == one_by_one
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork here")
+@settings(max_examples=10, deadline=None)
+@given(drawn=COUNTED_ROWS)
+def test_two_cores_count_exactly_what_one_counts_past_every_cap(tmp_path_factory, drawn):
+    """The workers count their chunks with no cap; the parent adds them up in file order as one
+    pass would, caps and all."""
+    from evalconv import parallel, pools
+
+    path = _capped_set(tmp_path_factory, drawn)
+    by = ["metadata.reason,case.caseFamily"]
+    with small_caps() as patch:
+        patch.setattr(coverage, "BATCH_ROWS", 1)
+        one = coverage.stats([path], by=by, jobs=1, samples=2).to_json()
+        patch.setattr(pools, "start_method", lambda: "fork")
+        patch.setattr(parallel, "CHUNK_BYTES", 4096)
+        patch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+        two = coverage.stats([path], by=by, jobs=2, samples=2).to_json()
+    assert two == one
