@@ -17,7 +17,6 @@ admissibility) are `validate`'s job.
 """
 from __future__ import annotations
 
-import gc
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -269,14 +268,17 @@ _IMPLIED = 0  # the raw evaluator of a row that names none: (_IMPLIED, oracle ty
 _JSON = 1     # the raw value of anything but a string, None or a list of strings: (_JSON, JSON text)
 _PLAIN = {str, type(None)}  # raw values that are their own stand-in
 _STR = {str}
+_TRUE, _FALSE = (_JSON, "true"), (_JSON, "false")
 
 
 def _raw(value: Any) -> Any:
     """A hashable stand-in: a list of strings as a tuple of them, anything else as JSON text."""
     if value is None or value.__class__ is str:
         return value
-    if value.__class__ is list and all(item.__class__ is str for item in value):
+    if value.__class__ is list and _STR.issuperset(map(type, value)):
         return tuple(value)
+    if value.__class__ is bool:
+        return _TRUE if value else _FALSE
     return (_JSON, jsonvalue.dumps(value))
 
 
@@ -300,10 +302,14 @@ class GapTally:
     count: int = 0
     ids: list[str] = field(default_factory=list)
 
-    def add(self, row_id: Any, limit: int) -> None:
-        self.count += 1
-        if len(self.ids) < limit and isinstance(row_id, str):
-            self.ids.append(row_id)
+    def add_many(self, row_ids: list[Any], count: int, limit: int) -> None:
+        """`count` more rows, the first of them `row_ids` (only text ids are listed)."""
+        self.count += count
+        for row_id in row_ids:
+            if len(self.ids) >= limit:
+                break
+            if isinstance(row_id, str):
+                self.ids.append(row_id)
 
     def merge(self, other: "GapTally", limit: int) -> None:
         self.count += other.count
@@ -458,8 +464,7 @@ class _Counter:
             self._tally(tally, raws, batch)
         for _, _, ia, ib, tally in self.cross:
             self._tally(tally, list(zip(columns[ia], columns[ib])), batch)
-        for value, metadata, case in zip(values, metas, cases):
-            self._gaps(value, metadata, case)
+        self._gaps(values, metas, cases)
 
     def _tally(self, tally: Tally, raws: list[Any], batch: tuple[Any, ...]) -> None:
         counts, rows, limit = tally.raw, tally.rows, self.samples
@@ -501,30 +506,33 @@ class _Counter:
                     if not short:
                         break
 
-    def _gaps(self, value: dict[str, Any], metadata: dict[str, Any], case: dict[str, Any]) -> None:
-        row_id, gaps, limit = value.get("id"), self.gaps, self.samples
-        if case["provenance"] in STARTER_PROVENANCES:
-            gaps["starter-rows"].add(row_id, limit)
-            family = case.get("caseFamily")
+    def _gaps(self, values: list[dict[str, Any]], metas: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
+        """The rows of a batch behind each gap (a list of row positions a gap)."""
+        gaps, limit = self.gaps, self.samples
+
+        def add(code: str, found: list[int]) -> None:
+            if found:
+                gaps[code].add_many([values[i].get("id") for i in found[:limit]], len(found), limit)
+
+        starters = [i for i, c in enumerate(cases) if c["provenance"] in STARTER_PROVENANCES]
+        add("starter-rows", starters)
+        for i in starters:
+            family = cases[i].get("caseFamily")
             family = family if isinstance(family, str) else NONE
             self.starter_families[family] = self.starter_families.get(family, 0) + 1
-        reason = metadata.get("reason")
-        if reason is None or (reason.__class__ is str and not reason.strip()) or reason == []:
-            gaps["no-reason"].add(row_id, limit)
-        oracle = case["oracleType"]
-        if oracle == "rubric" and not case.get("evaluationCriteria"):
-            gaps["rubric-without-criteria"].add(row_id, limit)
-        evaluator = case.get("evaluator")
-        implied = evaluator is None
-        if implied:
-            evaluator = IMPLIED_BY_ORACLE[oracle]
-        if evaluator == "llm-judge":
-            gaps["judge-needs-validation"].add(row_id, limit)
-            self.judge_implied += implied
-        gate = metadata.get("gate")
-        if gate is not None and evaluator not in DETERMINISTIC and (
-                gate == "release" or gate is True or (isinstance(gate, list) and "release" in gate)):
-            gaps["gate-not-deterministic"].add(row_id, limit)
+        add("no-reason", [i for i, m in enumerate(metas) if (r := m.get("reason")) is None or r == []
+                          or (r.__class__ is str and not r.strip())])
+        add("rubric-without-criteria", [i for i, c in enumerate(cases)
+                                        if c["oracleType"] == "rubric" and not c.get("evaluationCriteria")])
+        evaluators = [e if (e := c.get("evaluator")) is not None else IMPLIED_BY_ORACLE[c["oracleType"]]
+                      for c in cases]
+        judged = [i for i, e in enumerate(evaluators) if e == "llm-judge"]
+        add("judge-needs-validation", judged)
+        self.judge_implied += sum(cases[i].get("evaluator") is None for i in judged)
+        add("gate-not-deterministic", [
+            i for i, m in enumerate(metas) if (g := m.get("gate")) is not None
+            and (g == "release" or g is True or (g.__class__ is list and "release" in g))
+            and evaluators[i] not in DETERMINISTIC])
 
 
 def _ordered(name: str, counts: dict[str, int]) -> dict[str, int]:
@@ -655,34 +663,22 @@ def countable(src: SourceRow) -> bool:
         and schema.is_valid(src.value)
 
 
-BATCH_ROWS = 1000      # rows counted together (a column a slice)
-YOUNG_GC_BATCHES = 20  # while counting, the collector runs on the young objects only, this often
+BATCH_ROWS = 128  # rows counted together (a column a slice); larger batches fall out of the CPU's cache
+                  # and keep the collector busy with rows that are about to go
 
 
 def count_sources(counter: _Counter, sources: Iterable[SourceRow], result: FileStats) -> None:
     """Count the rows the schema accepts, a batch at a time, into `counter` and `result` (the
-    rows read before a read error are counted too).
-
-    A batch keeps its rows alive until it is counted, so the collector's automatic runs would
-    keep finding them and promote them to the old generation, and the full collections that
-    follow would cost a third of the count; it runs here every `YOUNG_GC_BATCHES` batches on
-    the young objects only, which still frees any cycle a reader leaves behind."""
+    rows read before a read error are counted too)."""
     values: list[dict[str, Any]] = []
     lines: list[int | None] = []
-    batches = 0
 
     def flush() -> None:
-        nonlocal batches
         counter.add_rows(values, lines, result.path)
         result.rows += len(values)
         values.clear()
         lines.clear()
-        batches += 1
-        if batches % YOUNG_GC_BATCHES == 0:
-            gc.collect(1)
 
-    automatic = gc.isenabled()
-    gc.disable()
     try:
         for src in sources:
             if not countable(src):
@@ -692,13 +688,9 @@ def count_sources(counter: _Counter, sources: Iterable[SourceRow], result: FileS
             lines.append(src.line if src.line is not None else src.record)
             if len(values) == BATCH_ROWS:
                 flush()
-        if values:
-            flush()
     finally:
-        if values:  # a read error: count what was read before it
+        if values:  # the end, or a read error: count what was read before it
             flush()
-        if automatic:
-            gc.enable()
 
 
 def _count_file(counter: _Counter, path: str, from_: str | None, encoding: str | None, jobs: int | None,
