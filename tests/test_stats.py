@@ -268,6 +268,25 @@ def test_html_page_is_written_atomically_or_not_at_all(write_jsonl, tmp_path):
     assert result.exit_code == 2 and "never overwrites its input" in result.stderr
 
 
+@pytest.mark.parametrize("command", ["stats", "roundtrip", "report"])
+def test_every_page_path_is_checked_the_same_way_before_any_work(command, tmp_path):
+    """`stats`, `roundtrip` and `report` share `--html` (cli/pages.py): the same refusals, exit
+    2, no file left behind, before a row is read."""
+    data = tmp_path / "set.jsonl"
+    shutil.copy(GOLDEN / "support-agent.jsonl", data)
+    before = {"stats": [command, data], "roundtrip": [command, data, "--via", "jsonl"],
+              "report": [command, tmp_path / "no-such-run.json", "--cases", data]}[command]
+    for page, message in ((tmp_path / "missing" / "page.html", "does not exist"),
+                          (tmp_path, "is a folder, not a file"),
+                          (data, "never overwrites its input")):
+        result = run(*before, "--html", page)
+        assert result.exit_code == 2, (page, result.output)
+        assert f"evalconv: error: {page}: --html" in result.stderr and message in result.stderr
+        assert result.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["set.jsonl"]
+    assert data.read_bytes() == (GOLDEN / "support-agent.jsonl").read_bytes()
+
+
 @pytest.fixture(params=["fork", "forkserver"])
 def small_chunks(monkeypatch, request):
     """Large-file mode on a small file: 2 KiB chunks, workers started both ways."""

@@ -7,10 +7,10 @@ from typing import Any
 import click
 
 from .. import runreport, runstore
-from ..atomic import AtomicOutput
 from ..canonical.errors import UsageError
 from ..results_registry import RESULTS_REGISTRY
 from .common import echo_json, handles_errors
+from .pages import by_option, check_page_path, format_option, html_option, write_page
 
 _harness_option = click.option("--harness", type=click.Choice(sorted(RESULTS_REGISTRY.readers)), default=None,
                                help="Whose run output the files are (default: from their content).")
@@ -30,9 +30,7 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--cases", "cases", multiple=True, required=True, metavar="SET",
               help="The case set(s) the runs ran (repeatable; any format evalconv reads).")
-@click.option("--by", "by", multiple=True, metavar="FIELD",
-              help="Slice by this case./metadata. field (repeatable; default: "
-                   + ", ".join(runreport.DEFAULT_BY) + ").")
+@by_option("Slice by this case./metadata. field (repeatable; default: " + ", ".join(runreport.DEFAULT_BY) + ").")
 @click.option("--evaluator", "evaluators", multiple=True, metavar="NAME=TYPE",
               help="The evaluator type of a harness check evalconv cannot infer (repeatable).")
 @click.option("--fail-under", "gates", multiple=True, metavar="SLICE=RATE",
@@ -41,9 +39,8 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--gate-field", default=runreport.GATE_FIELD, show_default=True, metavar="FIELD",
               help=f"The field that says a case gates a release (value '{runreport.GATE_VALUE}').")
 @_harness_option
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="json prints exactly what the library returns.")
-@click.option("--html", "html_path", metavar="PAGE", help="Also write a self-contained HTML page (the stats page style).")
+@format_option("json")
+@html_option("Also write a self-contained HTML page (the stats page style).")
 @handles_errors
 def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str, ...], evaluators: tuple[str, ...],
                    gates: tuple[str, ...], gate_field: str, harness: str | None, output_format: str,
@@ -54,7 +51,7 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
     (promptfoo, DeepEval, Braintrust, LangSmith). Exit 1 when a --fail-under gate is not met.
     """
     if html_path is not None:
-        _check_page_path(html_path, runs + cases)
+        check_page_path(html_path, runs + cases)
     result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
                               gates=gates, gate_field=gate_field, harness=harness)
     if output_format == "json":
@@ -64,25 +61,8 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
     if html_path is not None:
         from ..pages.report_page import render
 
-        with AtomicOutput(html_path) as out:
-            assert out.stream is not None
-            out.stream.write(render(result))
-            out.commit()
-        click.echo(f"evalconv: wrote {html_path}", err=True)
+        write_page(html_path, render(result))
     sys.exit(1 if any(not g["ok"] for g in result["gates"]) else 0)
-
-
-def _check_page_path(path: str, inputs: tuple[str, ...]) -> None:
-    import os
-
-    if os.path.isdir(path):
-        raise UsageError("--html is a folder, not a file", source=path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(f"--html: the folder {folder} does not exist", source=path)
-    for target in inputs:
-        if os.path.exists(target) and os.path.exists(path) and os.path.samefile(target, path):
-            raise UsageError("--html is an input; evalconv never overwrites its input", source=path)
 
 
 def _rate(bucket: dict[str, Any]) -> str:
