@@ -174,3 +174,15 @@ OVERFLOW_JS = """(() => {
   }
   return bad;
 })()"""
+
+
+def embedded_data(html: str) -> Any:
+    """The JSON a self-contained page carries, after checking that the page reaches for nothing
+    outside itself: no network address, no linked file, script, style sheet or font."""
+    import re
+
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<link" not in html and "<script src" not in html and "@import" not in html and "url(" not in html
+    embedded = re.search(r'<script type="application/json" id="evalconv-data">(.*?)</script>', html, re.S)
+    assert embedded is not None, "the page carries no evalconv-data"
+    return json.loads(embedded.group(1))

@@ -287,18 +287,6 @@ def test_every_page_path_is_checked_the_same_way_before_any_work(command, tmp_pa
     assert data.read_bytes() == (GOLDEN / "support-agent.jsonl").read_bytes()
 
 
-@pytest.fixture(params=["fork", "forkserver"])
-def small_chunks(monkeypatch, request):
-    """Large-file mode on a small file: 2 KiB chunks, workers started both ways."""
-    from evalconv import parallel, pools
-
-    if request.param not in multiprocessing.get_all_start_methods():
-        pytest.skip(f"no {request.param} here")
-    monkeypatch.setattr(pools, "start_method", lambda: request.param)
-    monkeypatch.setattr(parallel, "CHUNK_BYTES", 2048)
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
-
-
 def test_two_cores_count_exactly_what_one_counts(small_chunks, tmp_path):
     """A large JSONL file is counted a chunk per worker; the sums, the gaps and the rows behind
     each value (with their lines) are the single pass's, invalid rows and all."""
