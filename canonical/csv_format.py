@@ -289,7 +289,7 @@ class _Layout:
             return _parse_json(typed, f"{key}:json", f"$.{key}")
         return plain if plain else ABSENT
 
-    def _json_cell(self, cells: list[str], column: str, path: str, kind: type) -> dict[str, Any]:
+    def _json_cell(self, cells: list[str], column: str, path: str, kind: type[dict[str, Any]]) -> dict[str, Any]:
         text = self._cell(cells, column)
         if not text:
             return {}
@@ -431,7 +431,7 @@ class _Spool:
     """Rows waiting for the header: in memory up to SPOOL_MEMORY bytes, then in a temp file."""
 
     def __init__(self) -> None:
-        self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY, mode="w+b")
+        self._file: tempfile.SpooledTemporaryFile[bytes] | None = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY, mode="w+b")
         self._lines: list[str] = []
         self._pending = 0
         self._runs: list[tuple[int, tuple[str, ...]]] = []  # (byte offset, columns)
@@ -445,6 +445,7 @@ class _Spool:
 
     def add_bytes(self, data: bytes) -> None:
         self._flush()
+        assert self._file is not None, "written after replay"
         self._file.write(data)
         self._size += len(data)
 
@@ -459,6 +460,7 @@ class _Spool:
     def _flush(self) -> None:
         if self._lines:
             data = "".join(self._lines).encode("utf-8", "surrogatepass")
+            assert self._file is not None, "written after replay"
             self._file.write(data)
             self._size += len(data)
             self._lines, self._pending = [], 0
@@ -466,6 +468,7 @@ class _Spool:
     def replay(self, out: TextIO, columns: tuple[str, ...]) -> None:
         self._flush()
         spool, self._file = self._file, None
+        assert spool is not None, "replayed twice"
         try:
             spool.seek(0)
             for i, (start, layout) in enumerate(self._runs):
@@ -521,7 +524,7 @@ _CASE_COLUMNS = {f: f"case.{f}" for f in CASE_FIELDS}
 _META_COLUMN = "metadata."
 
 
-def _list_cell(items: list[str]) -> str | None:
+def _list_cell(items: Any) -> str | None:
     """The plain `a|b` cell for a list, or None when only `case:json` can hold it exactly: no
     items, an empty item or one with surrounding whitespace (items are stripped on read), a NUL."""
     if not isinstance(items, list) or not items \

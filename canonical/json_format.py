@@ -14,7 +14,8 @@ _WHITESPACE = " \t\r\n"
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string"}.get(type(value), "a scalar")
+    kinds: dict[type, str] = {dict: "an object", list: "an array", str: "a string"}
+    return kinds.get(type(value), "a scalar")
 
 
 class CanonicalJSONL(Format):
@@ -143,7 +144,8 @@ def iter_array(lines: Iterable[str], source: str) -> Iterator[SourceRow]:
                         line=1 + window.text.count("\n", 0, pos))
     pos = window.skip(pos + 1)
     if window.text.startswith("]", pos):
-        return _after_array(window, pos + 1, line + window.text.count("\n", 0, pos), source)
+        yield from _after_array(window, pos + 1, line + window.text.count("\n", 0, pos), source)
+        return
     last = 0
     while True:
         if last > _REFILL_CHARS:  # keep the window small: drop what has been read

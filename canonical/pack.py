@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import yaml
 
@@ -103,10 +103,10 @@ def starter_row(pack: Pack, fam: CaseFamily, row: dict[str, Any], evaluator: str
                             "expectedBehavior": STARTER_NOTE + row["expectedBehavior"],
                             "provenance": "starter-example", "evaluator": evaluator, "caseFamily": fam.id,
                             "linkedConcerns": list(fam.linked_concerns)}
-    for key, value in (("reversibility", fam.reversibility), ("blastRadius", fam.blast_radius),
-                       ("reviewerExpertise", fam.reviewer_expertise), ("passLogic", fam.pass_logic)):
-        if value is not None:
-            case[key] = value
+    for key, setting in (("reversibility", fam.reversibility), ("blastRadius", fam.blast_radius),
+                         ("reviewerExpertise", fam.reviewer_expertise), ("passLogic", fam.pass_logic)):
+        if setting is not None:
+            case[key] = setting
     for key in _CASE_KEYS:
         if key in row:
             case[key] = list(row[key]) if isinstance(row[key], list) else row[key]
@@ -120,7 +120,13 @@ def starter_row(pack: Pack, fam: CaseFamily, row: dict[str, Any], evaluator: str
 
 # ---------------------------------------------------------------- loading
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+if TYPE_CHECKING:
+    _SafeLoader: TypeAlias = yaml.SafeLoader
+else:  # libyaml's when there is one
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeLoader):
     """YAML without implicit timestamps: a date in a pack stays the text it was written as."""
 
 
@@ -276,6 +282,8 @@ class PackIndex:
     same id), and the case families they declare."""
 
     packs: tuple[Pack, ...] = ()
+    _by_id: dict[str, Pack] = field(init=False, repr=False, compare=False)
+    _families: dict[str, tuple[Pack, CaseFamily]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_id = {p.id: p for p in self.packs}
@@ -287,13 +295,13 @@ class PackIndex:
         object.__setattr__(self, "_families", families)
 
     def get(self, pack_id: str) -> Pack | None:
-        return self._by_id.get(pack_id)  # type: ignore[attr-defined]
+        return self._by_id.get(pack_id)
 
     def all(self) -> list[Pack]:
-        return list(self._by_id.values())  # type: ignore[attr-defined]
+        return list(self._by_id.values())
 
     def family(self, family_id: str) -> tuple[Pack, CaseFamily] | None:
-        return self._families.get(family_id)  # type: ignore[attr-defined]
+        return self._families.get(family_id)
 
     def with_packs(self, extra: Iterable[Pack]) -> PackIndex:
         return PackIndex((*self.packs, *extra))

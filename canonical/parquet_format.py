@@ -8,11 +8,12 @@ lists, and JSON text only where a value is not a string (`input:json`, `expected
 """
 from __future__ import annotations
 
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, Sequence, TextIO
 
 from . import jsonvalue, paths
 from .errors import ReadError
-from .format import Format
+from .format import Format, WriteOptions
+from .reporting import LossReporter, ReadReporter
 from .row import ABSENT, Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
 from .source import Lines, SourceRow, parse_problem
@@ -74,10 +75,10 @@ class CanonicalParquet(Format):
     def detect(self, head: str) -> float:
         return 1.0 if head.startswith("PAR1") else 0.0
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return read_parquet(lines.binary(), lines.source)
 
-    def open_writer(self, out: Any, report: Any, options: Any) -> "ParquetWriter":
+    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "ParquetWriter":
         out.flush()  # nothing was written as text; the bytes go under the text layer
         return ParquetWriter(out.buffer)
 
@@ -153,7 +154,7 @@ def _offsets(pa: Any, lengths: list[int]) -> Any:
     return pa.py_buffer(offsets)
 
 
-def _string_array(pa: Any, values: list[str | None]) -> Any:
+def _string_array(pa: Any, values: Sequence[str | None]) -> Any:
     encoded = [b"" if v is None else v.encode("utf-8") for v in values]
     lengths = [len(e) for e in encoded]
     if sum(lengths) > _MAX_OFFSET:  # past 2 GiB in one row group: let pyarrow split it

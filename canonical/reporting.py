@@ -25,3 +25,20 @@ class LossReporter(Protocol):
     def drop(self, path: str, row_id: str, reason: str) -> None: ...
     def carry(self, path: str, row_id: str, reason: str) -> None: ...
     def notice(self, text: str) -> None: ...  # what the target does differently: said on stderr
+
+
+class QuietLoss:
+    """A loss report that keeps nothing: a reader's dry run of the writer (to see what an
+    untouched file would hold) notes no losses."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def drop(self, path: str, row_id: str, reason: str) -> None:
+        pass
+
+    def carry(self, path: str, row_id: str, reason: str) -> None:
+        pass
+
+    def notice(self, text: str) -> None:
+        pass

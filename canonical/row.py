@@ -79,6 +79,11 @@ class Row:
         return self.metadata["case"]
 
     @property
+    def case_fields(self) -> dict[str, JSONValue]:
+        """`case` as a plain dict, for code that walks its fields by name."""
+        return self.metadata["case"]
+
+    @property
     def has_expected(self) -> bool:
         return self.expected is not ABSENT
 

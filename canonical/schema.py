@@ -90,7 +90,8 @@ def _kind_of(value: Any) -> str:
         return "a number"
     if value is None:
         return "null"
-    return _KIND.get({str: "string", dict: "object", list: "array"}[type(value)], "a value")
+    names: dict[type, str] = {str: "string", dict: "object", list: "array"}
+    return _KIND.get(names[type(value)], "a value")
 
 
 def explain(value: Any) -> Iterator[tuple[str, str]]:

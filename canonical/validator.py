@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Iterator
+from typing import Any, ClassVar, Generic, Iterable, Iterator, TypeVar, cast
 
 from . import paths, schema
 from .idtable import IdTable
@@ -28,15 +28,20 @@ def is_starter(case: Any) -> bool:
     return isinstance(case, dict) and case.get("provenance") in STARTER_PROVENANCES
 
 
+Payload = TypeVar("Payload")
+
+
 @dataclass(slots=True)
-class Checked:
+class Checked(Generic[Payload]):
     """A row after validation: `row` is set when no finding is an error. `deferred` is what the
-    set rules look at, left for the caller when the validator does not apply them itself."""
+    set rules look at, left for the caller when the validator does not apply them itself.
+    `row` is a `Row` here; a caller that checks elsewhere may carry its own payload (parallel
+    workers carry the text they wrote)."""
 
     source: SourceRow
     number: int
     findings: list[Finding]
-    row: Row | None
+    row: Payload | None
     deferred: "SetKey | None" = None
     count: ClassVar[int] = 1  # rows it stands for (a run of clean rows from workers stands for more)
 
@@ -61,7 +66,7 @@ class Validator:
     _ids: IdTable = field(default_factory=IdTable)
     _families: dict[str, tuple[int, str, Any]] = field(default_factory=dict)
 
-    def check(self, src: SourceRow) -> Checked:
+    def check(self, src: SourceRow) -> Checked[Row]:
         self.count += 1
         number = self.count
         value = src.value
@@ -103,7 +108,7 @@ class Validator:
             self.packs = builtin_packs()
         return self.packs
 
-    def check_all(self, rows: Iterable[SourceRow]) -> Iterator[Checked]:
+    def check_all(self, rows: Iterable[SourceRow]) -> Iterator[Checked[Row]]:
         for src in rows:
             yield self.check(src)
 
@@ -125,7 +130,7 @@ class Validator:
         the two to the same answers)."""
         out: dict[int, list[Finding]] = {}
         for i, first_row in self._ids.first_uses(keys.ids, first):
-            out[i] = [_duplicate_id(keys.ids[i], first_row)]
+            out[i] = [_duplicate_id(cast(str, keys.ids[i]), first_row)]  # only rows with an id come back
         families, triples = self._families, keys.triples
         agrees: dict[int, Any] = {}  # triple -> True, or how its family was first set up
         for i, triple in enumerate(keys.families):
@@ -260,13 +265,13 @@ def row_findings(value: dict[str, Any], case: dict[str, Any] | None = None) -> l
         out.append(Finding("id-mismatch", f"caseId '{case_id}' differs from the row's id '{row_id}'",
                            "$.metadata.case.caseId"))
     oracle, evaluator = case.get("oracleType"), case.get("evaluator")
-    known_oracle = isinstance(oracle, str) and oracle in ADMISSIBILITY
-    if known_oracle and isinstance(evaluator, str) and evaluator in ADMISSIBILITY[oracle]:
-        status, why = verdict(oracle, evaluator)
+    known_oracle = oracle if isinstance(oracle, str) and oracle in ADMISSIBILITY else None
+    if known_oracle is not None and isinstance(evaluator, str) and evaluator in ADMISSIBILITY[known_oracle]:
+        status, why = verdict(known_oracle, evaluator)
         if status == "barred":
             out.append(Finding(
                 "inadmissible-evaluator",
-                f"{evaluator} cannot grade a {oracle} case: {why}. Admissible: {', '.join(admitted(oracle))}",
+                f"{evaluator} cannot grade a {oracle} case: {why}. Admissible: {', '.join(admitted(known_oracle))}",
                 "$.metadata.case.evaluator"))
         elif status == "cond":
             out.append(Finding("judge-needs-validation",
@@ -289,8 +294,8 @@ def row_findings(value: dict[str, Any], case: dict[str, Any] | None = None) -> l
         out.append(Finding("expected-on-behavior-only",
                            "an expected-behavior-only case carries expected, which no evaluator may "
                            "grade against; make it a checkable oracle type or drop expected", "$.expected"))
-    if known_oracle:
-        out.extend(expected_shape(oracle, value))
+    if known_oracle is not None:
+        out.extend(expected_shape(known_oracle, value))
     return out
 
 

@@ -10,7 +10,7 @@ from . import parallel
 from .atomic import AtomicFolder, AtomicOutput, target_kind, together
 from .canonical import jsonvalue
 from .canonical.errors import UsageError, WriteError
-from .canonical.format import Format, RowWriter
+from .canonical.format import Format
 from .canonical.row import Row
 from .canonical.validator import Checked, Validator
 from .registry import REGISTRY
@@ -43,7 +43,8 @@ def read(path: str, *, from_: str | None = None, encoding: str | None = None,
         return ReadResult(fmt.name, valid, log, report)
 
 
-def _write_row(writer: RowWriter, row: Row) -> None:
+def _write_row(writer: parallel.PayloadWriter, row: Any) -> None:
+    """Write a `Row`, or a checked row's payload (a `Row` or what the workers wrote)."""
     try:
         writer.write(row)
     except jsonvalue.JSONValueError as err:  # rows built in code can hold NaN; read rows cannot
@@ -70,9 +71,13 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
 def _output(fmt: Format, path: str | None) -> "AtomicOutput | AtomicFolder":
     if not fmt.folder:
         return AtomicOutput(path)
+    return AtomicFolder(_folder_named(fmt, path))
+
+
+def _folder_named(fmt: Format, path: str | None) -> str:
     if path is None:
         raise UsageError(f"format '{fmt.name}' writes a folder; name it with -o DIR")
-    return AtomicFolder(path)
+    return path
 
 
 def check_folder_output(source: str, path: str) -> None:
@@ -226,11 +231,13 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     if output == STDIO:
         output = None
     fmt_out = _writer_format(to)
-    if keep_going and ledger is None and not fmt_out.folder and target_kind(output) != "file":
-        raise UsageError("--keep-going to standard output or a stream needs --ledger PATH for the rejected rows")
-    ledger_file = (ledger or ledger_path_for(source, output)) if keep_going else None
-    if fmt_out.folder and output is not None:
-        check_folder_output(source, output)
+    if fmt_out.folder:
+        check_folder_output(source, _folder_named(fmt_out, output))
+    if keep_going and not ledger:
+        if output is None or (not fmt_out.folder and target_kind(output) != "file"):
+            raise UsageError("--keep-going to standard output or a stream needs --ledger PATH for the rejected rows")
+        ledger = ledger_path_for(source, output)
+    ledger_file = ledger if keep_going else None
     check_written_paths(source, {"the output": None if fmt_out.folder else output, "the ledger": ledger_file,
                                  "the report": report})
     writer_options = REGISTRY.writer_options(fmt_out, output, options)

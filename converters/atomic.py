@@ -23,14 +23,14 @@ import stat
 import sys
 import tempfile
 import time
-from typing import IO, Iterator, TextIO
+from typing import IO, Any, Iterator, TextIO
 
 from .canonical.errors import UsageError, WriteError
 
-try:
+if sys.platform == "win32":  # no flock: temp files are not swept
+    fcntl = None
+else:
     import fcntl
-except ImportError:  # no flock (Windows): temp files are not swept
-    fcntl = None  # type: ignore[assignment]
 
 SUFFIX = ".evalconv-tmp"
 STDOUT = "<stdout>"
@@ -49,14 +49,22 @@ class AtomicOutput:
         self.kind = target_kind(path)  # "file", "stream" or "stdout"
         self._tmp_name: str | None = None  # a file target's temp file, while it is ours
         self._spool: IO[bytes] | None = None  # a stream target's spool
-        self.stream: TextIO | None = None
+        self._stream: TextIO | None = None
         self._encoded = False  # bytes written past the text layer
         self._prepared = False
+
+    @property
+    def stream(self) -> TextIO:
+        """The text stream `open()` made."""
+        if self._stream is None:
+            raise RuntimeError(f"{self.label} is not open")
+        return self._stream
 
     def open(self) -> TextIO:
         if self.kind == "stdout" and sys.stdout is None:
             raise WriteError("standard output is closed; name an output file with -o", source=STDOUT)
         if self.kind == "file":
+            assert self.path is not None  # a file target is named
             real = os.path.realpath(self.path)  # a symlink is kept; the file it names is replaced
             folder, name = os.path.dirname(real), os.path.basename(real)
             sweep_stale(folder, name)
@@ -67,24 +75,24 @@ class AtomicOutput:
             self._real = real
             if fcntl is not None:  # the lock tells a later run this temp file is live
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            self.stream = os.fdopen(fd, "w", encoding="utf-8", newline="")
+            self._stream = os.fdopen(fd, "w", encoding="utf-8", newline="")
         else:
             sweep_stale(tempfile.gettempdir(), "stdout")  # spools of versions that named them
             try:
                 self._spool = tempfile.TemporaryFile()  # unnamed: nothing is left when killed
             except OSError as err:
                 raise self._spool_error(err) from None
-            self.stream = open(self._spool.fileno(), "w", encoding="utf-8", newline="", closefd=False)
-        return self.stream
+            self._stream = open(self._spool.fileno(), "w", encoding="utf-8", newline="", closefd=False)
+        return self._stream
 
     def write_encoded(self, data: bytes) -> None:
         """UTF-8 text another process encoded, written past the text layer as it is. Text
         written before (a header) goes first; write no text after."""
-        assert self.stream is not None
+        assert self._stream is not None
         if not self._encoded:
-            self.stream.flush()
+            self._stream.flush()
             self._encoded = True
-        self.stream.buffer.write(data)
+        self._stream.buffer.write(data)
 
     def commit(self) -> None:
         """Publish now, or, inside `together()`, when every output of the group is ready."""
@@ -97,12 +105,12 @@ class AtomicOutput:
 
     def prepare(self) -> None:
         """Everything short of publishing: the whole text written and on disk."""
-        assert self.stream is not None
+        assert self._stream is not None
         try:
-            self.stream.flush()
+            self._stream.flush()
             if self.kind == "file":
                 assert self._tmp_name is not None
-                os.fsync(self.stream.fileno())
+                os.fsync(self._stream.fileno())
                 os.chmod(self._tmp_name, _mode_for(self._real))  # mkstemp makes it owner-only
         except OSError as err:
             failure = self.error(err)
@@ -111,9 +119,10 @@ class AtomicOutput:
         self._prepared = True
 
     def publish(self) -> None:
-        assert self._prepared and self.stream is not None
+        assert self._prepared and self._stream is not None
         try:
             if self.kind == "file":
+                assert self._tmp_name is not None
                 os.replace(self._tmp_name, self._real)  # rename while the lock is held, then let go
                 self._tmp_name = None
             else:
@@ -139,14 +148,15 @@ class AtomicOutput:
                 target.flush()
             sys.stdout.flush()
             return
+        assert self.path is not None  # a stream target is named
         with open(self.path, "wb") as out:  # a FIFO or a character device: no truncation, no rename
             shutil.copyfileobj(self._spool, out, 1 << 20)
 
     def abort(self) -> None:
         """Discard the output; the temp file goes whatever closing it raises (a full disk)."""
         try:
-            if self.stream is not None and not self.stream.closed:
-                self.stream.close()
+            if self._stream is not None and not self._stream.closed:
+                self._stream.close()
         except OSError:
             pass
         finally:
@@ -175,7 +185,7 @@ class AtomicOutput:
         self.open()
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
         if self._prepared and _pending.get() is not None and exc_type is None:
             return  # the group publishes it
         failure = None
@@ -284,7 +294,7 @@ class AtomicFolder:
         self.folder: str | None = None
 
     @property
-    def stream(self) -> "AtomicFolder":  # what writers are handed: they write under `.folder`
+    def stream(self) -> Any:  # handed to a folder format's writer (typed `out: Any`) where a text stream goes
         return self
 
     def check_target(self) -> None:
@@ -334,7 +344,7 @@ class AtomicFolder:
     def __enter__(self) -> "AtomicFolder":
         return self.open()
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
         self.abort()
 
 

@@ -55,7 +55,8 @@ def plan(root: str, outdir: str, *, to: str, include: tuple[str, ...] = (),
          exclude: tuple[str, ...] = ()) -> list[tuple[Found, str]]:
     """(input, output path) pairs; two inputs that would land on one output are refused."""
     ext = output_extension(to)
-    pairs, taken = [], {}
+    pairs: list[tuple[Found, str]] = []
+    taken: dict[str, str] = {}
     for found in collect([root], include=include, exclude=exclude, skip=outdir):
         stem = found.relative
         for known in sorted((e for f in REGISTRY.all() for e in f.extensions), key=len, reverse=True):

@@ -20,11 +20,12 @@ import os
 from array import array
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Generator, Iterator, NamedTuple, Protocol, TextIO, cast
 
-from .atomic import AtomicOutput
+from .atomic import AtomicFolder, AtomicOutput
 from .canonical import jsonvalue
 from .canonical.errors import ReadError
+from .canonical.format import RowWriter, WriteOptions
 from .canonical.json_format import JSONL_FORMAT
 from .canonical.row import Row
 from .canonical.source import Lines, SourceRow
@@ -44,8 +45,15 @@ LINE_PER_ROW = ("csv", "jsonl")        # writers whose output is one self-contai
 DECODED = ("parquet", "hf")
 
 
+class PayloadWriter(Protocol):
+    """What `row_writer` gives: it writes a valid `Checked` row's payload (a `Row`, or what the
+    workers wrote), whichever implementation checked it."""
+
+    def write(self, row: Any) -> None: ...
+
+
 def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str | None,
-                 encoding: str | None, jobs: int | None, label: str, options: dict[str, Any],
+                 encoding: str | None, jobs: int | None, label: str, options: WriteOptions,
                  require: tuple[str, ...] = ()) -> "SerialRows | Workers":
     """The checked rows of one input, as a context manager: `Workers` for a file worth
     splitting, else `SerialRows` over `rows`. Enter it before opening any output (workers
@@ -66,10 +74,10 @@ class SerialRows:
     def __init__(self, rows: Iterator[SourceRow]) -> None:
         self._rows = rows
 
-    def checked(self, validator: Validator) -> Iterator[Checked]:
+    def checked(self, validator: Validator) -> Iterator[Checked[Row]]:
         return validator.check_all(self._rows)
 
-    def row_writer(self, writer: Any, out: AtomicOutput, to: str) -> Any:
+    def row_writer(self, writer: RowWriter, out: AtomicOutput | AtomicFolder, to: str) -> PayloadWriter:
         """What writes a valid row's payload: here the format's own writer."""
         return writer
 
@@ -163,7 +171,7 @@ class DecodedWriter:
     """For a DECODED target: the workers' canonical JSONL lines (valid rows: JSON escapes every
     line break, so a row is one line) become Rows again for the format's own writer."""
 
-    def __init__(self, writer: Any) -> None:
+    def __init__(self, writer: RowWriter) -> None:
         self._writer = writer
 
     def write(self, row: Encoded | CleanRows) -> None:
@@ -178,8 +186,11 @@ class DecodedWriter:
             write(Row.from_json(loads(line)))
 
 
-def writer_for(out: AtomicOutput, writer: Any, to: str) -> "EncodedWriter | DecodedWriter":
-    return DecodedWriter(writer) if to in DECODED else EncodedWriter(out, writer)
+def writer_for(out: AtomicOutput | AtomicFolder, writer: RowWriter, to: str) -> "EncodedWriter | DecodedWriter":
+    if to in DECODED:
+        return DecodedWriter(writer)
+    assert isinstance(out, AtomicOutput)  # a folder output is DECODED
+    return EncodedWriter(out, writer)
 
 
 class _ByteSink:
@@ -224,23 +235,25 @@ class _Chunk(NamedTuple):
 
 
 def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int, int], label: str,
-                 to: str | None, options: dict[str, Any], require: tuple[str, ...]) -> _Chunk:
+                 to: str | None, options: WriteOptions, require: tuple[str, ...]) -> _Chunk:
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
         now = os.fstat(f.fileno())
     if len(data) != end - start or (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) != expected:
-        error = changed(label, expected, (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns))
-        return _Chunk(b"", array("Q"), array("Q"), SetKeys(), {}, 0, ("changed", error.message))
+        moved = changed(label, expected, (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns))
+        return _Chunk(b"", array("Q"), array("Q"), SetKeys(), {}, 0, ("changed", moved.message))
     lines = Lines(io.BytesIO(data), source=label, at_start=start == 0)
     validator = Validator(source=label, require=require, set_rules=False)
     sink = _ByteSink()
-    writer = REGISTRY.get(to).open_writer(sink, LossReport(to), options) if to else None
-    if hasattr(writer, "write_chunks"):  # a writer that writes in runs (CSV): told it is a worker
-        writer.write_chunks()
+    # The writers handed to workers only call `write` on their output.
+    writer = REGISTRY.get(to).open_writer(cast(TextIO, sink), LossReport(to), options) if to else None
+    write_chunks = getattr(writer, "write_chunks", None)
+    if write_chunks is not None:  # a writer that writes in runs (CSV): told it is a worker
+        write_chunks()
     sink.parts, sink.size = [], 0  # the parent writes the header
     ends, line_numbers, keys, notes = array("Q"), array("Q"), SetKeys(), {}
-    error = None
+    error: tuple[str, int | None, str | None] | None = None
     try:
         for src in JSONL_FORMAT.read(lines, ReadReport("jsonl")):
             checked = validator.check(src)
@@ -252,6 +265,7 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
                 notes[len(keys)] = (checked.findings, rejected, value if rejected else None)
             keys.add(checked.deferred)
             ends.append(sink.size)
+            assert src.line is not None  # JSONL rows have their line
             line_numbers.append(src.line)
     except ReadError as err:
         error = (err.message, err.line, err.field)
@@ -265,7 +279,7 @@ class Workers:
     Create it before opening any output: the first chunks are handed out at once, which starts
     (forks) the workers."""
 
-    def __init__(self, path: str, *, label: str, to: str | None, options: dict[str, Any],
+    def __init__(self, path: str, *, label: str, to: str | None, options: WriteOptions,
                  require: tuple[str, ...] = (), jobs: int = 2) -> None:
         from .pools import WorkerPool
 
@@ -286,7 +300,7 @@ class Workers:
         while len(self._pending) < self._jobs * 2 and (cut := next(self._chunks, None)) is not None:
             self._pending.append((*cut, self._pool.submit(_check_chunk, self._path, *cut, *self._task)))
 
-    def checked(self, validator: Validator) -> Iterator[Checked | CleanRows]:
+    def checked(self, validator: Validator) -> Iterator[Checked[Encoded] | CleanRows]:
         """The same `Checked` rows, in the same order, as the serial reader and validator give,
         except that valid rows carry `Encoded` text instead of a `Row`, and runs of valid rows
         with nothing to report come as `CleanRows` (validating only, `to=None`: just counted).
@@ -304,7 +318,7 @@ class Workers:
         if now != self._identity:
             raise changed(self._label, self._identity, now)
 
-    def row_writer(self, writer: Any, out: AtomicOutput, to: str) -> "EncodedWriter | DecodedWriter":
+    def row_writer(self, writer: RowWriter, out: AtomicOutput | AtomicFolder, to: str) -> "EncodedWriter | DecodedWriter":
         """What writes a valid row's payload: the workers' text, as it is (or, for a format
         that is not text, read back into rows for the format's writer)."""
         return writer_for(out, writer, to)
@@ -317,7 +331,7 @@ class Workers:
 
 
 def _merge(path: str, start: int, end: int, future: Future, line_base: int, label: str,
-           validator: Validator, to: str | None) -> Iterator[Checked | CleanRows]:
+           validator: Validator, to: str | None) -> Generator[Checked[Encoded] | CleanRows, None, int]:
     from .pools import INTERRUPTED
 
     chunk = future.result()

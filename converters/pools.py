@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 PARENT_CHECK_SECONDS = 0.2
 INTERRUPTED = None  # what a task stopped by Ctrl-C returns
@@ -54,7 +54,7 @@ class WorkerPool(ProcessPoolExecutor):
         finally:
             _release_interrupts(held)
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         if exc_type is None:
             self.shutdown(wait=True)
             return False

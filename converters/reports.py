@@ -82,7 +82,7 @@ class LossReport:
         return self.dropped.paths_for(row_id)
 
     def to_json(self) -> dict[str, Any]:
-        out = {"format": self.format, "output": self.output, "rows": self.rows, "lossy": self.lossy,
+        out: dict[str, Any] = {"format": self.format, "output": self.output, "rows": self.rows, "lossy": self.lossy,
                "dropped": self.dropped.to_json(), "carried": self.carried.to_json()}
         if self.notes:
             out["notes"] = list(self.notes)
@@ -124,7 +124,7 @@ class ReadReport:
         return lines[:shown] + ([f"... and {more} more edited field(s) (see the read report)"] if more > 0 else [])
 
     def to_json(self) -> dict[str, Any]:
-        out = {"format": self.format, "source": self.source, "rows": self.rows,
+        out: dict[str, Any] = {"format": self.format, "source": self.source, "rows": self.rows,
                "inferred": self.inferred.to_json(), "ignored": self.ignored.to_json()}
         if self.edited:
             out["edited"] = self.edited.to_json()

@@ -216,11 +216,14 @@ class RunReport:
         case_id = record.get("caseId")
         if isinstance(case_id, str) and case_id in self._case_index:
             return self._case_index[case_id]
-        ref = record.get("caseRef") if isinstance(record.get("caseRef"), dict) else {}
+        ref = given if isinstance(given := record.get("caseRef"), dict) else {}
+        value = ref.get("value")
+        if not isinstance(value, str):
+            return -1
         if ref.get("kind") == "langsmith-example-id":
-            return self._langsmith.get(ref.get("value"), -1)
+            return self._langsmith.get(value, -1)
         if ref.get("kind") == "name":
-            return self._case_index.get(ref.get("value"), -1)
+            return self._case_index.get(value, -1)
         return -1
 
     def _attempt(self, record: dict[str, Any]) -> None:
@@ -242,13 +245,14 @@ class RunReport:
 
     def _result(self, record: dict[str, Any]) -> None:
         self.results += 1
-        attempt = self._attempt_index.get(record.get("attemptId"))  # type: ignore[arg-type]
+        attempt_ref = record.get("attemptId")
+        attempt = self._attempt_index.get(attempt_ref) if isinstance(attempt_ref, str) else None
         if attempt is None:
             self.ledger.add(runs.ledger_entry("result-without-attempt",
                                               f"no attempt '{record.get('attemptId')}' in the runs given",
                                               id=record.get("id"), ref=record.get("attemptId"), source=record.get("source")))
             return
-        evaluator = record.get("evaluator") if isinstance(record.get("evaluator"), dict) else {}
+        evaluator = given if isinstance(given := record.get("evaluator"), dict) else {}
         name = str(evaluator.get("name"))
         type_ = self._override.get(name, evaluator.get("type"))
         passed = record.get("passed") if isinstance(record.get("passed"), bool) else None
@@ -293,9 +297,9 @@ class RunReport:
         for index, case in enumerate(self.cases):
             outcome = "failed" if case.fail else "unscored" if case.pending or not case.passed else "passed"
             overall.add(outcome, case)
-            for name, values in case.slices.items():
+            for slice_name, values in case.slices.items():
                 for value in values:
-                    slices[name].setdefault(value, Bucket()).add(outcome, case)
+                    slices[slice_name].setdefault(value, Bucket()).add(outcome, case)
             if case.gated:
                 for gate, bucket in zip(self._gates, gate_buckets):
                     if gate.field == "overall" or gate.value in self._gate_slices[index][gate.field]:

@@ -12,7 +12,7 @@ import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -163,12 +163,12 @@ def _json_sheet(text: str, path: str) -> Sheet:
         records: list[tuple[int | None, Any]] = [(None, item) for item in items]
     else:
         records = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
+        for number, text_line in enumerate(text.splitlines(), 1):
+            if not text_line.strip():
                 sheet.blank += 1
                 continue
             try:
-                records.append((number, jsonvalue.loads(line)))
+                records.append((number, jsonvalue.loads(text_line)))
             except jsonvalue.JSONValueError as err:
                 raise ReadError(f"line is not valid JSON: {err}", source=path, line=number) from None
     for line, record in records:
@@ -223,6 +223,9 @@ def target_path(user: str, *, source: str, column: str) -> str:
     if path in ("$.id", "$.input", "$.expected"):
         return path
     if len(parts) >= 2 and parts[0] == "metadata" and isinstance(parts[1], str):
+        if not all(isinstance(part, str) for part in parts):  # the import builds objects, not lists
+            raise UsageError(f"column '{column}': '{user}' names a list item; a column goes in an object "
+                             f"key (metadata.<key>)", source=source)
         if parts[1] != "case":
             return paths.to_path(parts[:2]) if len(parts) == 2 else path
         if len(parts) == 3 and parts[2] in CASE_FIELD_KINDS and parts[2] not in ("caseId", "extensions"):
@@ -367,7 +370,7 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
             cell = _cell(record.get(column), target, sheet.text_cells) if column in record else None
             if cell is None:
                 continue
-            parts = paths.parse(target)
+            parts = cast(list[str], paths.parse(target))  # object keys only (`target_path`)
             if target in ("$.id", "$.input", "$.expected"):
                 value[target[2:]] = cell.strip() if target == "$.id" and isinstance(cell, str) else cell
             elif parts[1] == "case":

@@ -6,7 +6,7 @@ import os
 import stat
 import sys
 from contextlib import contextmanager
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, cast
 
 from .canonical.errors import EvalconvError, ReadError, UsageError
 from .canonical.format import Format
@@ -26,7 +26,8 @@ def label(path: str) -> str:
 def _open_bytes(path: str) -> Iterator[IO[bytes]]:
     if path == STDIO:
         stream = sys.stdin.buffer
-        yield stream if hasattr(stream, "peek") else io.BufferedReader(stream)  # peek: detection
+        # peek: detection. The stubs type stdin's buffer BinaryIO; without peek it is a raw stream (readinto).
+        yield stream if hasattr(stream, "peek") else io.BufferedReader(cast(io.RawIOBase, stream))
         return
     try:
         stream = open(path, "rb")
@@ -81,7 +82,7 @@ def reading(path: str, *, from_: str | None = None, encoding: str | None = None,
             yield opened
     except Exception as err:  # a bug, not bad input: the CLI's last guard names the file
         if not isinstance(err, EvalconvError) and not hasattr(err, "evalconv_source"):
-            err.evalconv_source = label(path)  # type: ignore[attr-defined]
+            err.evalconv_source = label(path)  # type: ignore[attr-defined]  # any exception: the CLI's guard reads it
         raise
 
 

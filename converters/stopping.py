@@ -19,8 +19,8 @@ import time
 from typing import Any, NoReturn
 
 FORCE_AFTER_SECONDS = 3.0
-EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
-WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
+WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
 
 class Terminated(KeyboardInterrupt):

@@ -7,6 +7,7 @@ from typing import Any, Iterable, Iterator
 
 from .canonical import paths
 from .canonical.errors import EvalconvError, UsageError
+from .canonical.format import WriteOptions
 from .canonical.validator import Validator
 from . import parallel
 from .reports import FindingLog
@@ -69,7 +70,7 @@ def validate_file(path: str, *, from_: str | None = None, encoding: str | None =
         with reading(path, from_=from_, encoding=encoding, delimiter=delimiter,
                      allow_outside_refs=allow_outside_refs) as (fmt, rows, report), \
                 parallel.checked_rows(path, fmt.name, rows, to=None, encoding=encoding, jobs=jobs,
-                                      label=label(path), options={}, require=required) as checker:
+                                      label=label(path), options=WriteOptions(), require=required) as checker:
             result.format = fmt.name
             validator = Validator(source=label(path), require=required, packs=packs)
             for checked in checker.checked(validator):

@@ -156,21 +156,53 @@ def test_output_suffix_defaults_to_the_first_extension():
     assert all(f.output_suffix or f.folder for f in REGISTRY.all() if f.can_write)  # hf: OUTDIR/<name>/
 
 
-def test_canonical_imports_nothing_from_the_application_layer():
-    """canonical/ is the bottom layer: the registry, API, reports and CLI build on it, never the reverse."""
+def _imports(folder: str, package: str, root: Path = ROOT):
+    """(file, module) for each module that a file under `folder` (the package `package`)
+    imports, relative imports resolved; `from m import n` counts as m and as m.n."""
     import ast
 
-    for path in sorted((ROOT / "canonical").glob("*.py")):
+    for path in sorted((root / folder).rglob("*.py")):
+        parts = [*package.split("."), *path.relative_to(root / folder).with_suffix("").parts]
+        here = parts[:-1]  # the package a relative import starts from
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
-                names = [node.module or ""] if node.level == 0 else []
-                assert node.level <= 1, f"{path.name} imports from outside canonical/ ({node.module})"
+                base = ".".join([*here[:len(here) - node.level + 1], *([node.module] if node.module else [])]) \
+                    if node.level else node.module or ""
+                yield path, base
+                for alias in node.names:
+                    yield path, f"{base}.{alias.name}"
             elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            else:
-                continue
-            assert not [n for n in names if n.split(".")[0] in ("evalconv", "converters", "vendors")], (
-                f"{path.name} imports {names}")
+                for alias in node.names:
+                    yield path, alias.name
+
+
+def test_the_import_walk_resolves_relative_imports(tmp_path):
+    (tmp_path / "src" / "sub").mkdir(parents=True)
+    (tmp_path / "src" / "sub" / "__init__.py").write_text("from . import a\n", encoding="utf-8")
+    (tmp_path / "src" / "sub" / "mod.py").write_text(
+        "import os.path\nfrom .. import cli\nfrom ..reports import Loss\ndef f():\n    from .a import b\n", encoding="utf-8")
+    found = {(path.name, module) for path, module in _imports("src", "top.pkg", root=tmp_path)}
+    assert found == {("__init__.py", "top.pkg.sub"), ("__init__.py", "top.pkg.sub.a"), ("mod.py", "os.path"),
+                     ("mod.py", "top.pkg"), ("mod.py", "top.pkg.cli"), ("mod.py", "top.pkg.reports"),
+                     ("mod.py", "top.pkg.reports.Loss"), ("mod.py", "top.pkg.sub.a"), ("mod.py", "top.pkg.sub.a.b")}
+
+
+def test_canonical_imports_nothing_from_the_application_layer():
+    """canonical/ is the bottom layer: the registry, API, reports, vendors and CLI build on it,
+    never the reverse (formats see reports through the protocols in canonical/reporting.py)."""
+    bad = [(path.name, module) for path, module in _imports("canonical", "evalconv.canonical")
+           if module.split(".")[0] in ("evalconv", "converters", "vendors")
+           and not (module == "evalconv.canonical" or module.startswith("evalconv.canonical."))]
+    assert not bad
+
+
+def test_vendors_import_nothing_from_the_cli():
+    """A format works the same from the library: the CLI is a layer over vendors, never under.
+    Nor do they import the reports: they see them through canonical/reporting.py's protocols."""
+    above = ("evalconv.cli", "evalconv._launch", "evalconv.reports")
+    bad = [(str(path.relative_to(ROOT)), module) for path, module in _imports("vendors", "evalconv.vendors")
+           if module.split(".")[0] in ("click", "converters") or module in above or module.startswith(tuple(f"{m}." for m in above))]
+    assert not bad
 
 
 def test_every_finding_code_in_the_source_is_in_the_table():

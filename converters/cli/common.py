@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NoReturn
 
 import click
 
@@ -17,7 +17,7 @@ from ..canonical.suggest import count
 SHOWN_PER_KIND = 50
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     click.echo(f"evalconv: error: {message}", err=True)
     sys.exit(code)
 

@@ -71,7 +71,7 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     declared = REGISTRY.declared_options()
     file_options = {declared[name].metadata["flag"]: value for name, value in options.items()
                     if declared[name].metadata["writes_file"] and value is not None}
-    reading = {"delimiter": delimiter_option(delimiter), "allow_outside_refs": allow_outside_refs}
+    reading: dict[str, Any] = {"delimiter": delimiter_option(delimiter), "allow_outside_refs": allow_outside_refs}
     if os.path.isdir(source) and folder_format(source, from_) is None:
         for flag, given in (*file_options.items(), ("--report", report_path), ("--ledger", ledger)):
             if given:

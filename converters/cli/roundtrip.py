@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Sequence
 
 import click
 
@@ -72,7 +73,7 @@ def junit_cases(report: gate.RoundtripReport) -> list[Case]:
         by_row: dict[str | None, list[str]] = {}
         for problem in result.problems:
             by_row.setdefault(problem.id, []).append(f"{problem.path}: {problem.problem}")
-        ids = result.row_ids or [None]
+        ids: Sequence[str | None] = result.row_ids or [None]
         for row_id in ids:
             failures = by_row.pop(row_id, [])
             if report.strict and result.status == "lossy":

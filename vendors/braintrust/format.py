@@ -211,7 +211,7 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str],
     return value
 
 
-def _take_tag_edits(case: dict[str, Any], tags: list[str], own: Any, row_id: str, report: Any) -> dict[str, Any]:
+def _take_tag_edits(case: dict[str, Any], tags: list[str], own: Any, row_id: str, report: ReadReporter) -> dict[str, Any]:
     """A facet tag that names another value than the carried case field was edited in
     Braintrust: the edit wins (one tag per single-valued field; the concern tags as a list)."""
     own_tags = {t for t in own if isinstance(t, str)} if isinstance(own, list) else set()

@@ -87,7 +87,7 @@ class BraintrustResults:
         key = (own,) if isinstance(own, str) and own else (run, index, case_id)
         error = runs.first_line(row.get("error") if isinstance(row.get("error"), str) else
                                 (str(row["error"]) if row.get("error") else None))
-        metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
+        metrics = row["metrics"] if isinstance(row.get("metrics"), dict) else {}
         start, end = runfiles.number(metrics.get("start")), runfiles.number(metrics.get("end"))
         attempt = runs.attempt(
             harness=HARNESS, key=key, case_id=case_id, case_ref=ref, case_version=version,

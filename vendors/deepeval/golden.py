@@ -9,7 +9,7 @@ import copy
 from typing import Any, Callable
 
 from evalconv.canonical import jsonvalue, paths
-from evalconv.canonical.row import ABSENT, Row
+from evalconv.canonical.row import ABSENT, CaseProfile, Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.validator import STARTER_MARK, is_starter
@@ -23,7 +23,7 @@ Carry = Callable[..., None]
 def is_conversation(row: Row) -> bool:
     """A chat input DeepEval can hold as a conversational golden's turns: user and assistant
     messages with text content and nothing else, in a row with no DeepEval run data."""
-    messages = row.input.get("messages") if _is_chat(row.input) else None
+    messages = row.input.get("messages") if _is_chat(row.input) else []
     return bool(messages) and all(
         isinstance(m, dict) and set(m) == {"role", "content"} and m["role"] in ("user", "assistant")
         and isinstance(m["content"], str) for m in messages) and not row.metadata.keys() & set(RESTORED)
@@ -118,7 +118,7 @@ def _tool(call: dict[str, Any], index: int, carry: Carry) -> dict[str, Any]:
     return tool
 
 
-def _place_expectations(case: dict[str, Any], golden: dict[str, Any], carry: Carry) -> None:
+def _place_expectations(case: CaseProfile, golden: dict[str, Any], carry: Carry) -> None:
     """expectedBehavior -> expectations.must, unacceptableBehavior -> must_not (4.3+), stripped
     as DeepEval strips them; blank text, which DeepEval rejects, is only carried."""
     must = []

@@ -18,7 +18,7 @@ from evalconv.canonical.errors import ReadError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
-from evalconv.canonical.reporting import ReadReporter
+from evalconv.canonical.reporting import QuietLoss, ReadReporter
 
 from .fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, RUN_FIELDS, RUN_KEY, VENDOR_KEY
 from .golden import build_golden
@@ -138,7 +138,7 @@ def decode_csv_cell(key: str, cell: str) -> Any:
     return cell
 
 
-def _row(golden: dict[str, Any], line: int, record: int | None, index: int, variant: str,
+def _row(golden: dict[str, Any], line: int | None, record: int | None, index: int, variant: str,
          report: ReadReporter) -> SourceRow:
     name = golden.get("name")
     try:
@@ -170,11 +170,7 @@ def _take_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, rep
     if not schema.is_valid(value):
         return value  # the validator reports what is wrong with the carried row
 
-    class _Quiet:
-        def carry(self, *args: Any) -> None:
-            pass
-
-    written = build_golden(Row.from_json(value), _Quiet())
+    written = build_golden(Row.from_json(value), QuietLoss())
     row = copy.deepcopy(value)
     if "turns" in golden and "input" not in golden:  # a conversational golden: its turns and outcome
         turns = [{k: t[k] for k in ("role", "content") if k in t} if isinstance(t, dict) else t

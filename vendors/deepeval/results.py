@@ -111,7 +111,7 @@ class DeepEvalResults:
 
 
 def _metric(metric: dict[str, Any], attempt_id: str, index: int, source: dict[str, Any]) -> dict[str, Any]:
-    name = metric.get("name") if isinstance(metric.get("name"), str) and metric.get("name") else f"metric {index + 1}"
+    name = given if isinstance(given := metric.get("name"), str) and given else f"metric {index + 1}"
     model = _get(metric, "model")
     type_, how = evaluator_type(name, model)
     error = runs.first_line(metric.get("error"))

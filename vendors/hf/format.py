@@ -14,8 +14,9 @@ from typing import Any, Iterator
 
 from evalconv.canonical import parquet_format, paths
 from evalconv.canonical.errors import ReadError
-from evalconv.canonical.format import FieldLoss, Format
+from evalconv.canonical.format import FieldLoss, Format, WriteOptions
 from evalconv.canonical.json_format import JSONL_FORMAT
+from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import ABSENT, Row
 from evalconv.canonical.source import Lines, SourceRow
 from evalconv.canonical.validator import STARTER_PROVENANCES
@@ -64,7 +65,7 @@ class HuggingFaceFormat(Format):
     def matches_path(self, path: str) -> bool:
         return os.path.isdir(path) and is_dataset_folder(path)
 
-    def read(self, lines: Lines, report: Any) -> Iterator[SourceRow]:
+    def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         folder = lines.path or lines.source
         files = data_files(folder)
         if len(files) > 1 or files[0][0] != SPLIT:
@@ -83,7 +84,7 @@ class HuggingFaceFormat(Format):
                     record += 1
                     yield row
 
-    def open_writer(self, out: Any, report: Any, options: Any) -> "DatasetWriter":
+    def open_writer(self, out: Any, report: LossReporter, options: WriteOptions) -> "DatasetWriter":  # out: the folder output
         target = options.path or "dataset"
         return DatasetWriter(out.folder, os.path.basename(os.path.normpath(target)) or "dataset", report)
 
@@ -145,7 +146,7 @@ class DatasetWriter:
     """Streams rows into one canonical Parquet data file; the card is written at close, when
     the counts are known."""
 
-    def __init__(self, folder: str, title: str, report: Any) -> None:
+    def __init__(self, folder: str, title: str, report: LossReporter) -> None:
         self._folder = folder
         self._title = title
         self._report = report

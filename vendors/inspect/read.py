@@ -13,12 +13,13 @@ from typing import Any, Iterator
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError
+from evalconv.canonical.reporting import QuietLoss, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 
 from .._common import records as rec
 from .fields import EXTENSION_FIELDS, SAMPLE_FIELDS, VENDOR
-from .write import STARTER_KEY, Quiet, build_sample
+from .write import STARTER_KEY, build_sample
 
 csv.field_size_limit(MAX_LINE_BYTES)
 EDITED = "edited in Inspect: the native value differs from the copy evalconv carried; the edit wins"
@@ -68,7 +69,7 @@ class FieldSpec:
         return out
 
 
-def read_samples(lines: Lines, report: Any, spec: FieldSpec | None = None) -> Iterator[SourceRow]:
+def read_samples(lines: Lines, report: ReadReporter, spec: FieldSpec | None = None) -> Iterator[SourceRow]:
     spec = spec or FieldSpec()
 
     def build(record: dict[str, Any], index: int, cells: bool = False) -> dict[str, Any]:
@@ -78,7 +79,7 @@ def read_samples(lines: Lines, report: Any, spec: FieldSpec | None = None) -> It
         first, rest, lines, lambda record, index: build(record, index, True)))
 
 
-def row_value(sample: dict[str, Any], index: int, report: Any, cells: bool = False) -> dict[str, Any]:
+def row_value(sample: dict[str, Any], index: int, report: ReadReporter, cells: bool = False) -> dict[str, Any]:
     """The canonical row of one Inspect sample (raises BadRecord)."""
     sample = _decoded(sample) if cells else sample
     metadata = sample.get("metadata")
@@ -117,7 +118,7 @@ def _natural_input(value: Any) -> Any:
     return {"messages": value} if isinstance(value, list) else value
 
 
-def _own_row(sample: dict[str, Any], metadata: dict[str, Any], report: Any, cells: bool) -> dict[str, Any]:
+def _own_row(sample: dict[str, Any], metadata: dict[str, Any], report: ReadReporter, cells: bool) -> dict[str, Any]:
     raw_id = sample.get("id")
     row_id = str(raw_id) if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else ""
     if not row_id:
@@ -140,11 +141,11 @@ def _own_row(sample: dict[str, Any], metadata: dict[str, Any], report: Any, cell
     return value
 
 
-def _take_edits(value: dict[str, Any], sample: dict[str, Any], envelope: dict[str, Any], report: Any,
+def _take_edits(value: dict[str, Any], sample: dict[str, Any], envelope: dict[str, Any], report: ReadReporter,
                 cells: bool) -> None:
     """Where a native field differs from what evalconv writes for the carried row, the edit wins."""
     try:
-        written = build_sample(Row.from_json(value), Quiet(), csv_cells=cells)
+        written = build_sample(Row.from_json(value), QuietLoss(), csv_cells=cells)
     except Exception:  # the carried copy is not a valid row; the validator will say why
         return
     written = _decoded(written) if cells else written
@@ -182,7 +183,7 @@ def _blank(value: Any) -> Any:
     return None if value in ("", [], None) else value
 
 
-def _foreign_row(sample: dict[str, Any], metadata: dict[str, Any], index: int, report: Any) -> dict[str, Any]:
+def _foreign_row(sample: dict[str, Any], metadata: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
     raw_id = sample.get("id")
     ext: dict[str, Any] = {}
     if isinstance(raw_id, int) and not isinstance(raw_id, bool):

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import WriteError
+from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.validator import STARTER_MARK, is_starter
 
@@ -21,16 +22,6 @@ from .fields import CARRIED, EXTENSION_FIELDS, MESSAGE_KEYS, MESSAGE_ROLES, REAS
 # metadata.case.extensions.inspect (JSONL writes them natively).
 CSV_COLUMNS = ("id", "input", "target", "metadata")
 STARTER_KEY = "starter_example"  # tells an Inspect user (scorers, log viewer) the row is a starter
-
-
-class Quiet:
-    """A report that keeps nothing: the reader's dry run of the writer."""
-
-    def carry(self, path: str, row_id: str, reason: str) -> None:
-        pass
-
-    def drop(self, path: str, row_id: str, reason: str) -> None:
-        pass
 
 
 def chat_messages(value: Any) -> list[dict[str, Any]] | None:
@@ -52,7 +43,7 @@ def extension(row: Row) -> dict[str, Any]:
     return ext if isinstance(ext, dict) else {}
 
 
-def build_sample(row: Row, report: Any, *, csv_cells: bool = False) -> dict[str, Any]:
+def build_sample(row: Row, report: LossReporter, *, csv_cells: bool = False) -> dict[str, Any]:
     """The Inspect sample of one row; `csv_cells` gives csv_dataset's text cells instead."""
     if csv_cells and "\x00" in row.id:
         raise WriteError(f"row {row.id!r}: a NUL cannot stand in an Inspect CSV id; write JSONL", field="$.id")
@@ -84,7 +75,7 @@ def _sample_id(row_id: str, ext: dict[str, Any]) -> str | int:
     return row_id
 
 
-def _input(row: Row, envelope: dict[str, Any], report: Any, csv_cells: bool) -> Any:
+def _input(row: Row, envelope: dict[str, Any], report: LossReporter, csv_cells: bool) -> Any:
     value = row.input
     if isinstance(value, str) and not (csv_cells and "\x00" in value):
         if value == "":
@@ -102,7 +93,7 @@ def _input(row: Row, envelope: dict[str, Any], report: Any, csv_cells: bool) -> 
     return jsonvalue.dumps(value)
 
 
-def _target(row: Row, envelope: dict[str, Any], report: Any, csv_cells: bool) -> Any:
+def _target(row: Row, envelope: dict[str, Any], report: LossReporter, csv_cells: bool) -> Any:
     oracle = row.case["oracleType"]
     criteria = row.case.get("evaluationCriteria")
     if not row.has_expected:
@@ -156,7 +147,7 @@ def _as_cells(sample: dict[str, Any]) -> dict[str, str]:
 class SampleWriter:
     """Streams samples: JSONL (the default), a JSON array, or CSV (the variant the output's name says)."""
 
-    def __init__(self, out: TextIO, report: Any, variant: str) -> None:
+    def __init__(self, out: TextIO, report: LossReporter, variant: str) -> None:
         self._out, self._report, self._variant = out, report, variant
         self._count = 0
         self._csv = None

@@ -114,7 +114,7 @@ def example_record(row: Row) -> dict[str, Any]:
         record["outputs"] = outputs
     metadata = {k: v for k, v in row.metadata.items() if k != SPLIT_KEY}
     projected = [key for key, field in PROJECTIONS.items() if field in row.case and key not in row.metadata]
-    metadata.update((key, row.case[PROJECTIONS[key]]) for key in projected)
+    metadata.update((key, row.case_fields[PROJECTIONS[key]]) for key in projected)
     if is_starter(row.case) and STARTER_KEY not in row.metadata:  # a mark, dropped on read like a projection
         metadata[STARTER_KEY] = STARTER_MARK
         projected.append(STARTER_KEY)
@@ -183,8 +183,8 @@ class LangSmithWriter:
             self._report.carry(path, row.id, _MAP[(path, "carried")].reason)
         if record["id"] != row.id:
             carry("$.id")
-        for name in row.case:
-            if name != "evaluationCriteria" or not row.case[name]:
+        for name, value in row.case_fields.items():
+            if name != "evaluationCriteria" or not value:
                 carry(f"$.metadata.case.{name}")
         shadowed = record["metadata"].get(rec.ENVELOPE, {}).get("shadowed", {})
         for key in (SPLIT_KEY, rec.ENVELOPE):
@@ -272,7 +272,7 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
     return value
 
 
-def _take_edit(case: dict[str, Any], name: str, native: Any, where: str, row_id: str, report: Any) -> None:
+def _take_edit(case: dict[str, Any], name: str, native: Any, where: str, row_id: str, report: ReadReporter) -> None:
     """A case field LangSmith also holds natively: an edit there wins over the carried copy."""
     if not name or jsonvalue.same(native, case.get(name)):
         return

@@ -86,8 +86,8 @@ class LangSmithResults:
 def _run(run: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
     start, end = _time(run.get("start_time")), _time(run.get("end_time"))
     example = run.get("reference_example_id")
-    extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
-    meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
+    extra = given if isinstance(given := run.get("extra"), dict) else {}
+    meta = given if isinstance(given := extra.get("metadata"), dict) else {}
     status = _STATUS.get(run.get("status") or "", "error" if run.get("error") else "completed")
     return runs.attempt(
         harness=HARNESS, key=(run["id"],), case_id=None,
@@ -102,7 +102,7 @@ def _run(run: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
 
 
 def _feedback(feedback: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
-    origin = feedback.get("feedback_source") if isinstance(feedback.get("feedback_source"), dict) else {}
+    origin = given if isinstance(given := feedback.get("feedback_source"), dict) else {}
     kind = origin.get("type")
     if kind == "app":
         type_, status = "rubric-human", "reviewed"
@@ -110,7 +110,7 @@ def _feedback(feedback: dict[str, Any], source: dict[str, Any]) -> dict[str, Any
         type_, status = "exact-or-programmatic", "automated"
     else:
         type_, status = None, "automated"
-    key = feedback.get("key") if isinstance(feedback.get("key"), str) and feedback.get("key") else "feedback"
+    key = given if isinstance(given := feedback.get("key"), str) and given else "feedback"
     comment = feedback.get("comment")
     return runs.result(
         attempt_id=runs.attempt_id(HARNESS, feedback["run_id"]), name=key, type_=type_, type_source="inferred",

@@ -91,7 +91,8 @@ def assertion_from_string(expected: str) -> dict[str, Any]:
 
 def split_values(value: str) -> list[str]:
     """promptfoo's `parseCommaSeparatedAssertionValues` (quoted fields may hold commas)."""
-    out, i, n = [], 0, len(value)
+    out: list[str] = []
+    i, n = 0, len(value)
     while True:
         while i < n and (value[i].isspace() or value[i] == ","):
             i += 1

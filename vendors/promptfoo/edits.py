@@ -11,6 +11,7 @@ import copy
 from typing import Any
 
 from evalconv.canonical import jsonvalue, schema
+from evalconv.canonical.reporting import ReadReporter
 from evalconv.canonical.row import Row
 
 from .read import expected_from_assertion, input_from_vars, parse_envelope
@@ -19,7 +20,7 @@ from .text import unescape
 _WHY = "edited in the promptfoo file; the edit is kept (it differs from the copy evalconv carried in {where})"
 
 
-def take_edits(test: dict[str, Any], value: dict[str, Any], report: Any) -> dict[str, Any]:
+def take_edits(test: dict[str, Any], value: dict[str, Any], report: ReadReporter) -> dict[str, Any]:
     if not schema.is_valid(value):
         return value  # the validator reports what is wrong with the carried row
     from .csv_tests import HEADER, place_csv, test_from_cells  # the writer's modules import the reader's
@@ -48,9 +49,9 @@ def take_edits(test: dict[str, Any], value: dict[str, Any], report: Any) -> dict
     for name, kinds in (("evaluationCriteria", ("llm-rubric",)), ("unacceptableBehavior", ("not-llm-rubric",))):
         if name not in (placed.plan.native_case if placed.plan else []):
             continue
-        extra = [t for t in _texts(placed.test["assert"], kinds) if t not in row.case[name]]
+        extra = [t for t in _texts(placed.test["assert"], kinds) if t not in row.case_fields[name]]
         texts = [t for t in _texts(asserts, kinds) if t not in extra]
-        if texts != row.case[name]:
+        if texts != row.case_fields[name]:
             case[name] = texts
             report.edit(f"$.metadata.case.{name}", row_id, f"the {kinds[0]} assertions: " +
                         _WHY.format(where=f"metadata.case.{name}"))

@@ -262,7 +262,7 @@ class _Dumper(yaml.SafeDumper):
 _YAML_BREAKS = re.compile("[\x85\u2028\u2029]")
 
 
-def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+def _represent_str(dumper: yaml.representer.SafeRepresenter, text: str) -> yaml.ScalarNode:
     style = '"' if _YAML_BREAKS.search(text) else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
 

@@ -98,7 +98,7 @@ def _judged(row: Row, oracle: str) -> tuple[list[dict[str, Any]], list[str]]:
                     "value": escape("The output is equivalent to one of these acceptable answers:\n" + members)})
     native = []
     for name, kind in (("evaluationCriteria", "llm-rubric"), ("unacceptableBehavior", "not-llm-rubric")):
-        texts = row.case.get(name) or []
+        texts = row.case_fields.get(name) or []
         made = [{"type": kind, "value": escape(t)} for t in texts]
         out.extend(made)
         if texts and all(unescape(a["value"]) == t for a, t in zip(made, texts)):

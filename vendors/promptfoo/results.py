@@ -98,16 +98,16 @@ class PromptfooResults:
         test = entry["testCase"]
         case_id, case_version, ref = case_link(test)
         own = entry.get("id")
-        provider = entry.get("provider") if isinstance(entry.get("provider"), dict) else {}
+        provider = given if isinstance(given := entry.get("provider"), dict) else {}
         key = (own,) if isinstance(own, str) and own else (run, entry.get("testIdx"), entry.get("promptIdx"), provider.get("id"))
-        response = entry.get("response") if isinstance(entry.get("response"), dict) else None
+        response = given if isinstance(given := entry.get("response"), dict) else None
         # No response: promptfoo replaced the entry by its error (a grader that could not run does that).
         failed_call = response is None or bool(response.get("error"))
         error = runs.first_line((response or {}).get("error") or entry.get("error"))
         status = "completed"
         if failed_call:
             status = "timeout" if error and "timed out" in error.lower() else "error"
-        prompt = entry.get("prompt") if isinstance(entry.get("prompt"), dict) else {}
+        prompt = given if isinstance(given := entry.get("prompt"), dict) else {}
         attempt = runs.attempt(
             harness=HARNESS, key=key, case_id=case_id, case_ref=ref, case_version=case_version, run=run,
             harness_version=version if isinstance(version, str) else None,
@@ -139,8 +139,8 @@ class PromptfooResults:
 
 
 def _component(component: dict[str, Any], attempt_id: str, index: int, source: dict[str, Any]) -> dict[str, Any]:
-    assertion = component.get("assertion") if isinstance(component.get("assertion"), dict) else {}
-    kind = assertion.get("type") if isinstance(assertion.get("type"), str) else "promptfoo:grading"
+    assertion = given if isinstance(given := component.get("assertion"), dict) else {}
+    kind = given if isinstance(given := assertion.get("type"), str) else "promptfoo:grading"
     placeholder = cannot_pass_reason(assertion)
     passed = component.get("pass")
     reason = component.get("reason") if isinstance(component.get("reason"), str) else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import re
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator
+from typing import Any, Hashable, Iterable, Iterator
 
 import yaml
 from evalconv.canonical import jsonvalue
@@ -146,7 +146,7 @@ class _JSONLoader(yaml.SafeLoader):
     the C one (`CSafeLoader` recurses on the C stack and can crash the process on deep nesting);
     nesting deeper than MAX_DEPTH is refused with its line whatever the recursion limit."""
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str | _CheckedText) -> None:
         super().__init__(stream)
         self._depth = 0
 
@@ -161,7 +161,7 @@ class _JSONLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Hashable, Any]:  # str keys (`_js_key`)
         self.flatten_mapping(node)  # `<<` merge keys
         return {_js_key(self.construct_object(k, deep=deep), k): self.construct_object(v, deep=deep)
                 for k, v in node.value}
@@ -178,7 +178,11 @@ class _JSONLoader(yaml.SafeLoader):
                                                 "is not a JSON value", node.start_mark)
 
 
-_JSONLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+def _as_text(loader: _JSONLoader, node: yaml.ScalarNode) -> str:
+    return loader.construct_scalar(node)
+
+
+_JSONLoader.add_constructor("tag:yaml.org,2002:timestamp", _as_text)
 _JSONLoader.add_constructor("tag:yaml.org,2002:float", _JSONLoader.construct_yaml_float)
 for _tag in ("binary", "set", "omap", "pairs"):
     _JSONLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _JSONLoader.refuse)
@@ -205,11 +209,13 @@ def _nesting_within_bounds(text: str) -> bool:
 
 
 if _C_LOADER:
-    class _ItemLoader(yaml.cyaml.CParser, _JSONLoader):
+    from yaml._yaml import CParser  # libyaml's parser (what yaml.cyaml's loaders are built on)
+
+    class _ItemLoader(CParser, _JSONLoader):
         """libyaml's events under _JSONLoader's composer and constructors, an item at a time."""
 
         def __init__(self, stream: Any) -> None:
-            yaml.cyaml.CParser.__init__(self, stream)
+            CParser.__init__(self, stream)
             yaml.composer.Composer.__init__(self)
             yaml.constructor.SafeConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)

@@ -12,12 +12,13 @@ import csv
 from typing import Any, Iterator
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.reporting import QuietLoss, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 
 from .._common import records as rec
 from .fields import CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS, TYPE_TO_ROLE, VENDOR
-from .write import Quiet, build_sample, csv_cell
+from .write import build_sample, csv_cell
 
 csv.field_size_limit(MAX_LINE_BYTES)
 EDITED = "edited in Ragas: the native value differs from the copy evalconv carried; the edit wins"
@@ -25,7 +26,7 @@ KNOWN = frozenset(SINGLE_FIELDS) | frozenset(MULTI_FIELDS) | {ENVELOPE}
 _TEXT_COLUMNS = frozenset({"reference", "response", "persona_name", "query_style", "query_length"})
 
 
-def read_samples(lines: Lines, report: Any) -> Iterator[SourceRow]:
+def read_samples(lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
     def build(record: dict[str, Any], index: int) -> dict[str, Any]:
         return row_value(record, index, report)
 
@@ -65,13 +66,13 @@ def _is_messages(value: Any) -> bool:
 
 def _natural_input(value: Any) -> Any:
     if isinstance(value, list):
-        return {"messages": [{"role": TYPE_TO_ROLE.get(m.get("type"), str(m.get("type"))), "content": m.get("content"),
+        return {"messages": [{"role": TYPE_TO_ROLE.get(str(m.get("type")), str(m.get("type"))), "content": m.get("content"),
                               **{k: v for k, v in m.items() if k not in ("type", "content")}}
                              for m in value if isinstance(m, dict)]}
     return value
 
 
-def row_value(sample: dict[str, Any], index: int, report: Any, raw: dict[str, str] | None = None) -> dict[str, Any]:
+def row_value(sample: dict[str, Any], index: int, report: ReadReporter, raw: dict[str, str] | None = None) -> dict[str, Any]:
     """The canonical row of one Ragas sample (raises BadRecord); `raw` holds a CSV record's cells."""
     user_input = sample.get("user_input")
     if not (isinstance(user_input, str) or _is_messages(user_input)):
@@ -83,7 +84,7 @@ def row_value(sample: dict[str, Any], index: int, report: Any, raw: dict[str, st
     return _foreign_row(sample, index, report)
 
 
-def _own_row(sample: dict[str, Any], env: dict[str, Any], report: Any, raw: dict[str, str] | None) -> dict[str, Any]:
+def _own_row(sample: dict[str, Any], env: dict[str, Any], report: ReadReporter, raw: dict[str, str] | None) -> dict[str, Any]:
     multi = isinstance(sample["user_input"], list)
     metadata = dict(env["metadata"])
     value: dict[str, Any] = {"id": env["id"]}
@@ -112,11 +113,11 @@ def _calls(calls: Any) -> Any:
     return [{"name": c.get("name"), "arguments": c.get("args", {})} if isinstance(c, dict) else c for c in calls]
 
 
-def _take_edits(value: dict[str, Any], sample: dict[str, Any], multi: bool, report: Any,
+def _take_edits(value: dict[str, Any], sample: dict[str, Any], multi: bool, report: ReadReporter,
                 raw: dict[str, str] | None) -> None:
     """Where a native field differs from what evalconv writes for the carried row, the edit wins."""
     try:
-        written = build_sample(Row.from_json(value), Quiet(), multi, raw is not None)
+        written = build_sample(Row.from_json(value), QuietLoss(), multi, raw is not None)
     except Exception:  # the carried copy is not a valid row; the validator will say why
         return
     row_id, metadata, case = value["id"], value["metadata"], value["metadata"]["case"]
@@ -162,7 +163,7 @@ def _set(target: dict[str, Any], key: str, value: Any) -> None:
         target[key] = value
 
 
-def _foreign_row(sample: dict[str, Any], index: int, report: Any) -> dict[str, Any]:
+def _foreign_row(sample: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
     row_id = rec.generated_id(VENDOR, index)
     report.infer("$.id", row_id, "Ragas samples have no id; numbered by place in the file")
     value: dict[str, Any] = {"id": row_id, "input": _natural_input(sample["user_input"])}

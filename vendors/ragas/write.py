@@ -7,9 +7,10 @@ re-runs to tell an edit made in the Ragas file from the copy evalconv carried.
 from __future__ import annotations
 
 import csv
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeGuard
 
 from evalconv.canonical import jsonvalue, paths
+from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
 
 from .fields import (CARRIED, CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, REASONS, ROLE_TO_TYPE,
@@ -17,13 +18,6 @@ from .fields import (CARRIED, CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS
 
 REASONS_TURN = ("in a multi-turn dataset a text input is written as one human message; the exact value "
                 "is carried in the sample's `evalconv` key")
-
-
-class Quiet:
-    """A report that keeps nothing: the reader's dry run of the writer."""
-
-    def carry(self, path: str, row_id: str, reason: str) -> None:
-        pass
 
 
 def is_chat(value: Any) -> bool:
@@ -70,7 +64,7 @@ def ragas_accepts(messages: list[dict[str, Any]]) -> bool:
     return True
 
 
-def build_sample(row: Row, report: Any, multi: bool, csv_cells: bool = False) -> dict[str, Any]:
+def build_sample(row: Row, report: LossReporter, multi: bool, csv_cells: bool = False) -> dict[str, Any]:
     env: dict[str, Any] = {"id": row.id}
     sample: dict[str, Any] = {"user_input": _user_input(row, env, report, multi)}
     sample.update(_reference(row, env, report, multi))
@@ -121,13 +115,13 @@ def _texts(value: Any, ids: bool = False) -> bool:
     return isinstance(value, list) and all(isinstance(v, kinds) and not isinstance(v, bool) for v in value)
 
 
-def _run_fields(run: Any) -> bool:
+def _run_fields(run: Any) -> TypeGuard[dict[str, Any]]:
     if not (isinstance(run, dict) and run and run.keys() <= set(RUN_FIELDS)):
         return False
     return all(isinstance(v, str) if k == "response" else _texts(v, ids=k.endswith("ids")) for k, v in run.items())
 
 
-def _user_input(row: Row, env: dict[str, Any], report: Any, multi: bool) -> Any:
+def _user_input(row: Row, env: dict[str, Any], report: LossReporter, multi: bool) -> Any:
     value = row.input
     if multi:
         if isinstance(value, str):
@@ -148,7 +142,7 @@ def _user_input(row: Row, env: dict[str, Any], report: Any, multi: bool) -> Any:
     return [{"content": text, "type": "human"}] if multi else text
 
 
-def _reference(row: Row, env: dict[str, Any], report: Any, multi: bool) -> dict[str, Any]:
+def _reference(row: Row, env: dict[str, Any], report: LossReporter, multi: bool) -> dict[str, Any]:
     if not row.has_expected:
         return {}
     oracle, expected = row.case["oracleType"], row.expected
@@ -187,7 +181,7 @@ def csv_cell(value: Any) -> str:
 class SampleWriter:
     """Holds the rows (a Ragas dataset is all single-turn or all multi-turn), writes on close."""
 
-    def __init__(self, out: TextIO, report: Any, variant: str) -> None:
+    def __init__(self, out: TextIO, report: LossReporter, variant: str) -> None:
         self._out, self._report, self._variant = out, report, variant
         self._rows: list[Row] = []
         self._multi = False
