@@ -216,6 +216,46 @@ def test_gate_fail_on(write_jsonl):
     assert run("stats", path, "--fail-on", "missing-severity,invalid-rows").exit_code == 0
 
 
+def test_the_ci_recipe_in_the_docs_gates_as_documented(tmp_path):
+    """The coverage gate of docs/ci.md, run as written: exit 1 naming every failing check (on
+    stderr, and in the table's gate line), the page written as the CI artifact; exit 0 once the
+    set covers what the checks ask."""
+    import re
+    import shlex
+
+    recipe = re.search(r"`(evalconv stats sets/ [^`]+)`", (ROOT / "docs" / "ci.md").read_text())
+    assert recipe is not None
+    args = shlex.split(recipe.group(1))[1:]
+    sets, reports = tmp_path / "sets", tmp_path / "reports"
+    sets.mkdir()
+    reports.mkdir()
+    args = [str(sets) if a == "sets/" else a.replace("reports/", f"{reports}/") for a in args]
+
+    (sets / "set.jsonl").write_text("".join(jsonvalue.dumps(r) + "\n" for r in known_set()), encoding="utf-8")
+    result = run(*args)
+    assert result.exit_code == 1
+    failed = [line for line in result.stderr.splitlines() if line.startswith("evalconv: gate failed: ")]
+    assert {line.split(": ")[2] for line in failed} == {
+        "--min case.caseFamily=5", "--min metadata.severity=harmful:10", "--fail-on starter-rows",
+        "--fail-on gate-not-deterministic"}
+    assert ("evalconv: gate failed: --min case.caseFamily=5: case.caseFamily=refunds has 5 rows"
+            not in result.stderr)  # refunds has 5: not named
+    assert "evalconv: gate failed: --min case.caseFamily=5: case.caseFamily=tone has 3 rows, fewer than 5" \
+        in result.stderr
+    assert "\ngate: FAILED (--min case.caseFamily=5, --min metadata.severity=harmful:10, " in result.stdout
+    assert (reports / "coverage.html").read_text(encoding="utf-8").startswith("<!doctype html>")
+
+    covered = []
+    for i in range(10):
+        value = row(f"ok-{i}", evaluator="exact-or-programmatic", caseFamily=["refunds", "tone"][i % 2])
+        value["metadata"].update(reason=f"Incident {i}", severity="harmful", gate="release")
+        covered.append(value)
+    (sets / "set.jsonl").write_text("".join(jsonvalue.dumps(r) + "\n" for r in covered), encoding="utf-8")
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert "gate failed" not in result.stderr and "\ngate: ok (" in result.stdout
+
+
 def test_gate_usage_errors_exit_2(write_jsonl):
     path = write_jsonl(known_set())
     for args, message in ((["--fail-on", "nope"], "unknown gap code 'nope'"),
@@ -266,6 +306,21 @@ def test_html_page_is_written_atomically_or_not_at_all(write_jsonl, tmp_path):
     assert result.exit_code == 2 and "does not exist" in result.stderr and not nowhere.parent.exists()
     result = run("stats", path, "--html", path)
     assert result.exit_code == 2 and "never overwrites its input" in result.stderr
+
+
+def test_the_readme_shows_a_small_screenshot_of_each_page():
+    """Issue 18: one small screenshot of the stats page and of the roundtrip page in docs/, shown in
+    the README (docs/screenshots.py makes them in the headless browser)."""
+    import re
+    import struct
+
+    shown = re.findall(r"!\[evalconv (\w+) --html\]\((docs/[\w.-]+\.png)\)", (ROOT / "README.md").read_text())
+    assert sorted(command for command, _ in shown) == ["roundtrip", "stats"]
+    for _, image in shown:
+        data = (ROOT / image).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 400_000, image
+        width, height = struct.unpack(">II", data[16:24])
+        assert 800 <= width <= 1600 and height <= 4000, (image, width, height)
 
 
 @pytest.mark.parametrize("command", ["stats", "roundtrip", "report"])
