@@ -11,13 +11,11 @@ import argparse
 import cProfile
 import io
 import pstats
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
 
 import run  # noqa: E402  (for the cached data set)
 

@@ -25,7 +25,6 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out" / "runs"
-sys.path.insert(0, str(BENCH.parent))
 
 CASES, RUNS_PER_CASE, EVALUATORS = 2000, 5, ("exact", "membership", "judge", "review")
 TYPES = {"exact": "exact-or-programmatic", "membership": "exact-or-programmatic", "judge": "llm-judge",

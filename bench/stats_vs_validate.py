@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
 
 from run import dataset, measure  # noqa: E402
 

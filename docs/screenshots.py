@@ -1,6 +1,7 @@
 """Rebuild the README's page screenshots: a demo set, its stats and round-trip pages, and a PNG of each.
 
-    python docs/screenshots.py        # needs Chromium (/usr/bin/chromium); Pillow makes the PNGs smaller
+    PYTHONPATH=tests python docs/screenshots.py   # drives tests/browser.py; needs Chromium (/usr/bin/chromium);
+                                                  # Pillow makes the PNGs smaller
 
 Writes docs/examples/coverage-demo.jsonl (a small support-agent set with reasons), and
 docs/stats-page.png and docs/roundtrip-page.png.
@@ -15,9 +16,10 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from browser import Browser  # noqa: E402
+try:
+    from browser import Browser  # tests/browser.py, the headless Chromium the page tests drive
+except ImportError:
+    sys.exit("docs/screenshots.py drives tests/browser.py: run it as `PYTHONPATH=tests python docs/screenshots.py`")
 
 # family -> (oracle type, evaluator or None, cases, concerns, severity cycle, gate, reason stem)
 FAMILIES = {

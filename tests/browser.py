@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -153,6 +154,27 @@ class Browser:
         Path(out).write_bytes(base64.b64decode(shot["data"]))
 
 
+def cli_page(page: Path, *args: Any, exit_code: int) -> tuple[Path, Any]:
+    """Run `evalconv ARGS --format json --html PAGE`; the page and the JSON the command printed."""
+    from click.testing import CliRunner
+
+    from evalconv.cli import cli
+    result = CliRunner().invoke(cli, [str(a) for a in (*args, "--format", "json", "--html", page)], catch_exceptions=False)
+    assert result.exit_code == exit_code, result.output
+    return page, json.loads(result.stdout)
+
+
+def page_data(page: str | Path) -> Any:
+    """The data a page was made from, as it embeds it; the page must be one self-contained file
+    (no network, no external scripts, styles or fonts)."""
+    html = Path(page).read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<link" not in html and "<script src" not in html and "@import" not in html and "url(" not in html
+    embedded = re.search(r'<script type="application/json" id="evalconv-data">(.*?)</script>', html, re.S)
+    assert embedded, "the page embeds no data"
+    return json.loads(embedded.group(1))
+
+
 # What a person sees at a laptop's width: nothing sticks out of the page or its box.
 OVERFLOW_JS = """(() => {
   const width = document.documentElement.clientWidth, bad = [];
@@ -174,15 +196,3 @@ OVERFLOW_JS = """(() => {
   }
   return bad;
 })()"""
-
-
-def embedded_data(html: str) -> Any:
-    """The JSON a self-contained page carries, after checking that the page reaches for nothing
-    outside itself: no network address, no linked file, script, style sheet or font."""
-    import re
-
-    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
-    assert "<link" not in html and "<script src" not in html and "@import" not in html and "url(" not in html
-    embedded = re.search(r'<script type="application/json" id="evalconv-data">(.*?)</script>', html, re.S)
-    assert embedded is not None, "the page carries no evalconv-data"
-    return json.loads(embedded.group(1))

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("EVALCONV_NO_PLUGINS", "1")  # installed third-party formats must not leak in
-sys.path.insert(0, str(Path(__file__).parent))
 
 # Every run, here or in CI, uses the fixed "ci" profile (the same examples each time), so the
 # README's test command and .ci/run agree. Random exploration is asked for: HYPOTHESIS_PROFILE=dev.
@@ -57,3 +55,12 @@ def small_chunks(monkeypatch, request):
     monkeypatch.setattr(pools, "start_method", lambda: request.param)
     monkeypatch.setattr(parallel, "CHUNK_BYTES", 2048)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for a test module (tests/browser.py)."""
+    from browser import Browser
+
+    with Browser() as b:
+        yield b

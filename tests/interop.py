@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -26,6 +27,23 @@ def require_module(name: str) -> ModuleType:
     except ImportError:
         _missing(f"python package '{name}'")
         raise  # unreachable
+
+
+def vendor_module(module: str, *, name: str):
+    """A module-scoped fixture called `name` that gives the vendor's `module`: `deepeval = vendor_module(
+    "deepeval.dataset", name="deepeval")` in a test file, then a test takes `deepeval` as an argument."""
+    @pytest.fixture(scope="module", name=name)
+    def fixture() -> ModuleType:
+        return require_module(module)
+    return fixture
+
+
+def vendor_fixtures(vendor: str) -> tuple[Path, dict]:
+    """The folder of the files `vendor`'s own code made (tests/fixtures/vendors/<vendor>) and its
+    MANIFEST.json, which says how each was made ({} where there is none)."""
+    folder = ROOT / "tests" / "fixtures" / "vendors" / vendor
+    manifest = folder / "MANIFEST.json"
+    return folder, (json.loads(manifest.read_text(encoding="utf-8")) if manifest.exists() else {})
 
 
 def promptfoo_bin() -> str | None:

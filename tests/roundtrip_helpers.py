@@ -26,13 +26,22 @@ def write_text(fmt_name: str, rows, path: str | None = None, **options) -> tuple
     return out.getvalue(), report
 
 
-def read_text(fmt_name: str, text: str | bytes, *, encoding: str = "utf-8"):
-    """(checked rows, read report) for `text` (or a binary format's bytes) read with `fmt_name`."""
+def read_text(fmt_name: str, text: str | bytes, *, encoding: str = "utf-8", path: str | None = None):
+    """(checked rows, read report) for `text` (or a binary format's bytes) read with `fmt_name`.
+    `path` names the file it came from (a reader may go by its suffix); nothing is read there."""
     fmt = REGISTRY.get(fmt_name)
-    report = ReadReport(fmt.name, "mem")
+    source = path or "mem"
+    report = ReadReport(fmt.name, source)
     data = text if isinstance(text, bytes) else text.encode(encoding)
-    lines = Lines(io.BytesIO(data), source="mem", encoding=encoding)
-    return list(Validator(source="mem").check_all(fmt.read(lines, report))), report
+    lines = Lines(io.BytesIO(data), source=source, path=path, encoding=encoding)
+    return list(Validator(source=source).check_all(fmt.read(lines, report))), report
+
+
+def parse_finding(fmt_name: str, text: str, **read):
+    """The first finding on the first record of `text`, which must not have become a row."""
+    checked, _ = read_text(fmt_name, text, **read)
+    assert checked[0].row is None, checked[0].row
+    return checked[0].findings[0]
 
 
 def roundtrip(fmt_name: str, rows, **options):

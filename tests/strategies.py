@@ -111,3 +111,34 @@ def ragas_rows(draw):
                 {}, optional={"response": texts, "retrieved_contexts": st.lists(texts, max_size=2)}))
         out.append(Row.from_json(value))
     return out
+
+
+# ---------------------------------------------------------------- every format (test_every_format)
+
+# Metadata keys some writer treats specially (an envelope, native tags or splits, a vendor's own
+# fields read back in place): drawn for every format, so no format's special key goes unexercised.
+SPECIAL_METADATA_KEYS = ["tags", "evalconv", "model", "dataset_split", "case_family", "oracle_type",
+                         "deepeval", "deepeval_run", "ragas_run", "referenceContexts", "referenceContextIds"]
+
+
+@st.composite
+def any_format_rows(draw, max_size: int = 5) -> list[Row]:
+    """Valid rows in the shapes vendor formats map natively (chat inputs, tool calls, reference
+    contexts, run output) as well as anything valid, some with the special metadata keys above."""
+    out = []
+    for row in draw(row_sets(max_size=max_size)):
+        value = row.to_json()
+        if draw(st.integers(0, 3)) == 0:
+            value["input"] = draw(chats)
+        if value["metadata"]["case"]["oracleType"] == "expected-tool-calls" and draw(st.booleans()):
+            value["expected"] = draw(calls)
+        if draw(st.integers(0, 3)) == 0:
+            value["metadata"]["referenceContexts"] = draw(st.lists(texts, max_size=3))
+        if draw(st.integers(0, 3)) == 0:
+            value["metadata"]["ragas_run"] = draw(st.fixed_dictionaries(
+                {}, optional={"response": texts, "retrieved_contexts": st.lists(texts, max_size=2)}))
+        if draw(st.integers(0, 3)) == 0:
+            value["metadata"].update(draw(st.dictionaries(st.sampled_from(SPECIAL_METADATA_KEYS),
+                                                          st.one_of(json_values, string_lists), max_size=3)))
+        out.append(Row.from_json(value))
+    return out

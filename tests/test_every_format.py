@@ -1,15 +1,25 @@
 """The contract every registered format keeps, checked for each one the registry finds (no list
-here: a new format package is picked up as it lands). This is the checklist in CONTRIBUTING.md."""
+here: a new format package is picked up as it lands). This is the checklist in CONTRIBUTING.md.
+
+Per-format test files hold only what is particular to their tool (its mapping rules, its own files,
+its interop); what every format promises is checked here, once."""
 from __future__ import annotations
+
+import re
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
 
 import evalconv
 from conftest import ROOT
+from evalconv.canonical.diff import diff_paths, unexplained
+from evalconv.canonical.errors import EvalconvError
 from evalconv.cli import cli
 from evalconv.registry import REGISTRY
 from evalconv.roundtrip import route
+from roundtrip_helpers import read_text, write_text
+from strategies import any_format_rows
 
 GOLDEN = ROOT / "golden_roundtrips"
 FORMATS = [f.name for f in REGISTRY.all()]
@@ -84,3 +94,87 @@ def test_the_declarations_hold_together(name):
     paths = {f.path for f in fmt.field_map}
     assert all(p.startswith("$") for p in paths)
     assert all(f.fate in ("native", "carried", "dropped") for f in fmt.field_map)
+
+
+# --- random rows: exact up to the loss report, in every variant --------------------------------
+
+def _declared(fmt, path: str) -> bool:
+    """`path` is a field the format's field map documents (`<other keys>`, `*` and `[*]` stand
+    for any key or index), or lies under one."""
+    for entry in fmt.field_map:
+        pattern = re.escape(entry.path)
+        pattern = re.sub(r"\\\.(<[^>]*>|\\\*)", r"(\\..+|\\[.+\\])", pattern)
+        pattern = pattern.replace(r"\[\*\]", r"\[\d+\]")
+        if re.fullmatch(pattern + r"([.\[].*)?", path, re.DOTALL):
+            return True
+    return False
+
+
+def _write(name: str, rows, suffix: str, tmp):
+    """Write and read back: in memory, or through a folder for a folder format.
+    Returns (loss report, rows read, read report, error messages)."""
+    if REGISTRY.get(name).folder:
+        path = str(tmp / f"set{len(list(tmp.iterdir()))}")
+        loss = evalconv.write(rows, path, name)
+        back = evalconv.read(path, from_=name)
+        return loss, back.rows, back.report, [e.to_json() for e in back.log.errors]
+    text, loss = write_text(name, rows, path="set" + suffix)
+    checked, report = read_text(name, text, path="set" + suffix)
+    return loss, [c.row for c in checked if c.row is not None], report, [f.to_json() for c in checked for f in c.errors]
+
+
+def _write_refusing(name: str, rows, suffix: str, tmp):
+    """A row the tool cannot hold may be refused, in one line that stops the write; the rest
+    go through. Returns what `_write` does for the rows written, and those rows."""
+    try:
+        return _write(name, rows, suffix, tmp), rows
+    except EvalconvError as first:
+        assert "\n" not in str(first), str(first)
+    kept = []
+    for row in rows:
+        try:
+            _write(name, [row], suffix, tmp)
+            kept.append(row)
+        except EvalconvError as err:
+            assert "\n" not in str(err), str(err)
+    assert len(kept) < len(rows), "the set was refused but no row alone is"
+    return _write(name, kept, suffix, tmp), kept
+
+
+@pytest.mark.parametrize("name, suffix", ROUND_TRIPS)
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                                   HealthCheck.data_too_large])
+@given(rows=any_format_rows())
+def test_random_rows_come_back_exactly_up_to_the_loss_report(tmp_path, name, suffix, rows):
+    """Write, read back: every row returns, differing from what went out by exactly the paths the
+    loss report names (carried fields identical); the report speaks only of documented fields,
+    drops nothing a format does not declare as dropped, and reading infers or edits nothing."""
+    fmt = REGISTRY.get(name)
+    (loss, back, report, errors), rows = _write_refusing(name, rows, suffix, tmp_path)
+    assert errors == []
+    assert [r.id for r in back] == [r.id for r in rows]
+    for before, after in zip(rows, back):
+        dropped = loss.dropped_paths(before.id)
+        assert unexplained(diff_paths(before.to_json(), after.to_json()), dropped) == ([], []), before.id
+        if not dropped:
+            assert before == after, before.id
+    assert report.inferred.entries == {} and report.edited.entries == {}, "a row evalconv wrote reads as changed"
+    if fmt.lossless or not any(f.fate == "dropped" for f in fmt.field_map):
+        assert not loss.lossy, loss.to_json()["dropped"]
+    reported = [path for kind in (loss.carried, loss.dropped) for path, _ in kind.entries]
+    assert [p for p in reported if not _declared(fmt, p)] == [], "the loss report names fields its table does not"
+
+
+# --- the docs say what the code does ---------------------------------------------------------
+
+DOCS = sorted((ROOT / "docs").rglob("*.md"))
+
+
+@pytest.mark.parametrize("name", [f.name for f in REGISTRY.all() if f.field_map])
+def test_the_field_map_table_in_the_docs_is_the_field_map(name):
+    """Every format's field map is in its docs page as a table, word for word and in order."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+    rows = "\n".join(f"| `{cell(f.path)}` | {f.fate} | {cell(f.where)} | {cell(f.reason)} |"
+                     for f in REGISTRY.get(name).field_map)
+    assert any(rows in page.read_text(encoding="utf-8") for page in DOCS if "vendors" in page.parts), name

@@ -157,9 +157,9 @@ def test_a_symlinked_target_keeps_its_link(small_set, tmp_path):
 def test_truncating_the_input_mid_run_fails_the_parallel_conversion(big_set, tmp_path):
     source = tmp_path / "in.jsonl"
     source.write_bytes(big_set.read_bytes())
-    target = tmp_path / "out" / "set.csv"
+    target = tmp_path / "out" / "set.jsonl"  # JSONL streams into its temp file; CSV writes it only at the end
     target.parent.mkdir()
-    process = subprocess.Popen(evalconv_command() + [str(source), "--to", "csv", "-o", str(target)],
+    process = subprocess.Popen(evalconv_command() + [str(source), "--to", "jsonl", "-o", str(target)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + WAIT_SECONDS
     while not (len(children(process.pid)) >= 2 and temp_files(target.parent)):  # workers running, writing
@@ -397,8 +397,10 @@ def wait_until_writing(process: subprocess.Popen, folder: Path, workers: int) ->
 @pytest.mark.parametrize("jobs", ["1", "2"])
 @pytest.mark.parametrize("whom", ["process group", "parent only"])
 def test_sigterm_stops_cleans_up_and_exits_143(big_set, tmp_path, jobs, whom):
-    target = tmp_path / "out.csv"
-    process = start_in_own_group([big_set, "--to", "csv", "-o", target, "-j", jobs])
+    # JSONL streams into its temp file from the start; the CSV writer (it learns its columns from
+    # every row) writes its temp file only in the last moments, where a signal can miss the run.
+    target = tmp_path / "out.jsonl"
+    process = start_in_own_group([big_set, "--to", "jsonl", "-o", target, "-j", jobs])
     workers = wait_until_writing(process, tmp_path, 2 if jobs == "2" else 0)
     if whom == "process group":
         os.killpg(process.pid, signal.SIGTERM)
@@ -413,7 +415,7 @@ def test_sigterm_stops_cleans_up_and_exits_143(big_set, tmp_path, jobs, whom):
 
 @pytest.mark.parametrize("try_", range(3))
 def test_a_burst_of_ctrl_c_to_the_process_group_prints_one_line(big_set, tmp_path, try_):
-    process = start_in_own_group([big_set, "--to", "csv", "-o", tmp_path / "out.csv"])
+    process = start_in_own_group([big_set, "--to", "jsonl", "-o", tmp_path / "out.jsonl"])
     workers = wait_until_writing(process, tmp_path, 2)
     for _ in range(6):
         os.killpg(process.pid, signal.SIGINT)

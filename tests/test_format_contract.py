@@ -224,3 +224,97 @@ def test_a_finding_with_an_unknown_code_cannot_be_made():
     from evalconv.canonical.findings import Finding
     with pytest.raises(ValueError, match="unknown finding code 'duplicate-ids'"):
         Finding("duplicate-ids", "x")
+
+
+# --- a new format is one package -----------------------------------------------------------------
+
+_TOY = '''"""A throwaway format: canonical JSONL under its own name and suffix."""
+from evalconv.canonical.json_format import CanonicalJSONL
+from evalconv.canonical.row import Row
+
+
+class Toy(CanonicalJSONL):
+    name = "toy"
+    title = "Toy (a format made by a test)"
+    extensions = (".toy",)
+    output_suffix = ".toy"
+    fallback = False
+
+    def detect(self, head: str) -> float:
+        return 0.9 if head.startswith('{"id"') else 0.0
+{broken}
+
+FORMAT = Toy()
+'''
+_BROKEN = '''
+    def detect(self, head: str) -> float:
+        return {}["no key"]  # a bug the contract must catch
+
+    def open_writer(self, out, report, options):
+        inner = super().open_writer(out, report, options)
+
+        class Forgetful:  # drops `expected` without a word in the loss report
+            def write(self, row):
+                inner.write(Row.from_json({k: v for k, v in row.to_json().items() if k != "expected"}))
+
+            def close(self):
+                inner.close()
+        return Forgetful()
+'''
+# Loaded by `pytest -p`, before the registry: the folder beside it is searched as more of
+# evalconv.vendors, as if the toy package had been dropped into vendors/.
+_PLUGIN = '''import pathlib
+import evalconv.vendors
+evalconv.vendors.__path__.append(str(pathlib.Path(__file__).parent / "vendors"))
+'''
+
+
+def _contract_with_toy(tmp_path, broken: bool):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "vendors" / "toy").mkdir(parents=True)
+    body = _TOY.replace("{broken}", _BROKEN if broken else "")
+    (tmp_path / "vendors" / "toy" / "__init__.py").write_text(body, encoding="utf-8")
+    (tmp_path / "toy_plugin.py").write_text(_PLUGIN, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_every_format.py", "-p", "toy_plugin",
+                           "-k", "toy", "-q", "-rA", "-p", "no:cacheprovider", "-n", "0"],
+                          cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)
+    results = {}
+    for line in done.stdout.splitlines():
+        verdict, _, test = line.partition(" ")
+        if verdict in ("PASSED", "FAILED") and "::" in test:
+            results[test.split("::")[1].split(" ")[0]] = verdict
+    return done, results
+
+
+def test_a_new_format_is_one_package_and_the_contract_finds_it(tmp_path):
+    """A format package dropped into evalconv.vendors, with nothing edited anywhere else, is found
+    by the registry and checked by every contract test; a broken one fails them."""
+    done, results = _contract_with_toy(tmp_path / "good", broken=False)
+    toy = {t for t in results if "toy" in t}
+    assert done.returncode == 0 and set(results.values()) == {"PASSED"}, done.stdout[-3000:]
+    contract = {"test_round_trip_is_exact_up_to_the_loss_report", "test_detection_never_raises_and_answers_a_confidence",
+                "test_malformed_input_is_one_line_per_problem_never_a_traceback", "test_the_declarations_hold_together",
+                "test_random_rows_come_back_exactly_up_to_the_loss_report"}
+    assert {t.split("[")[0] for t in toy} == contract, sorted(toy)
+
+    done, results = _contract_with_toy(tmp_path / "broken", broken=True)
+    failed = {t.split("[")[0] for t, verdict in results.items() if verdict == "FAILED"}
+    assert done.returncode == 1
+    assert {"test_detection_never_raises_and_answers_a_confidence",
+            "test_random_rows_come_back_exactly_up_to_the_loss_report"} <= failed, done.stdout[-3000:]
+
+
+def test_no_script_or_test_edits_sys_path_to_import():
+    """Test helpers import through pytest's `pythonpath` (pyproject.toml); bench scripts import their
+    siblings because Python puts a script's own folder first on sys.path."""
+    import re
+
+    for folder in ("tests", "bench", "docs"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"sys\.path\.(insert|append|extend)|sys\.path\s*[+]?=", text), path

@@ -1,13 +1,12 @@
 """The HTML pages, in a real headless Chromium: what a person sees is what the JSON says."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from browser import OVERFLOW_JS, Browser, embedded_data
+from browser import OVERFLOW_JS, cli_page, page_data
 from evalconv.cli import cli
 from evalconv.pages import kit
 from test_stats import GOLDEN, known_set
@@ -19,12 +18,6 @@ def run(*args):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with Browser() as b:
-        yield b
-
-
 @pytest.fixture
 def stats_page(write_jsonl, tmp_path):
     rows = known_set()
@@ -33,17 +26,13 @@ def stats_page(write_jsonl, tmp_path):
         rows.append({"id": f"x-{i}", "input": "Why? " * 80, "metadata": {
             "case": {"caseId": f"x-{i}", "oracleType": "expected-behavior-only", "expectedBehavior": "Escalates.",
                      "provenance": "production-sample", **extra}, "reason": "A reason " * 30}})
-    path = write_jsonl(rows)
-    page = tmp_path / "coverage.html"
-    result = run("stats", path, "--by", "case.oracleType,metadata.severity", "--min", "case.caseFamily=3",
-                 "--format", "json", "--html", page)
-    assert result.exit_code == 1  # the gate fails: the page shows why
-    return page, json.loads(result.stdout)
+    return cli_page(tmp_path / "coverage.html", "stats", write_jsonl(rows), "--by", "case.oracleType,metadata.severity",
+                    "--min", "case.caseFamily=3", exit_code=1)  # the gate fails: the page shows why
 
 
 def test_stats_page_is_self_contained(stats_page):
     page, data = stats_page
-    assert embedded_data(page.read_text(encoding="utf-8")) == data
+    assert page_data(page) == data
 
 
 def test_stats_page_shows_the_json_numbers(browser, stats_page):
@@ -130,18 +119,15 @@ from test_roundtrip_gate import broken_formats  # noqa: E402,F401  (the fixture)
 
 @pytest.fixture
 def roundtrip_page(tmp_path, broken_formats):  # noqa: F811
-    page = tmp_path / "roundtrip.html"
-    result = run("roundtrip", GOLDEN / "support-agent.jsonl", "--via", "jsonl", "--via", "promptfoo",
-                 "--via", "honest", "--via", "dishonest", "--format", "json", "--html", page)
-    assert result.exit_code == 1
-    return page, json.loads(result.stdout)
+    return cli_page(tmp_path / "roundtrip.html", "roundtrip", GOLDEN / "support-agent.jsonl", "--via", "jsonl",
+                    "--via", "promptfoo", "--via", "honest", "--via", "dishonest", exit_code=1)
 
 
 def test_roundtrip_page_shows_the_gate(browser, roundtrip_page):
     from evalconv.pages.roundtrip_page import fates
 
     page, data = roundtrip_page
-    assert embedded_data(page.read_text(encoding="utf-8")) == data  # self-contained, carrying the JSON
+    assert page_data(page) == data
     browser.open(page, width=1366)
     assert browser.eval("JSON.parse(document.getElementById('evalconv-data').textContent)") == data
     statuses = browser.eval("""[...document.querySelectorAll('table.status td[data-status]')].map(

@@ -1,10 +1,9 @@
 """`evalconv report --html`, in a real headless Chromium: what a person sees is what the JSON says."""
 from __future__ import annotations
 
-import json
 
 import pytest
-from browser import OVERFLOW_JS, Browser, embedded_data
+from browser import OVERFLOW_JS, cli_page, page_data
 from click.testing import CliRunner
 from conftest import ROOT
 from evalconv.cli import cli
@@ -18,24 +17,15 @@ def run(*args):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with Browser() as b:
-        yield b
-
-
 @pytest.fixture
 def report_page(tmp_path):
-    page = tmp_path / "report.html"
-    result = run("report", RUNS / "promptfoo" / "results.json", "--cases", CASES, "--format", "json",
-                 "--fail-under", "metadata.severity=harmful:1.0", "--html", page)
-    assert result.exit_code == 1  # the gate fails: the page shows why
-    return page, json.loads(result.stdout)
+    return cli_page(tmp_path / "report.html", "report", RUNS / "promptfoo" / "results.json", "--cases", CASES,
+                    "--fail-under", "metadata.severity=harmful:1.0", exit_code=1)  # the gate fails: the page shows why
 
 
 def test_report_page_is_self_contained_and_embeds_the_json(report_page):
     page, data = report_page
-    assert embedded_data(page.read_text(encoding="utf-8")) == data
+    assert page_data(page) == data
 
 
 def test_report_page_shows_the_json_numbers_worst_slice_first(browser, report_page):

@@ -2,23 +2,21 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 
 import evalconv
-from conftest import ROOT, row
+from conftest import row
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import UsageError, WriteError
 from evalconv.canonical.row import Row
 from evalconv.registry import REGISTRY
 from evalconv.vendors.braintrust import format as bt
-from evalconv.vendors._common.records import render_field_table
 from roundtrip_helpers import read_text, write_text
+from interop import vendor_fixtures
 
-FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "braintrust"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text("utf-8"))
+FIXTURES, MANIFEST = vendor_fixtures("braintrust")
 
 
 def one(value: dict) -> tuple[dict, evalconv.LossReport]:
@@ -199,12 +197,6 @@ def test_detection_claims_braintrust_only():
     assert REGISTRY.detect("set.jsonl", text).name == "braintrust"
     for name in ("a.braintrust.jsonl", "a.jsonl", "a.json"):
         assert fmt.matches_path(name)
-
-
-def test_docs_table_is_the_field_map():
-    doc = (ROOT / "docs" / "vendors" / "braintrust.md").read_text("utf-8")
-    table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
-    assert table == render_field_table(bt.FIELD_MAP)
 
 
 # ---------------------------------------------------------------- hostile input never escapes as a traceback

@@ -8,17 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, row
+from conftest import row
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.diff import diff_paths, unexplained
 from evalconv.canonical.row import Row
 from evalconv.vendors.braintrust.format import MAX_DEPTH
-from interop import require_module
+from interop import require_module, vendor_fixtures
 from roundtrip_helpers import read_text, write_text
 from strategies import json_values, row_sets, string_lists
 
 pytestmark = pytest.mark.interop
-FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "braintrust"
+FIXTURES, _ = vendor_fixtures("braintrust")
 BT_KEYS = {"id", "input", "expected", "metadata", "tags", "origin"}  # `bt` DATASET_RECORD_FIELDS
 
 

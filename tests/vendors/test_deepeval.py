@@ -1,4 +1,5 @@
-"""DeepEval goldens: mapping rules, exact round trips, the fixture files DeepEval wrote, detection."""
+"""DeepEval goldens: mapping rules, the fixture files DeepEval wrote, detection (the exact round
+trips in every variant: tests/test_every_format.py)."""
 from __future__ import annotations
 
 import csv
@@ -8,12 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
 
 import evalconv
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.diff import diff_paths, unexplained
-from evalconv.canonical.format import FieldLoss
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import Lines
 from evalconv.canonical.validator import Validator
@@ -22,11 +20,10 @@ from evalconv.reports import LossReport, ReadReport
 from evalconv.vendors.deepeval.format import FORMAT
 from evalconv.vendors.deepeval.fields import GOLDEN_KEYS
 from evalconv.vendors.deepeval.write import PANDAS_NA, pandas_kind
-from strategies import row_sets
+from interop import vendor_fixtures
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "deepeval"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text("utf-8"))
+FIXTURES, MANIFEST = vendor_fixtures("deepeval")
 VARIANTS = {"json": "out.json", "jsonl": "out.jsonl", "csv": "out.csv"}
 
 
@@ -67,30 +64,7 @@ def carried(report: LossReport, row_id: str) -> dict[str, str]:
     return {path: reason for (path, reason), ids in report.carried.entries.items() if row_id in ids}
 
 
-def render_field_map(field_map: tuple[FieldLoss, ...]) -> str:
-    lines = ["| canonical field | fate | DeepEval place | why |", "|---|---|---|---|"]
-    for entry in field_map:
-        cells = (f"`{entry.path}`", entry.fate, entry.where, entry.reason)
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines)
-
-
-# --- exactness -------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("variant", VARIANTS)
-@settings(max_examples=200)
-@given(rows=row_sets())
-def test_round_trip_is_exact_up_to_the_report(variant, rows):
-    text, report = write(rows, variant)
-    checked, _ = read(text)
-    assert [c.findings for c in checked if c.row is None] == []
-    assert len(checked) == len(rows)
-    for original, back in zip(rows, (c.row for c in checked)):
-        differences = diff_paths(original.to_json(), back.to_json())
-        assert unexplained(differences, report.dropped_paths(original.id)) == ([], [])
-        assert original == back  # everything is carried, so nothing differs at all
-    assert not report.lossy
-
+# --- the loss report (exact round trips in every variant: tests/test_every_format.py) ----------
 
 def test_report_uses_the_field_map_paths_and_reasons():
     declared = {(f.path, f.reason) for f in FORMAT.field_map}
@@ -101,11 +75,6 @@ def test_report_uses_the_field_map_paths_and_reasons():
         generic = re.sub(r"\[\d+\]", "[*]", path)
         generic = re.sub(r"^\$\.metadata(\.team|\['x\.y'\])$", "$.metadata.*", generic)
         assert (generic, reason) in declared, (path, reason)
-
-
-def test_docs_table_is_the_field_map():
-    docs = (ROOT / "docs" / "vendors" / "deepeval.md").read_text("utf-8")
-    assert render_field_map(FORMAT.field_map) in docs
 
 
 # --- writer: mapping rules -------------------------------------------------------------------

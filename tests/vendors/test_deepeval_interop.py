@@ -22,11 +22,11 @@ from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
 from evalconv.vendors.deepeval.golden import is_tool_calls
 from evalconv.vendors.deepeval.write import pandas_kind
-from interop import require_module
+from interop import require_module, vendor_fixtures
 from strategies import TRICKY, row_sets, texts
 
 pytestmark = pytest.mark.interop
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors" / "deepeval"
+FIXTURES, _ = vendor_fixtures("deepeval")
 LOADERS = {"json": "add_goldens_from_json_file", "jsonl": "add_goldens_from_jsonl_file",
            "csv": "add_goldens_from_csv_file"}
 

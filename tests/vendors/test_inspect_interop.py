@@ -9,19 +9,16 @@ from hypothesis import given, settings
 import evalconv
 from conftest import ROOT
 from evalconv.canonical import jsonvalue
-from interop import require_module
+from interop import vendor_fixtures, vendor_module
 from roundtrip_helpers import read_text, write_text
 from strategies import inspect_rows
 
 pytestmark = pytest.mark.interop
-FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "inspect"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text(encoding="utf-8"))
+FIXTURES, MANIFEST = vendor_fixtures("inspect")
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
 
 
-@pytest.fixture(scope="module")
-def dataset():
-    return require_module("inspect_ai.dataset")
+dataset = vendor_module("inspect_ai.dataset", name="dataset")
 
 
 def load(dataset, path):
@@ -52,9 +49,9 @@ def test_inspect_loads_the_golden_export_with_labels_in_target(dataset, tmp_path
 @settings(max_examples=25, deadline=None)
 @given(rows=inspect_rows())
 def test_inspect_loads_every_jsonl_export(dataset, tmp_path_factory, rows):
-    text, _ = write_text("inspect", rows, path="x.inspect.jsonl")
-    path = tmp_path_factory.mktemp("i") / "x.jsonl"
-    path.write_text(text, encoding="utf-8")
+    path = tmp_path_factory.mktemp("i") / "x.inspect.jsonl"
+    evalconv.write(rows, str(path), "inspect")
+    text = path.read_text(encoding="utf-8")
     samples = list(dataset.json_dataset(str(path)))
     assert [str(s.id) for s in samples] == [r.id for r in rows]
     for sample, record in zip(samples, map(jsonvalue.loads, text.split("\n")[:-1])):

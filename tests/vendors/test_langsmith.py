@@ -2,24 +2,22 @@
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from pathlib import Path
 
 import pytest
 
 import evalconv
-from conftest import ROOT, row
+from conftest import row
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import UsageError, WriteError
 from evalconv.canonical.row import Row
 from evalconv.registry import REGISTRY
 from evalconv.vendors.langsmith import format as ls
-from evalconv.vendors._common.records import render_field_table
 from roundtrip_helpers import read_text, write_text
+from interop import vendor_fixtures
 
-FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "langsmith"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text("utf-8"))
+FIXTURES, MANIFEST = vendor_fixtures("langsmith")
 
 
 def one(value: dict) -> tuple[dict, evalconv.LossReport]:
@@ -306,12 +304,6 @@ def test_detection_claims_langsmith_only():
     assert fmt.detect(text)
     for name in ("a.langsmith.jsonl", "a.jsonl", "a.json", "a.csv"):
         assert fmt.matches_path(name)
-
-
-def test_docs_table_is_the_field_map():
-    doc = (ROOT / "docs" / "vendors" / "langsmith.md").read_text("utf-8")
-    table = re.search(r"<!-- field-map:start -->\n(.*?)\n<!-- field-map:end -->", doc, re.S).group(1)
-    assert table == render_field_table(ls.FIELD_MAP)
 
 
 def test_the_langsmith_cli_export_array_reads():

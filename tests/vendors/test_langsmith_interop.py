@@ -10,15 +10,15 @@ import warnings
 import pytest
 from hypothesis import given, settings
 
-from conftest import ROOT, row
+from conftest import row
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
-from interop import require_module
+from interop import require_module, vendor_fixtures
 from roundtrip_helpers import write_text
 from strategies import row_sets
 
 pytestmark = pytest.mark.interop
-FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "langsmith"
+FIXTURES, _ = vendor_fixtures("langsmith")
 
 
 def example_create(record: dict) -> dict:

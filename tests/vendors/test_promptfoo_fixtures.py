@@ -2,15 +2,14 @@
 keep the facts promptfoo itself made of them (MANIFEST.json, from `promptfoo eval` with echo)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 import evalconv
+from interop import vendor_fixtures
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors" / "promptfoo"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text("utf-8"))
+FIXTURES, MANIFEST = vendor_fixtures("promptfoo")
 FILES = [f for f in MANIFEST["files"] if f["rows"]]
 
 

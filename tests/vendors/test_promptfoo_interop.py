@@ -17,11 +17,11 @@ from evalconv.canonical.source import Lines
 from evalconv.vendors.promptfoo import files as promptfoo_files
 from evalconv.vendors.promptfoo.read import cannot_pass_reason
 
-from interop import require_promptfoo
+from interop import require_promptfoo, vendor_fixtures
 
 pytestmark = pytest.mark.interop
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors" / "promptfoo"
+FIXTURES, _ = vendor_fixtures("promptfoo")
 TRICKY = ["plain", "Hi {{ name }}", "{% if x %}y{% endif %}", "{# note #}", "a {{ b", "file://answer.txt",
           "  padded  ", "line1\nline2", "crlf\r\nend", 'quote " and , comma', "é 日本 🙂", "|a|b|", "007", "",
           "contains:not a type", "equals:x", "=1+1", "tab\there", "100%", "}} stray"]

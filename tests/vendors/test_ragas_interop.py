@@ -1,7 +1,6 @@
 """Ragas' EvaluationDataset loads every export; evalconv reads what Ragas wrote."""
 from __future__ import annotations
 
-import json
 
 import pytest
 from hypothesis import given, settings
@@ -9,19 +8,16 @@ from hypothesis import given, settings
 import evalconv
 from conftest import ROOT
 from evalconv.canonical import jsonvalue
-from interop import require_module
+from interop import vendor_fixtures, vendor_module
 from roundtrip_helpers import read_text, write_text
 from strategies import ragas_rows
 
 pytestmark = pytest.mark.interop
-FIXTURES = ROOT / "tests" / "fixtures" / "vendors" / "ragas"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text(encoding="utf-8"))
+FIXTURES, MANIFEST = vendor_fixtures("ragas")
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
 
 
-@pytest.fixture(scope="module")
-def ragas():
-    return require_module("ragas")
+ragas = vendor_module("ragas", name="ragas")
 
 
 def test_ragas_loads_the_golden_export(ragas, tmp_path):
@@ -35,9 +31,9 @@ def test_ragas_loads_the_golden_export(ragas, tmp_path):
 @settings(max_examples=25, deadline=None)
 @given(rows=ragas_rows())
 def test_ragas_loads_every_export_with_references_in_place(ragas, tmp_path_factory, rows):
-    text, _ = write_text("ragas", rows, path="x.ragas.jsonl")
-    path = tmp_path_factory.mktemp("r") / "x.jsonl"
-    path.write_text(text, encoding="utf-8")
+    path = tmp_path_factory.mktemp("r") / "x.ragas.jsonl"
+    evalconv.write(rows, str(path), "ragas")
+    text = path.read_text(encoding="utf-8")
     data = ragas.EvaluationDataset.from_jsonl(str(path))
     assert len(data) == len(rows)
     for sample, record in zip(data.samples, map(jsonvalue.loads, text.split("\n")[:-1])):
