@@ -58,6 +58,7 @@ class Result:
     tree_rss_mb: float | None = None    # peak of the whole process tree (parent + workers), RSS summed
     tree_pss_mb: float | None = None    # the same in PSS: pages forked workers share counted once
     vs_csv: float | None = None         # evalconv JSONL -> vendor: wall time / evalconv JSONL -> CSV, same run
+    cpu_vs_csv: float | None = None     # the same with CPU time (JSONL -> CSV's includes its two workers)
 
 
 @dataclass
@@ -285,7 +286,8 @@ class Bench:
         self.ec(size, "JSONL -> CSV", [str(src), "--from", "jsonl", "--to", "csv", "-o", str(csv_out)])
         if self.writers_only:
             for fmt in self._vendor_formats():
-                self.vendor(size, src, fmt)
+                for ext in self._written_extensions(fmt):
+                    self.vendor(size, src, fmt, ext)
             self._clean("set.csv")
             return
         self.script(size, "JSONL -> CSV", "jsonl2csv", src, self.out("script.csv"))
@@ -314,10 +316,35 @@ class Bench:
             found = [f for f in found if f["name"] in self.vendors]
         return found
 
-    def vendor(self, size: int, src: Path, fmt: dict) -> None:
-        name, ext = fmt["name"], fmt["extensions"][0] if fmt["extensions"] else ".out"
+    def _written_extensions(self, fmt: dict) -> list[str | None]:
+        """One file name per variant the writer writes (promptfoo's YAML, JSON, JSONL and CSV...):
+        the most specific extension of each last suffix, kept when a one-row write takes it."""
+        if not fmt["extensions"]:
+            return [None]
+        found: dict[str, str] = {}
+        for ext in fmt["extensions"]:
+            found.setdefault(ext.rsplit(".", 1)[-1].replace("yml", "yaml"), ext)
+        one_row = self.out("one-row.jsonl")
+        with open(dataset(10_000, self.seed), encoding="utf-8") as f:
+            one_row.write_text(f.readline(), encoding="utf-8")
+        kept = []
+        for ext in found.values():
+            dst = self.out(f"probe{ext}")
+            done = subprocess.run([*self.evalconv, str(one_row), "--from", "jsonl", "--to", fmt["name"], "-o", str(dst)],
+                                  capture_output=True, cwd=ROOT)
+            dst.unlink(missing_ok=True)
+            if done.returncode == 0:
+                kept.append(ext)
+        self._clean("one-row.jsonl")
+        return kept
+
+    def vendor(self, size: int, src: Path, fmt: dict, ext: str | None = None) -> None:
+        name = fmt["name"]
+        first = ext is None or ext == fmt["extensions"][0]
+        ext = ext or (fmt["extensions"][0] if fmt["extensions"] else ".out")
         dst = self.out(f"set{ext}" if ext.startswith(".") else f"set.{ext}")
-        written = self.ec(size, f"JSONL -> {name}", [str(src), "--from", "jsonl", "--to", name, "-o", str(dst)])
+        route = f"JSONL -> {name}" if first else f"JSONL -> {name} ({ext})"
+        written = self.ec(size, route, [str(src), "--from", "jsonl", "--to", name, "-o", str(dst)])
         if name == "parquet" and not self.writers_only:  # pandas' one-liner for the same job (docs/pandas.md)
             self.pandas_route(size, "JSONL -> parquet", "jsonl2parquet", src, self.out("pandas.parquet"))
         if fmt["read"] and written.ok and dst.exists() and not self.writers_only:
@@ -388,6 +415,7 @@ def compute_ratios(results: list[Result]) -> None:
         csv = find(r.size, "JSONL -> CSV", "evalconv")
         if csv and r.tool == "evalconv" and r.route.startswith("JSONL -> ") and r.route != "JSONL -> CSV":
             r.vs_csv = r.seconds / csv.seconds
+            r.cpu_vs_csv = r.cpu_seconds / csv.cpu_seconds if r.cpu_seconds and csv.cpu_seconds else None
 
 
 def machine() -> dict:
@@ -407,14 +435,15 @@ def fmt(value: float | None, pattern: str, missing: str = "") -> str:
 
 def table(results: list[Result]) -> str:
     head = ("| rows | route | tool | wall s | rows/s | CPU s | x script (wall) | x script (CPU) "
-            "| pandas / this | x JSONL->CSV | peak RSS MB | tree RSS MB | tree PSS MB | note |\n"
-            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+            "| pandas / this | x JSONL->CSV (wall) | x JSONL->CSV (CPU) | peak RSS MB | tree RSS MB | tree PSS MB | note |\n"
+            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
     lines = []
     for r in results:
         lines.append(f"| {r.size:,} | {r.route} | {r.tool} | {fmt(r.seconds, '.2f', '-')} "
                      f"| {fmt(r.rows_per_s, ',.0f', '-')} | {fmt(r.cpu_seconds, '.2f', '-')} "
                      f"| {fmt(r.vs_script, '.2f')} | {fmt(r.cpu_vs_script, '.2f')} "
-                     f"| {fmt(r.pandas_vs, '.1f')} | {fmt(r.vs_csv, '.2f')} | {fmt(r.peak_rss_mb, ',.0f', '-')} "
+                     f"| {fmt(r.pandas_vs, '.1f')} | {fmt(r.vs_csv, '.2f')} | {fmt(r.cpu_vs_csv, '.2f')} "
+                     f"| {fmt(r.peak_rss_mb, ',.0f', '-')} "
                      f"| {fmt(r.tree_rss_mb, ',.0f', '-')} | {fmt(r.tree_pss_mb, ',.0f', '-')} | {r.note} |")
     return head + "\n".join(lines) + "\n"
 
@@ -461,7 +490,10 @@ def targets(results: list[Result], streaming_vendors: list[str]) -> list[dict]:
                 r.peak_rss_mb < 150)
     for r in results:
         if r.vs_csv is not None and r.size >= 50_000:  # below, start-up dominates both
-            add(f"{r.route} within 2x of JSONL -> CSV ({r.size:,} rows)", f"{r.vs_csv:.2f}x", r.vs_csv <= 2)
+            # CPU decides (the machine may be shared; JSONL -> CSV's CPU counts its two workers)
+            ratio = r.cpu_vs_csv if r.cpu_vs_csv is not None else r.vs_csv
+            add(f"{r.route} within 2x of JSONL -> CSV's CPU time ({r.size:,} rows)",
+                f"{fmt(r.cpu_vs_csv, '.2f', '-')}x CPU, {r.vs_csv:.2f}x wall", ratio <= 2)
     for route in ("JSONL -> CSV", "validate JSONL"):
         r = next((r for r in results if (r.size, r.route, r.tool) == (biggest, route, "evalconv")), None)
         if r is not None and r.tree_pss_mb is not None:

@@ -213,6 +213,8 @@ def _refuse_non_finite(value: Any) -> None:
 
 def same(a: Any, b: Any) -> bool:
     """Type-strict equality: `1 != 1.0`, `True != 1`, list order matters, key order does not."""
+    if a is b:  # the same object is the same value (a NaN too, as below)
+        return True
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):

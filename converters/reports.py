@@ -31,6 +31,19 @@ class _FieldIds:
         else:
             self.counts[key] = self.counts.get(key, 0) + 1
 
+    def note_all(self, keys: Iterable[tuple[str, str]], row_id: str) -> None:
+        """`note(path, row_id, reason)` for each (path, reason) of one row, in one call."""
+        entries, counts = self.entries, self.counts
+        for key in keys:
+            ids = entries.get(key)
+            if ids is None:
+                ids = entries[key] = []
+            if not self.keep_ids:
+                counts[key] = counts.get(key, 0) + 1
+            elif not ids or ids[-1] != row_id:
+                ids.append(row_id)
+                counts[key] = len(ids)
+
     def paths_for(self, row_id: str) -> set[str]:
         return {path for (path, _), ids in self.entries.items() if row_id in ids}
 
@@ -73,6 +86,10 @@ class LossReport:
 
     def carry(self, path: str, row_id: str, reason: str) -> None:
         self.carried.note(path, row_id, reason)
+
+    def carry_all(self, keys: Iterable[tuple[str, str]], row_id: str) -> None:
+        """`carry` for each (path, reason) of one row (a writer that carries many fields a row)."""
+        self.carried.note_all(keys, row_id)
 
     @property
     def lossy(self) -> bool:

@@ -1,8 +1,10 @@
 """`stats` on two cores for a large JSONL file: each worker counts a chunk (cut at line ends,
-as `parallel` cuts them for validate), the parent adds the counters up in file order."""
+as `parallel` cuts them for validate), the parent adds the counters up in file order. A file that
+changes meanwhile (truncated, rewritten, replaced) is an `InputChanged`, as in `parallel`."""
 from __future__ import annotations
 
 import io
+import os
 from collections import deque
 from concurrent.futures import Future
 from typing import Any
@@ -13,16 +15,24 @@ from .canonical.source import Lines
 from .parallel import _chunks
 from .pools import INTERRUPTED, WorkerPool
 from .reports import ReadReport
+from .sources import InputChanged, changed, identity
 from .stats import FileStats, _Counter, count_sources
 
 __all__ = ["count_in_chunks"]
 
+_CHANGED = "changed"  # a worker's answer when its chunk is not the file the run started with
 
-def _count_chunk(path: str, start: int, end: int, label: str, slices: list[str],
-                 crosstabs: list[tuple[str, str]], samples: int, wanted: list[Any]) -> tuple[Any, ...]:
+
+def _count_chunk(path: str, start: int, end: int, expected: tuple[int, int, int, int], label: str,
+                 slices: list[str], crosstabs: list[tuple[str, str]], samples: int,
+                 wanted: list[Any]) -> tuple[Any, ...]:
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
+        info = os.fstat(f.fileno())
+    now = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    if len(data) != end - start or now != expected:  # as `parallel` checks a chunk
+        return _CHANGED, changed(label, expected, now).message
     lines = Lines(io.BytesIO(data), source=label, at_start=start == 0)
     counter = _Counter(slices, crosstabs, samples)
     # Rows for every value the parent may still keep rows for (its state when the chunk was
@@ -44,19 +54,22 @@ def count_in_chunks(counter: _Counter, path: str, result: FileStats, jobs: int) 
     slices = list(counter.tallies)
     crosstabs = [(a, b) for a, b, *_ in counter.cross]
     line_base = 0
-    cuts = _chunks(path)
+    expected = identity(path)  # every chunk must come from this file, unchanged
+    cuts = _chunks(path, expected[2])
     pending: deque[Future] = deque()
     with WorkerPool(jobs) as pool:
         while True:
             while len(pending) < 2 * jobs and (cut := next(cuts, None)) is not None:  # flat memory
                 wanted = [t.still_wanted() for t in [*counter.tallies.values(), *(c[4] for c in counter.cross)]]
-                pending.append(pool.submit(_count_chunk, path, *cut, result.path, slices, crosstabs,
+                pending.append(pool.submit(_count_chunk, path, *cut, expected, result.path, slices, crosstabs,
                                            counter.samples, wanted))
             if not pending:
                 break
             answer = pending.popleft().result()
             if answer is INTERRUPTED:
                 raise KeyboardInterrupt
+            if isinstance(answer[0], str):  # _CHANGED
+                raise InputChanged(answer[1], source=result.path)
             part, invalid, line_count, error = answer
             counter.merge(part, line_base)
             result.rows += part.rows
@@ -66,3 +79,9 @@ def count_in_chunks(counter: _Counter, path: str, result: FileStats, jobs: int) 
                 raise ReadError(message, source=result.path, line=None if line is None else line + line_base,
                                 field=field)
             line_base += line_count
+    try:
+        now = identity(path)
+    except OSError:
+        now = None
+    if now != expected:  # changed after the last chunk was read
+        raise changed(result.path, expected, now)

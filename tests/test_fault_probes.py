@@ -211,6 +211,46 @@ def test_a_chunk_read_after_the_file_shrank_is_refused(big_set, tmp_path):
                 pass
 
 
+def test_truncating_the_input_mid_run_fails_parallel_stats(big_set, tmp_path):
+    """`stats` reads a large JSONL file in worker processes too: the same check, the same line."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(big_set.read_bytes())
+    process = subprocess.Popen(evalconv_command() + ["stats", str(source), "-j", "2"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + WAIT_SECONDS
+    while len(children(process.pid)) < 2:  # the workers are counting
+        assert process.poll() is None, "stats ended before the input was truncated: make the set larger"
+        assert time.monotonic() < deadline, "the parallel count never started"
+        time.sleep(0.002)
+    os.truncate(source, 0)  # the racing writer
+    _, err = process.communicate(timeout=WAIT_SECONDS)
+    assert process.returncode == 2, err.decode()
+    line = one_line(err)
+    assert "the file changed while it was read" in line and "in.jsonl" in line
+
+
+def test_a_stats_chunk_read_after_the_file_shrank_is_refused(big_set, tmp_path, monkeypatch):
+    """The same, without a race: the file shrinks once the parent has added up the first chunk,
+    so a later chunk, or the last look at the file, finds it changed."""
+    from evalconv import stats as stats_module
+    from evalconv.sources import InputChanged
+    from evalconv.stats_parallel import count_in_chunks
+
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(big_set.read_bytes())
+    merge = stats_module._Counter.merge
+
+    def merge_then_shrink(self, other, line_base):
+        merge(self, other, line_base)
+        if source.stat().st_size == big_set.stat().st_size:
+            os.truncate(source, source.stat().st_size // 2)
+
+    monkeypatch.setattr(stats_module._Counter, "merge", merge_then_shrink)
+    counter = stats_module._Counter(list(stats_module.DEFAULT_SLICES), [], stats_module.DEFAULT_SAMPLES)
+    with pytest.raises(InputChanged, match="it is now"):
+        count_in_chunks(counter, str(source), stats_module.FileStats("in.jsonl"), jobs=2)
+
+
 # 3. Standard input redirected from a file is the input. -------------------------------------------
 
 @pytest.mark.parametrize("how", ["-o", "stdout >>"])

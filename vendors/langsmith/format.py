@@ -6,6 +6,8 @@ The rules are in docs/vendors/langsmith.md; its field table is `FIELD_MAP` rende
 """
 from __future__ import annotations
 
+import hashlib
+import re
 import uuid
 from typing import Any, Iterator, TextIO
 
@@ -23,6 +25,7 @@ from .csv_export import is_langsmith_csv, read_csv
 VENDOR = "langsmith"
 # uuid5(NAMESPACE_URL, "https://evalconv.dev/vendors/langsmith"): the namespace of derived example ids.
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://evalconv.dev/vendors/langsmith")
+_NAMESPACE_BYTES = ID_NAMESPACE.bytes
 INPUT_KEY = "input"        # a non-object input is written as {"input": value}
 EXPECTED_KEY = "expected"  # expected is written as outputs {"expected": value}, whatever its type
 CRITERIA_KEY = "criteria"  # evaluationCriteria, also in outputs: the judge's reference
@@ -79,14 +82,27 @@ FIELD_MAP: tuple[FieldLoss, ...] = (
 _MAP = {(f.path, f.fate): f for f in FIELD_MAP}
 
 
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def example_id(row_id: str) -> str:
     """The LangSmith id: the row's id if it is already a UUID in canonical form, else a uuid5."""
-    try:
-        if str(uuid.UUID(row_id)) == row_id:
-            return row_id
-    except ValueError:
-        pass
-    return str(uuid.uuid5(ID_NAMESPACE, row_id))
+    if _CANONICAL_UUID.fullmatch(row_id):
+        try:
+            if str(uuid.UUID(row_id)) == row_id:
+                return row_id
+        except ValueError:
+            pass
+    return uuid5(row_id)
+
+
+def uuid5(name: str) -> str:
+    """`str(uuid.uuid5(ID_NAMESPACE, name))`, without building a UUID object (a row at a time)."""
+    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + name.encode("utf-8")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    text = digest.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def _is_split(value: Any) -> bool:

@@ -146,10 +146,13 @@ class PromptfooWriter:
             self._shapes.add(shape_of(placed.test["vars"]))
         self._count += 1
         self._notes.add(row, placed)
-        for key in placed.carried:
-            entry = _FIELDS["meta" if key.startswith("meta:") else key]
-            path = f"$.metadata{key_segment(key[5:])}" if key.startswith("meta:") else entry.path
-            self._report.carry(path, row.id, entry.reason)
+        carried = [_CARRIED.get(key) or _carried(key) for key in placed.carried]
+        carry_all = getattr(self._report, "carry_all", None)
+        if carry_all is not None:
+            carry_all(carried, row.id)
+        else:
+            for path, reason in carried:
+                self._report.carry(path, row.id, reason)
 
     def _render(self, test: dict[str, Any]) -> str:
         if self._kind == "jsonl":
@@ -173,6 +176,18 @@ class PromptfooWriter:
             write_config(self._config, self._path, self._var_names or {"input": None}, self._shapes)
             self._report.notes.append(f"promptfoo config written to {self._config}: replace the `echo` "
                                       "provider with the target before a real run")
+
+
+_CARRIED: dict[str, tuple[str, str]] = {}  # field-map key -> (path, reason), for the loss report
+
+
+def _carried(key: str) -> tuple[str, str]:
+    entry = _FIELDS["meta" if key.startswith("meta:") else key]
+    found = (f"$.metadata{key_segment(key[5:])}" if key.startswith("meta:") else entry.path, entry.reason)
+    if len(_CARRIED) >= 10_000:  # metadata keys are the user's: keep memory flat
+        _CARRIED.clear()
+    _CARRIED[key] = found
+    return found
 
 
 class _Notes:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 RAW_OPEN, RAW_CLOSE = "{% raw %}", "{% endraw %}"
 _TEMPLATE = re.compile(r"\{[{%#]")
 _RAW_TAG = re.compile(r"\{%-?\s*(end)?(raw|verbatim)\s*-?%\}")
@@ -103,18 +105,41 @@ def unescape_top(value: Any) -> Any:
 
 def loads_at_load_time(value: Any) -> bool:
     """Would promptfoo try to load or dereference something inside `value` (outside vars)?"""
+    if (type(value) is dict or type(value) is list) and not _may_hold(value, (b"file://", b'"$ref"')):
+        return False
+    return _loads_at_load_time(value)
+
+
+def _loads_at_load_time(value: Any) -> bool:
     if isinstance(value, str):
         return value.startswith(FILE_PREFIX)
     if isinstance(value, dict):
-        return any(k == "$ref" or loads_at_load_time(v) for k, v in value.items())
+        return any(k == "$ref" or _loads_at_load_time(v) for k, v in value.items())
     if isinstance(value, list):
-        return any(loads_at_load_time(v) for v in value)
+        return any(_loads_at_load_time(v) for v in value)
     return False
 
 
 def has_ref_key(value: Any) -> bool:
+    if (type(value) is dict or type(value) is list) and not _may_hold(value, (b'"$ref"',)):
+        return False
+    return _has_ref_key(value)
+
+
+def _may_hold(value: Any, needles: tuple[bytes, ...]) -> bool:
+    """A quick look at `value`'s JSON text (orjson writes `/`, `$` and non-ASCII as they are):
+    when no needle is in it, no string or key in `value` holds one (False is exact; True means
+    look closer)."""
+    try:
+        text = orjson.dumps(value)
+    except TypeError:  # an integer beyond 64 bits, deep nesting
+        return True
+    return any(needle in text for needle in needles)
+
+
+def _has_ref_key(value: Any) -> bool:
     if isinstance(value, dict):
-        return any(k == "$ref" or has_ref_key(v) for k, v in value.items())
+        return any(k == "$ref" or _has_ref_key(v) for k, v in value.items())
     if isinstance(value, list):
-        return any(has_ref_key(v) for v in value)
+        return any(_has_ref_key(v) for v in value)
     return False

@@ -1,0 +1,89 @@
+"""Issue 15 (speed): the vendor writers' quick paths answer exactly what the slow ones answer.
+
+A quick look at a value's orjson text decides the usual case (no NaN, no `file://`, no `$ref`);
+anything it cannot rule out goes the old way. A uuid5 is built without a UUID object."""
+from __future__ import annotations
+
+import math
+import uuid
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalconv.canonical.errors import WriteError
+from evalconv.vendors._common import records as rec
+from evalconv.vendors.langsmith.format import ID_NAMESPACE, example_id, uuid5
+from evalconv.vendors.promptfoo import text
+
+_TEXT = st.one_of(st.sampled_from(["file://x.txt", "$ref", "null", "a file://b", "FILE://x", "é", ""]), st.text(max_size=8))
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70) | st.floats() | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3), max_leaves=12)
+
+
+@settings(max_examples=300)
+@given(_VALUES)
+def test_the_quick_looks_answer_what_the_walks_answer(value):
+    assert text.loads_at_load_time(value) == text._loads_at_load_time(value)
+    assert text.has_ref_key(value) == text._has_ref_key(value)
+
+
+def _walk_refuses(value, max_depth):
+    """The check as it was: every value visited, with its path."""
+    todo = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return True
+        if isinstance(item, (dict, list)):
+            if max_depth is not None and depth > max_depth:
+                return True
+            todo.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+@settings(max_examples=300)
+@given(_VALUES, st.sampled_from([None, 1, 2, 3]))
+def test_check_value_refuses_exactly_what_the_full_walk_refuses(value, max_depth):
+    if _walk_refuses(value, max_depth):
+        with pytest.raises(WriteError):
+            rec.check_value(value, "r1", "$", "Vendor", max_depth)
+    else:
+        rec.check_value(value, "r1", "$", "Vendor", max_depth)
+
+
+def test_a_refusal_still_names_the_path():
+    with pytest.raises(WriteError) as err:
+        rec.check_value({"a": [1, {"b": float("nan")}]}, "r1", "$", "Vendor")
+    assert err.value.field == "$.a[1].b"
+    with pytest.raises(WriteError) as err:
+        rec.check_value({"a": [[1]]}, "r1", "$", "Vendor", max_depth=2)
+    assert err.value.field == "$.a[0]"
+
+
+@settings(max_examples=300)
+@given(st.text())
+def test_uuid5_is_the_standard_librarys(name):
+    assert uuid5(name) == str(uuid.uuid5(ID_NAMESPACE, name))
+
+
+def test_a_row_id_that_is_a_canonical_uuid_is_kept():
+    kept = str(uuid.uuid4())
+    assert example_id(kept) == kept
+    assert example_id(kept.upper()) == str(uuid.uuid5(ID_NAMESPACE, kept.upper()))  # not canonical form
+    assert example_id("{" + kept + "}") == str(uuid.uuid5(ID_NAMESPACE, "{" + kept + "}"))
+
+
+@pytest.mark.parametrize("counting", [False, True], ids=["ids", "counts"])
+def test_carry_all_notes_what_carry_a_field_at_a_time_notes(counting):
+    from evalconv.reports import LossReport
+
+    rows = [("r1", [("$.id", "a"), ("$.metadata.x", "b")]), ("r1", [("$.id", "a")]),
+            ("r2", [("$.id", "a"), ("$.id", "a"), ("$.metadata.y", "b")])]
+    one, bulk = (LossReport.counting("x") if counting else LossReport("x") for _ in range(2))
+    for row_id, keys in rows:
+        for path, reason in keys:
+            one.carry(path, row_id, reason)
+        bulk.carry_all(keys, row_id)
+    assert bulk.to_json() == one.to_json()
