@@ -1,8 +1,8 @@
 """`evalconv report`: pass rates of runs against their cases, overall and sliced, worst first.
 
 Streams: the cases are read once into a small table, then every attempt and result is read once;
-memory grows with the cases, the attempts and the distinct (attempt, evaluator) pairs, never with
-rescorings or the number of result records.
+per attempt it keeps a few machine words (`AttemptTable`, its case, its packed verdicts) and no
+Python object, and nothing per result record or rescoring.
 
 The rules (docs/runs.md says them to users):
 - A case is counted once. Its verdicts are the newest result of each evaluator on each of its
@@ -23,6 +23,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from .attempttable import AttemptTable
 from .canonical import jsonvalue, paths, runs
 from .canonical.admissibility import ADMISSIBILITY
 from .canonical.errors import UsageError
@@ -167,8 +168,8 @@ class RunReport:
         self.cases: list[Case] = []
         self._case_index: dict[str, int] = {}
         self._langsmith: dict[str, int] = {}
-        self._attempt_index: dict[str, int] = {}
-        self._attempt_case = array("l")  # case index per attempt, -1: unlinked
+        self._attempt_index = AttemptTable()
+        self._attempt_case = array("i")  # case index per attempt, -1: unlinked
         self._names: dict[str, int] = {}
         self._verdicts = _Verdicts()
         self.results = 0
@@ -231,7 +232,7 @@ class RunReport:
         if not isinstance(attempt_id, str) or attempt_id in self._attempt_index:
             return  # the same run given twice: an attempt is counted once
         case = self._resolve(record)
-        self._attempt_index[attempt_id] = len(self._attempt_case)
+        self._attempt_index.add(attempt_id)  # numbered in order, as _attempt_case
         self._attempt_case.append(case)
         self._verdicts.grow()
         if case < 0:
@@ -263,34 +264,41 @@ class RunReport:
     # ---- the report
     def finish(self, sources: list[str] | None = None) -> dict[str, Any]:
         untyped = 0
-        judge: dict[int, list[tuple[str, bool]]] = {}
-        human: dict[int, list[bool]] = {}
-        machine: dict[int, set[bool | None]] = {}
-        for attempt, name, code in self._verdicts.items():
+        agreement: dict[str, list[int]] = {}  # per case family: the judge-against-human 2x2 table
+        for attempt, verdicts in self._verdicts.by_attempt():  # one attempt at a time: nothing kept per attempt
             case_index = self._attempt_case[attempt]
             if case_index < 0:
                 continue
             case = self.cases[case_index]
-            type_, passed = TYPES[code // 3], (False, True, None)[code % 3]
-            if type_ is None:
-                untyped += passed is not None  # a verdict nobody can check against the map
-            elif ADMISSIBILITY[case.oracle].get(type_, ("barred",))[0] == "barred":
-                case.excluded += 1
+            human: list[bool] = []
+            machine: set[bool | None] = set()
+            judged: list[bool] = []
+            for _name, code in verdicts:
+                type_, passed = TYPES[code // 3], (False, True, None)[code % 3]
+                if type_ is None:
+                    untyped += passed is not None  # a verdict nobody can check against the map
+                elif ADMISSIBILITY[case.oracle].get(type_, ("barred",))[0] == "barred":
+                    case.excluded += 1
+                    continue
+                if type_ in runs.HUMAN_TYPES and passed is not None:
+                    human.append(passed)
+                else:
+                    machine.add(passed)
+                    if type_ == "llm-judge" and passed is not None:
+                        judged.append(passed)
+            if not human and not machine:
                 continue
-            if type_ in runs.HUMAN_TYPES and passed is not None:
-                human.setdefault(attempt, []).append(passed)
-            else:
-                machine.setdefault(attempt, set()).add(passed)
-                if type_ == "llm-judge" and passed is not None:
-                    judge.setdefault(attempt, []).append((str(name), passed))
-        for attempt in machine.keys() | human.keys():
             # A person's admitted verdict on an attempt decides it (promptfoo's manual rating
             # overrides its assertions the same way); else the machines' verdicts do.
-            verdicts = set(human[attempt]) if attempt in human else machine[attempt]
-            case = self.cases[self._attempt_case[attempt]]
-            case.fail |= False in verdicts
-            case.pending |= None in verdicts
-            case.passed |= True in verdicts
+            decided = set(human) if human else machine
+            case.fail |= False in decided
+            case.pending |= None in decided
+            case.passed |= True in decided
+            if judged and human:
+                table = agreement.setdefault(case.family, [0, 0, 0, 0])
+                for by_judge in judged:
+                    for by_human in human:
+                        table[(0 if by_judge else 1) * 2 + (0 if by_human else 1)] += 1
         overall = Bucket()
         slices: dict[str, dict[str, Bucket]] = {name: {} for name in self.by}
         gate_buckets = [Bucket() for _ in self._gates]
@@ -313,7 +321,7 @@ class RunReport:
                       "excludedResults": sum(c.excluded for c in self.cases),
                       "untypedResults": untyped,
                       "notRun": sum(1 for c in self.cases if c.attempts == 0)},
-            "judgeAgreement": _agreement(judge, human, self._attempt_case, self.cases),
+            "judgeAgreement": _agreement(agreement),
             "gates": [_gate_json(g, b, self.gate_field) for g, b in zip(self._gates, gate_buckets)],
             "ledger": self.ledger.entries,
             "ledgerCounts": dict(sorted(self.ledger.counts.items())),
@@ -329,7 +337,7 @@ class _Verdicts:
 
     def __init__(self) -> None:
         self._packed = array("Q")
-        self._more: dict[tuple[int, int], int] = {}
+        self._more: dict[int, dict[int, int]] = {}  # attempt -> {name: code} past the packed names
 
     def grow(self) -> None:
         self._packed.append(0)
@@ -340,18 +348,27 @@ class _Verdicts:
             word = self._packed[attempt] & ~(31 << shift)
             self._packed[attempt] = word | ((code + 1) << shift)  # 0: no verdict
         else:
-            self._more[(attempt, name)] = code
+            self._more.setdefault(attempt, {})[name] = code
 
-    def items(self) -> Iterator[tuple[int, int, int]]:
+    def by_attempt(self) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+        """(attempt, [(name, code), ...]) for each attempt with a verdict, in attempt order."""
         for attempt, word in enumerate(self._packed):
+            verdicts = []
             name = 0
             while word:
                 if word & 31:
-                    yield attempt, name, (word & 31) - 1
+                    verdicts.append((name, (word & 31) - 1))
                 word >>= self.BITS
                 name += 1
-        for (attempt, name), code in self._more.items():
-            yield attempt, name, code
+            if attempt in self._more:
+                verdicts += self._more[attempt].items()
+            if verdicts:
+                yield attempt, verdicts
+
+    def items(self) -> Iterator[tuple[int, int, int]]:
+        for attempt, verdicts in self.by_attempt():
+            for name, code in verdicts:
+                yield attempt, name, code
 
 
 def _worst_first(name: str, buckets: dict[str, Bucket]) -> list[tuple[str, Bucket]]:
@@ -391,18 +408,8 @@ def kappa(both_pass: int, both_fail: int, judge_only: int, human_only: int) -> f
     return (observed - chance) / (1 - chance)
 
 
-def _agreement(judge: dict[int, list[tuple[str, bool]]], human: dict[int, list[bool]],
-               attempt_case: "array[int]", cases: list[Case]) -> dict[str, Any]:
+def _agreement(tables: dict[str, list[int]]) -> dict[str, Any]:
     """Per case family: every llm-judge verdict paired with every human verdict on the same attempt."""
-    tables: dict[str, list[int]] = {}
-    for attempt, verdicts in judge.items():
-        people = human.get(attempt)
-        if not people:
-            continue
-        table = tables.setdefault(cases[attempt_case[attempt]].family, [0, 0, 0, 0])
-        for _name, by_judge in verdicts:
-            for by_human in people:
-                table[(0 if by_judge else 1) * 2 + (0 if by_human else 1)] += 1
     out = {}
     for family in sorted(tables):
         both_pass, judge_pass_human_fail, judge_fail_human_pass, both_fail = tables[family]

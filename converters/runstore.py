@@ -16,6 +16,7 @@ from typing import Any, Iterable, Iterator
 
 from .canonical import runs
 from .canonical.errors import ReadError, UsageError
+from .runindex import StoreIndex
 
 ATTEMPTS, RESULTS, LEDGER = "attempts.jsonl", "results.jsonl", "ledger.jsonl"
 FILES = {"attempt": ATTEMPTS, "result": RESULTS, "ledger": LEDGER}
@@ -84,20 +85,13 @@ class ImportSummary:
                 "conflicts": self.conflicts}
 
 
-class _Index:
-    """The ids already in the store (attempts with a digest of their content, to refuse edits)."""
-
-    def __init__(self, folder: str) -> None:
-        self.attempts: dict[str, bytes] = {}
-        self.results: set[str] = set()
-        self.ledger: set[str] = set()
-        for kind, record in read_records(folder) if os.path.isdir(folder) else ():
-            if kind == "attempt" and isinstance(record.get("id"), str):
-                self.attempts[record["id"]] = _content_digest(record)
-            elif kind == "result" and isinstance(record.get("id"), str):
-                self.results.add(record["id"])
-            elif kind == "ledger":
-                self.ledger.add(record.get("id") or _ledger_id(record))
+def _key(kind: str, record: dict[str, Any]) -> tuple[str, bytes | None] | None:
+    """What the index keeps of a stored record: its id (and an attempt's content digest)."""
+    if kind == "ledger":
+        return _ledger_id(record), None
+    if not isinstance(record.get("id"), str):
+        return None
+    return record["id"], _content_digest(record) if kind == "attempt" else None
 
 
 class _Appender:
@@ -120,29 +114,36 @@ class _Appender:
         self._stream.close()
 
 
-def import_runs(folder: str, sources: Iterable[tuple[str, Iterable[tuple[str, dict[str, Any]]]]]) -> ImportSummary:
-    """Append each source's records (label, records) to the store in `folder` (created if needed)."""
+def import_runs(folder: str, sources: Iterable[tuple[str, Iterable[tuple[str, dict[str, Any]]]]], *,
+                lock_timeout: float = 60.0) -> ImportSummary:
+    """Append each source's records (label, records) to the store in `folder` (created if needed).
+    Another import into the same store is waited for up to `lock_timeout` seconds."""
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise UsageError("the run store must be a folder", source=folder)
     os.makedirs(folder, exist_ok=True)
-    index = _Index(folder)
+    index = StoreIndex(folder, FILES, _key, lock_timeout)
     summary = ImportSummary(folder)
-    out = {kind: _Appender(os.path.join(folder, name)) for kind, name in FILES.items()}
     try:
-        for label, records in sources:
-            summary.sources.append(label)
-            for kind, record in records:
-                _add(kind, record, index, out, summary)
-    finally:
-        for appender in out.values():
-            appender.close()
+        out = {kind: _Appender(os.path.join(folder, name)) for kind, name in FILES.items()}
+        try:
+            for label, records in sources:
+                summary.sources.append(label)
+                for kind, record in records:
+                    _add(kind, record, index, out, summary)
+        finally:
+            for appender in out.values():
+                appender.close()
+    except BaseException:
+        index.abandon()
+        raise
+    index.commit()
     return summary
 
 
 _SCHEMAS = {"attempt": runs.ATTEMPT_SCHEMA, "result": runs.RESULT_SCHEMA}
 
 
-def _add(kind: str, record: dict[str, Any], index: _Index, out: dict[str, _Appender], summary: ImportSummary) -> None:
+def _add(kind: str, record: dict[str, Any], index: StoreIndex, out: dict[str, _Appender], summary: ImportSummary) -> None:
     if kind in _SCHEMAS:
         broken = list(runs.problems(record, _SCHEMAS[kind]))
         if broken:  # never stored: the store holds only records its schemas accept
@@ -150,9 +151,8 @@ def _add(kind: str, record: dict[str, Any], index: _Index, out: dict[str, _Appen
                                                        id=record.get("id"), source=record.get("source"))
     if kind == "attempt":
         digest = _content_digest(record)
-        had = index.attempts.get(record["id"])
-        if had is None:
-            index.attempts[record["id"]] = digest
+        new, had = index.add(kind, record["id"], digest)
+        if new:
             out[kind].write(record)
             summary.added["attempts"] += 1
         elif had == digest:
@@ -162,17 +162,15 @@ def _add(kind: str, record: dict[str, Any], index: _Index, out: dict[str, _Appen
                                       "reason": "an attempt with this id is already stored with different "
                                                 "content; attempts are immutable, so the stored one is kept"})
     elif kind == "result":
-        if record["id"] in index.results:
-            summary.known["results"] += 1
-        else:
-            index.results.add(record["id"])
+        if index.add(kind, record["id"])[0]:
             out[kind].write(record)
             summary.added["results"] += 1
-    else:
-        entry = {"id": _ledger_id(record), **record}
-        if entry["id"] in index.ledger:
-            summary.known["ledger"] += 1
         else:
-            index.ledger.add(entry["id"])
+            summary.known["results"] += 1
+    else:
+        entry = {"id": _ledger_id(record), **record}  # a ledger entry's "id" names the record it is about
+        if index.add(kind, _ledger_id(entry))[0]:
             out[kind].write(entry)
             summary.added["ledger"] += 1
+        else:
+            summary.known["ledger"] += 1

@@ -2,6 +2,7 @@
 tests/fixtures/runs/make/; evalconv reads it to the same report as the stored fixture."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -66,6 +67,10 @@ def test_braintrust_eval_output_reads_to_the_same_report(tmp_path):
     require_module("braintrust")
     _python("make_braintrust.py", str(_export("braintrust", tmp_path)), str(tmp_path), cwd=tmp_path)
     _same_report([tmp_path / "eval_result.json"], [RUNS / "braintrust" / "eval_result.json"])
+    _same_report([tmp_path / "experiment_export.jsonl"], [RUNS / "braintrust" / "experiment_export.jsonl"])
+    # the export is the SDK's experiment rows: every span of the run, each score on its scorer's span
+    kinds = [json.loads(line)["span_attributes"]["type"] for line in (tmp_path / "experiment_export.jsonl").open()]
+    assert (kinds.count("eval"), kinds.count("task"), kinds.count("score")) == (9, 9, 36)
 
 
 def test_langsmith_runs_and_feedback_read_to_the_same_report(tmp_path):

@@ -160,6 +160,66 @@ def test_braintrust_counts_equal_braintrusts_own():
         assert summary[name]["score"] == pytest.approx(sum(scores) / len(scores))
 
 
+EXPORT = RUNS / "braintrust" / "experiment_export.jsonl"
+
+
+def test_braintrust_experiment_export_counts_equal_braintrusts_own():
+    """An experiment as an export dumps it: one row per span; each scorer's scores are on its own
+    score span, linked to the row's root span by root_span_id."""
+    spans = [json.loads(line) for line in EXPORT.read_text("utf-8").splitlines()]
+    roots = {s["root_span_id"]: s for s in spans if s["is_root"]}
+    assert len(roots) == 9 and all("scores" not in r for r in roots.values())  # Eval puts no scores on the root
+    scores: dict[str, dict] = {trace: {} for trace in roots}
+    for span in spans:
+        for name, value in (span.get("scores") or {}).items():
+            if value is not None:
+                scores[span["root_span_id"]][name] = value
+    outcomes = {}
+    for trace, got in scores.items():
+        case = roots[trace]["metadata"]["case"]
+        if case["oracleType"] in ("rubric", "expected-behavior-only"):
+            assert list(got) == ["length_check"]
+            outcomes[case["caseId"]] = "unscored"
+        else:
+            outcomes[case["caseId"]] = "passed" if all(v == 1 for v in got.values()) else "failed"
+    result = report([str(EXPORT)], [str(CASES)])
+    assert_slices_match(result, outcomes)
+    assert (result["attempts"], result["results"]) == (9, sum(len(g) for g in scores.values())) == (9, 15)
+    assert result["flags"]["excludedResults"] == 2 and result["ledgerCounts"] == {}
+    # the same Eval as Eval returned it reads to the same report
+    returned = report([str(RUNS / "braintrust" / "eval_result.json")], [str(CASES)])
+    for key in ("overall", "slices", "flags", "attempts", "results"):
+        assert result[key] == returned[key]
+
+
+@pytest.mark.parametrize("shape", ["reversed JSONL", "JSON array"])
+def test_braintrust_export_spans_may_come_in_any_order(tmp_path, shape):
+    """The server does not promise root spans before their score spans."""
+    lines = EXPORT.read_text("utf-8").splitlines()[::-1]
+    path = tmp_path / ("export.jsonl" if shape == "reversed JSONL" else "export.json")
+    path.write_text("\n".join(lines) + "\n" if shape == "reversed JSONL" else
+                    json.dumps([json.loads(line) for line in lines], indent=2))
+    out = CliRunner().invoke(cli, ["report", str(path), "--cases", str(CASES), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    got, stored = json.loads(out.output), report([str(EXPORT)], [str(CASES)])
+    for key in ("overall", "slices", "flags", "attempts", "results", "ledgerCounts"):
+        assert got[key] == stored[key]
+
+
+def test_braintrust_export_a_root_span_with_scores_and_a_broken_line(tmp_path):
+    """`experiment.log(input=..., scores=...)` puts scores on the root span itself; a line that is
+    not JSON goes to the ledger with its line number."""
+    root = {"id": "r1", "span_id": "s1", "root_span_id": "t1", "span_parents": None, "experiment_id": "e1",
+            "input": "q", "output": "Full refund within 60 days with a receipt.",
+            "metadata": {"case": {"caseId": "r-refund-receipt"}}, "scores": {"exact": 1, "judge": None}}
+    path = tmp_path / "logged.jsonl"
+    path.write_text(json.dumps(root) + "\n{broken\n")
+    result = report([str(path)], [str(CASES)])
+    assert (result["attempts"], result["results"]) == (1, 1)
+    assert result["ledger"][0]["source"]["line"] == 2 and result["ledgerCounts"] == {"unreadable": 1}
+    assert result["slices"]["case.caseFamily"]["policy-lookup"]["passed"] == 1
+
+
 # ---- LangSmith: feedback of 1 passes, 0 fails; runs reach their case by the example's uuid5.
 
 def test_langsmith_counts_equal_langsmiths_own():

@@ -20,7 +20,8 @@ CASES = RUNS / "cases.jsonl"
 PROMPTFOO = RUNS / "promptfoo" / "results.json"
 RERUN = RUNS / "promptfoo" / "rerun.jsonl"
 ALL_RUNS = [PROMPTFOO, RERUN, *sorted((RUNS / "deepeval").glob("test_run_*.json")),
-            RUNS / "braintrust" / "eval_result.json", RUNS / "langsmith" / "runs.jsonl",
+            RUNS / "braintrust" / "eval_result.json", RUNS / "braintrust" / "experiment_export.jsonl",
+            RUNS / "langsmith" / "runs.jsonl",
             RUNS / "langsmith" / "feedback.jsonl"]
 
 
@@ -133,17 +134,33 @@ def test_an_interrupted_import_is_finished_by_importing_again(tmp_path):
     assert len(ledger) == 1 and ledger[0]["kind"] == "unreadable" and ledger[0]["source"]["line"] == 6
 
 
-def test_unreadable_lines_go_to_the_ledger_with_file_and_line(tmp_path):
+def _feedback_import(tmp_path: Path, *bad: str):
+    """LangSmith feedback lines with `bad` lines between the good ones, imported into a store."""
     feedback = tmp_path / "feedback.jsonl"
     good = (RUNS / "langsmith" / "feedback.jsonl").read_text("utf-8").splitlines()
-    feedback.write_text(good[0] + "\n{not json\n" + good[1] + "\n")
+    feedback.write_text("".join(f"{line}\n{bad_line}\n" for line, bad_line in zip(good, bad)) + good[len(bad)] + "\n")
     store = tmp_path / "store"
-    summary = import_runs(str(store), [(str(feedback), RESULTS_REGISTRY.read(str(feedback), "langsmith"))])
+    return feedback, store, import_runs(str(store), [(str(feedback), RESULTS_REGISTRY.read(str(feedback), "langsmith"))])
+
+
+def test_unreadable_lines_go_to_the_ledger_with_file_and_line(tmp_path):
+    feedback, store, summary = _feedback_import(tmp_path, "{not json")
     assert summary.added == {"attempts": 0, "results": 2, "ledger": 1}
     entry = json.loads(lines(store / "ledger.jsonl")[0])
     assert entry["kind"] == "unreadable" and entry["source"]["line"] == 2 and entry["source"]["file"] == str(feedback)
     result = report([str(RUNS / "langsmith" / "runs.jsonl"), str(store)], [str(CASES)])
     assert result["ledgerCounts"] == {"unreadable": 1}
+
+
+def test_regression_a_second_unreadable_line_is_not_taken_for_the_first(tmp_path):
+    """Ledger entries about lines that name no record all had the id null, and the import kept
+    only the first of them: every later one was counted 'already there' and never stored."""
+    feedback, store, summary = _feedback_import(tmp_path, "{not json", "[1, 2")
+    assert summary.added == {"attempts": 0, "results": 3, "ledger": 2}
+    assert [json.loads(line)["source"]["line"] for line in lines(store / "ledger.jsonl")] == [2, 4]
+    again = import_runs(str(store), [(str(feedback), RESULTS_REGISTRY.read(str(feedback), "langsmith"))])
+    assert again.added == {"attempts": 0, "results": 0, "ledger": 0}
+    assert again.known == {"attempts": 0, "results": 3, "ledger": 2}
 
 
 def test_cli_import_then_report_from_the_store(tmp_path):
