@@ -7,12 +7,11 @@ from typing import Any
 import click
 
 from .. import runreport, runstore
-from ..atomic import AtomicOutput
 from ..canonical.errors import UsageError
 from ..results_registry import RESULTS_REGISTRY
 from ..texttable import aligned
 from .common import echo_json, handles_errors
-from .stats import check_page_path
+from .pages import by_option, check_page_path, format_option, html_option, write_page
 
 _harness_option = click.option("--harness", type=click.Choice(sorted(RESULTS_REGISTRY.readers)), default=None,
                                help="Whose run output the files are (default: from their content).")
@@ -32,9 +31,7 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--cases", "cases", multiple=True, required=True, metavar="SET",
               help="The case set(s) the runs ran (repeatable; any format evalconv reads).")
-@click.option("--by", "by", multiple=True, metavar="FIELD",
-              help="Slice by this case./metadata. field (repeatable; default: "
-                   + ", ".join(runreport.DEFAULT_BY) + ").")
+@by_option("Slice by this case./metadata. field (repeatable; default: " + ", ".join(runreport.DEFAULT_BY) + ").")
 @click.option("--evaluator", "evaluators", multiple=True, metavar="NAME=TYPE",
               help="The evaluator type of a harness check evalconv cannot infer (repeatable).")
 @click.option("--fail-under", "gates", multiple=True, metavar="SLICE=RATE",
@@ -43,9 +40,8 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--gate-field", default=runreport.GATE_FIELD, show_default=True, metavar="FIELD",
               help=f"The field that says a case gates a release (value '{runreport.GATE_VALUE}').")
 @_harness_option
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="json prints exactly what the library returns.")
-@click.option("--html", "html_path", metavar="PAGE", help="Also write a self-contained HTML page (the stats page style).")
+@format_option("json")
+@html_option("Also write a self-contained HTML page (the stats page style).")
 @handles_errors
 def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str, ...], evaluators: tuple[str, ...],
                    gates: tuple[str, ...], gate_field: str, harness: str | None, output_format: str,
@@ -66,11 +62,7 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
     if html_path is not None:
         from ..pages.report_page import render
 
-        with AtomicOutput(html_path) as out:
-            assert out.stream is not None
-            out.stream.write(render(result))
-            out.commit()
-        click.echo(f"evalconv: wrote {html_path}", err=True)
+        write_page(html_path, render(result))
     sys.exit(1 if any(not g["ok"] for g in result["gates"]) else 0)
 
 
