@@ -229,7 +229,7 @@ class _Layout:
         try:
             return SourceRow(self._value(cells), line, record, plain_json=True)
         except RowError as err:
-            return SourceRow(_partial_id(cells, self.index), line, record, parse_problem(err.message, err.path))
+            return SourceRow.failed(err, line, record, partial=_partial_id(cells, self.index))
 
     def _cell(self, cells: list[str], name: str) -> str:
         i = self.index.get(name)

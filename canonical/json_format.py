@@ -6,16 +6,28 @@ from typing import Any, Iterable, Iterator, TextIO
 from . import jsonvalue
 from .errors import ReadError
 from .format import Format, WriteOptions
+from .head import record_keys
 from .reporting import LossReporter, ReadReporter
 from .row import Row
 from .source import Lines, SourceRow, parse_problem
 
 _WHITESPACE = " \t\r\n"
+ROW_KEYS = frozenset({"id", "input", "expected", "metadata"})
+# JSON whose first record has keys a row has not: still read as rows (the fallback, whose
+# findings name what is wrong), but any format that knows those keys is more sure.
+OTHER_SHAPE = 0.25
 
 
 def _kind(value: Any) -> str:
     kinds: dict[type, str] = {dict: "an object", list: "an array", str: "a string"}
     return kinds.get(type(value), "a scalar")
+
+
+def _confidence(head: str, opener: str) -> float:
+    if not head.lstrip("\ufeff" + _WHITESPACE).startswith(opener):
+        return 0.0
+    keys = record_keys(head)
+    return 1.0 if keys is None or keys.top <= ROW_KEYS else OTHER_SHAPE
 
 
 class CanonicalJSONL(Format):
@@ -28,7 +40,7 @@ class CanonicalJSONL(Format):
     fallback = True
 
     def detect(self, head: str) -> float:
-        return 1.0 if head.lstrip("\ufeff" + _WHITESPACE).startswith("{") else 0.0
+        return _confidence(head, "{")
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         for text in lines.utf8():
@@ -72,7 +84,7 @@ class CanonicalJSON(Format):
     fallback = True
 
     def detect(self, head: str) -> float:
-        return 1.0 if head.lstrip("\ufeff" + _WHITESPACE).startswith("[") else 0.0
+        return _confidence(head, "[")
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return iter_array(lines, lines.source)

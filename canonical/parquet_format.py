@@ -20,7 +20,7 @@ from .format import Format, WriteOptions
 from .reporting import LossReporter, ReadReporter
 from .row import Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
-from .source import Lines, SourceRow, parse_problem
+from .source import Lines, SourceRow
 
 MAGIC = b"PAR1"
 ROW_GROUP_ROWS = 5_000  # rows a row group holds: the unit of memory on write (5k: 124 MB peak at 100k rows, 10k: 148 MB)
@@ -32,8 +32,6 @@ WRITER_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3,
                                   "data_page_version": "1.0", "use_dictionary": True,
                                   "write_statistics": True, "store_schema": True}
 
-TEXT_FIELDS = tuple(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] == "string")
-LIST_FIELDS = tuple(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] == "list")
 # (column, kind): kind is "text", "json" or "list"; in this order in every file evalconv writes.
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "text"), ("input", "text"), ("input:json", "json"), ("expected", "text"),
@@ -432,15 +430,8 @@ def _build(columns: _Cells, i: int, record: int) -> SourceRow:
             cells.merge_metadata_json(metadata, cells.json_cell(rest, "metadata:json", "$.metadata"))
         row["metadata"] = metadata
     except RowError as err:
-        return SourceRow({"id": row["id"]} if "id" in row else None, None, record,
-                         parse_problem(err.message, err.path))
+        return SourceRow.failed(err, None, record, partial={"id": row["id"]} if "id" in row else None)
     return SourceRow(row, None, record, plain_json=True)
-
-
-def schema_summary() -> list[dict[str, str]]:
-    """The columns as documentation and dataset cards show them."""
-    names = {"text": "string", "json": "string (JSON text)", "list": "list<string>"}
-    return [{"name": name, "type": names[kind]} for name, kind in COLUMNS]
 
 
 FORMAT = CanonicalParquet()

@@ -18,8 +18,6 @@ import jsonschema_rs
 SCHEMA_VERSION = 1
 ATTEMPT_SCHEMA = "attempt.schema.json"
 RESULT_SCHEMA = "result.schema.json"
-STATUSES = ("completed", "error", "timeout", "cancelled")
-REVIEW_STATUSES = ("automated", "reviewed", "pending", "error")
 HUMAN_TYPES = ("rubric-human", "human-expert")
 # A case's reason fields (the case-reasons seed): severity, worst last.
 SEVERITY_ORDER = ("cosmetic", "wrong-answer", "harmful")

@@ -6,7 +6,7 @@ import io
 from dataclasses import dataclass
 from typing import IO, Any, Iterator
 
-from .errors import ReadError
+from .errors import ReadError, RowError
 from .findings import Finding
 
 # Ten times the longest text seen in real golden sets, and a bound on a hostile file.
@@ -27,6 +27,14 @@ class SourceRow:
     record: int | None = None
     problems: list[Finding] | None = None
     plain_json: bool = False
+
+    @classmethod
+    def failed(cls, err: RowError, line: int | None, record: int | None = None, *,
+               partial: Any = None, prefix: str = "") -> "SourceRow":
+        """What a record that raised `err` reads as: the part of it that names it (`partial`,
+        else the error's), and one parse finding at the error's path."""
+        value = partial if partial is not None else err.partial
+        return cls(value, line, record, parse_problem(prefix + err.message, err.path))
 
 
 def parse_problem(message: str, path: str = "$") -> list[Finding]:

@@ -18,8 +18,8 @@ def main() -> Any:
     try:
         _hold_closed_std_streams()
         from .cli import main as cli_main
-    except KeyboardInterrupt as err:
-        stopping.exit_stopped(err)
+    except KeyboardInterrupt as err:  # while the command line's modules load
+        stopping.exit_quietly(err)
     return cli_main()
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from .canonical.admissibility import ADMISSIBILITY
 from .canonical.errors import UsageError
+from .texttable import aligned
 
 ORACLE_TYPES: dict[str, str] = {
     "reference-answer": "One correct output is written down and the answer is compared against it. This is "
@@ -92,9 +93,9 @@ _VERDICT = {"ok": "admitted", "cond": "admitted with conditions", "barred": "bar
 
 
 def render(result: dict[str, Any]) -> str:
-    lines = [f"{result['oracleType']}: {result['description']}", ""]
+    rows = []
     for p in result["pairings"]:
-        lines.append(f"  {p['evaluator']:<26} {_VERDICT[p['verdict']]}: {p['reason']}")
-        for condition in p.get("conditions", ()):
-            lines.append(f"  {'':<26}   - {condition}")
-    return "\n".join(lines)
+        rows.append([p["evaluator"], f"{_VERDICT[p['verdict']]}: {p['reason']}"])
+        rows += [["", f"  - {condition}"] for condition in p.get("conditions", ())]
+    lines = [f"{result['oracleType']}: {result['description']}", ""]
+    return "\n".join(lines + aligned(rows, widths=[26], indent="  ", gap=" "))

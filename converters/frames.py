@@ -21,7 +21,7 @@ from .canonical.csv_format import split_list
 from .canonical.errors import ReadError, RowError, UsageError
 from .canonical.row import Row
 from .canonical.schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
-from .canonical.source import SourceRow, parse_problem
+from .canonical.source import SourceRow
 from .canonical.validator import Validator
 from .reports import FindingLog, ReadReport
 
@@ -138,8 +138,7 @@ def _source_rows(df: Any, columns: _Columns, report: ReadReport) -> Iterator[Sou
             yield SourceRow(_row(dict(zip(names, values))), None, number)
         except RowError as err:
             ident = values[names.index("id")] if "id" in names else None
-            partial = {"id": ident} if isinstance(ident, str) else None
-            yield SourceRow(partial, None, number, parse_problem(err.message, err.path))
+            yield SourceRow.failed(err, None, number, partial={"id": ident} if isinstance(ident, str) else None)
 
 
 def _blank(value: Any) -> bool:

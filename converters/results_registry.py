@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Iterator, Protocol
 
 from .canonical.errors import ReadError, UsageError
 
@@ -71,5 +71,3 @@ def _load() -> dict[str, ResultsReader]:
 
 
 RESULTS_REGISTRY = ResultsRegistry(_load())
-
-Loader = Callable[[str], Iterator[Record]]

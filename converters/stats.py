@@ -17,6 +17,7 @@ admissibility) are `validate`'s job.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, cast
 
@@ -126,9 +127,9 @@ class Tally:
 
     Rows are counted by their raw value (a string, None, or for anything else its JSON text
     under `_JSON`), one dict increment a row; `expand` turns raw values into the values a row
-    counts under once, at the end. Past `RAW_CAP` raw values a new one is expanded at once."""
+    counts under once, at the end. Past `raw_cap` raw values a new one is expanded at once."""
 
-    __slots__ = ("pair", "samples", "raw", "expanded", "rows", "capped", "multi", "wanted")
+    __slots__ = ("pair", "samples", "raw", "expanded", "rows", "capped", "multi", "wanted", "raw_cap")
 
     def __init__(self, samples: int, pair: bool = False) -> None:
         self.pair = pair
@@ -139,6 +140,7 @@ class Tally:
         self.capped = False
         self.multi = False
         self.wanted: set[Any] | None = None  # in a worker: the only raw values still wanting rows
+        self.raw_cap = RAW_CAP  # a worker has none: the parent adds its counts up as one pass would
 
     def still_wanted(self) -> set[Any] | None:
         """The raw values whose rows a later chunk can still add: None (any) until the budget
@@ -147,20 +149,55 @@ class Tally:
             return None
         return {raw for raw, kept in self.rows.items() if len(kept) < self.samples}
 
+    def full(self) -> bool:
+        """No value can be added any more: a value not seen yet counts under `(other values)`."""
+        return len(self.raw) >= self.raw_cap and len(self.expanded) >= MAX_VALUES and not self.pair
+
+    def add_counts(self, batch: dict[Any, int]) -> None:
+        """Add counts of raw values (keys in order of first appearance, as a row loop sees them)."""
+        counts = self.raw
+        if self.full():
+            return self._add_when_full(batch)
+        room = self.raw_cap - len(counts)
+        for raw, n in batch.items():
+            if raw in counts:
+                counts[raw] += n
+            elif room > 0:
+                counts[raw] = n
+                room -= 1
+            else:
+                self.add_new(raw, n)
+
+    def _add_when_full(self, batch: dict[Any, int]) -> None:
+        """`add_counts` once the tally is full, in set operations: nothing is admitted any more,
+        so the order no longer matters (a slice of free text spends most of its rows here)."""
+        counts, expanded = self.raw, self.expanded
+        known = batch.keys() & counts.keys()
+        for raw in known:
+            counts[raw] += batch[raw]
+        new = batch.keys() - known
+        if not new:
+            return
+        if not _STR.issuperset(map(type, new)) or not all(map(str.strip, new)):
+            for raw in new:  # lists, other JSON values or blank strings: expanded one by one
+                self.add_new(raw, batch[raw])
+            return
+        hits = new & expanded.keys()
+        for key in hits:
+            expanded[key] += batch[key]
+        other = sum(map(batch.__getitem__, new)) - sum(map(batch.__getitem__, hits))
+        if other:
+            self.capped = True
+            expanded[OTHER] = expanded.get(OTHER, 0) + other
+
     def add_new(self, raw: Any, n: int = 1) -> None:
-        if len(self.raw) < RAW_CAP:
+        if len(self.raw) < self.raw_cap:
             self.raw[raw] = n
         elif raw.__class__ is str:  # a slice of free text (reasons): counted as it is
             self._count(raw if raw.strip() else NONE, n)
         else:
             for key in self.keys(raw):
                 self._count(key, n)
-
-    def add_raw(self, raw: Any, n: int = 1) -> None:
-        if raw in self.raw:
-            self.raw[raw] += n
-        else:
-            self.add_new(raw, n)
 
     def _count(self, key: Any, n: int) -> None:
         counts = self.expanded
@@ -191,15 +228,7 @@ class Tally:
 
     def merge(self, other: "Tally", adjust: Any) -> None:
         """Add a later part of the file's counts (a worker's chunk); `adjust` fixes its sample rows."""
-        mine, room = self.raw, RAW_CAP - len(self.raw)
-        for raw, n in other.raw.items():
-            if raw in mine:
-                mine[raw] += n
-            elif room > 0:
-                mine[raw] = n
-                room -= 1
-            else:
-                self.add_new(raw, n)
+        self.add_counts(other.raw)
         expanded = self.expanded
         for key, n in other.expanded.items():
             if key in expanded:
@@ -237,14 +266,19 @@ class Tally:
 # and they survive pickling (a counter crosses from a worker process).
 _IMPLIED = 0  # the raw evaluator of a row that names none: (_IMPLIED, oracle type)
 _JSON = 1     # the raw value of anything but a string, None or a list of strings: (_JSON, JSON text)
+_PLAIN = {str, type(None)}  # raw values that are their own stand-in
+_STR = {str}
+_TRUE, _FALSE = (_JSON, "true"), (_JSON, "false")
 
 
 def _raw(value: Any) -> Any:
     """A hashable stand-in: a list of strings as a tuple of them, anything else as JSON text."""
     if value is None or value.__class__ is str:
         return value
-    if value.__class__ is list and all(item.__class__ is str for item in value):
+    if value.__class__ is list and _STR.issuperset(map(type, value)):
         return tuple(value)
+    if value.__class__ is bool:
+        return _TRUE if value else _FALSE
     return (_JSON, jsonvalue.dumps(value))
 
 
@@ -256,20 +290,9 @@ def _dig(node: Any, parts: tuple[str, ...]) -> Any:
     return node
 
 
-class Sample:
-    """One row's drill-down entry, built only when some value still wants it."""
-
-    __slots__ = ("value", "file", "line", "_entry")
-
-    def __init__(self, value: dict[str, Any], file: str, line: int | None) -> None:
-        self.value, self.file, self.line = value, file, line
-        self._entry: dict[str, Any] | None = None
-
-    def entry(self) -> dict[str, Any]:
-        if self._entry is None:
-            self._entry = {"id": self.value.get("id"), "file": self.file, "line": self.line,
-                           "input": preview(self.value.get("input"))}
-        return self._entry
+def sample_entry(value: dict[str, Any], file: str, line: int | None) -> dict[str, Any]:
+    """One row's drill-down entry (shared by every value the row is kept under)."""
+    return {"id": value.get("id"), "file": file, "line": line, "input": preview(value.get("input"))}
 
 
 @dataclass
@@ -279,10 +302,14 @@ class GapTally:
     count: int = 0
     ids: list[str] = field(default_factory=list)
 
-    def add(self, row_id: Any, limit: int) -> None:
-        self.count += 1
-        if len(self.ids) < limit and isinstance(row_id, str):
-            self.ids.append(row_id)
+    def add_many(self, row_ids: list[Any], count: int, limit: int) -> None:
+        """`count` more rows, the first of them `row_ids` (only text ids are listed)."""
+        self.count += count
+        for row_id in row_ids:
+            if len(self.ids) >= limit:
+                break
+            if isinstance(row_id, str):
+                self.ids.append(row_id)
 
     def merge(self, other: "GapTally", limit: int) -> None:
         self.count += other.count
@@ -412,103 +439,100 @@ class _Counter:
             return self.METADATA, parts[1]
         return self.NESTED, parts[1:]
 
-    def _raw(self, where: int, key: Any, metadata: dict[str, Any], case: dict[str, Any]) -> Any:
-        if where == self.CASE:
-            value = case.get(key)
-        elif where == self.METADATA:
-            value = metadata.get(key)
-        elif where == self.EVALUATOR:
-            value = case.get("evaluator")
-            if value is None:
-                return (_IMPLIED, case["oracleType"])
-        else:
-            value = _dig(metadata, key)
-        return value if value is None or value.__class__ is str else _raw(value)
-
-    def add(self, value: dict[str, Any], file: str, line: int | None) -> None:
-        self.rows += 1
-        metadata = value["metadata"]
-        case = metadata["case"]
-        limit = self.samples
-        raw_of = self._raw
-        sample = None
-        raws: list[Any] | None = [] if self.cross else None
+    def add_rows(self, values: list[dict[str, Any]], lines: list[int | None], file: str) -> None:
+        """Count a batch of rows (in file order): per slice, its column of raw values is built
+        and counted at C speed, then each distinct value is looked at once; only values still
+        short of sample rows send a second look down the column."""
+        self.rows += len(values)
+        metas = [v["metadata"] for v in values]
+        cases = [m["case"] for m in metas]
+        entries: list[dict[str, Any] | None] = [None] * len(values)
+        batch = (values, lines, file, entries)
+        columns = []
         for tally, where, key in self.plan:
-            if where < 2:  # CASE or METADATA, inline
-                raw = (case if where == 0 else metadata).get(key)
-                if raw is not None and raw.__class__ is not str:
-                    raw = _raw(raw)
-            elif where == 3:  # EVALUATOR
-                raw = case.get("evaluator")
-                if raw is None:
-                    raw = (_IMPLIED, case["oracleType"])
+            if where == self.CASE:
+                raws = [c.get(key) for c in cases]
+            elif where == self.METADATA:
+                raws = [m.get(key) for m in metas]
+            elif where == self.EVALUATOR:  # a string when present (the schema says so)
+                raws = [(_IMPLIED, c["oracleType"]) if (e := c.get("evaluator")) is None else e for c in cases]
             else:
-                raw = raw_of(where, key, metadata, case)
-            if raws is not None:
-                raws.append(raw)
-            counts = tally.raw
-            n = counts.get(raw)
-            if n is None:
-                tally.add_new(raw)
-                n = 0
-            else:
-                counts[raw] = n + 1
-            if n < limit:  # this raw value may still want sample rows
-                kept = tally.rows.get(raw)
-                if kept is None:
-                    if n or len(tally.rows) >= self.sampled_values or (
-                            tally.wanted is not None and raw not in tally.wanted):
-                        continue
-                    kept = tally.rows[raw] = []
-                if len(kept) < limit:
-                    if sample is None:
-                        sample = Sample(value, file, line).entry()
-                    kept.append(sample)
-        crossed = raws if raws is not None else []  # kept whenever there is a cross
+                raws = [_dig(m, key) for m in metas]
+            if where != self.EVALUATOR and not _PLAIN.issuperset(map(type, raws)):
+                raws = [r if r is None or r.__class__ is str else _raw(r) for r in raws]
+            columns.append(raws)
+            self._tally(tally, raws, batch)
         for _, _, ia, ib, tally in self.cross:
-            raw = (crossed[ia], crossed[ib])
-            counts = tally.raw
-            n = counts.get(raw)
-            if n is None:
-                tally.add_new(raw)
-                n = 0
-            else:
-                counts[raw] = n + 1
-            if n < limit:
-                kept = tally.rows.get(raw)
-                if kept is None and not n and len(tally.rows) < self.sampled_values and (
-                        tally.wanted is None or raw in tally.wanted):
-                    kept = tally.rows[raw] = []
-                if kept is not None and len(kept) < limit:
-                    if sample is None:
-                        sample = Sample(value, file, line).entry()
-                    kept.append(sample)
-        self._gaps(value, metadata, case)
+            self._tally(tally, list(zip(columns[ia], columns[ib])), batch)
+        self._gaps(values, metas, cases)
 
-    def _gaps(self, value: dict[str, Any], metadata: dict[str, Any], case: dict[str, Any]) -> None:
-        row_id, gaps, limit = value.get("id"), self.gaps, self.samples
-        if case["provenance"] in STARTER_PROVENANCES:
-            gaps["starter-rows"].add(row_id, limit)
-            family = case.get("caseFamily")
+    def _tally(self, tally: Tally, raws: list[Any], batch: tuple[Any, ...]) -> None:
+        counts, rows, limit = tally.raw, tally.rows, self.samples
+        wanted, room = tally.wanted, self.sampled_values - len(rows)
+        short: dict[Any, list[dict[str, Any]]] = {}  # values still short of sample rows
+        batch_counts = Counter(raws)
+        if tally.full() and (room <= 0 or not limit):  # nothing is new any more: only kept values want rows
+            tally.add_counts(batch_counts)
+            short = {raw: rows[raw] for raw in batch_counts.keys() & rows.keys() if len(rows[raw]) < limit}
+            batch_counts = Counter()
+        for raw, n in batch_counts.items():  # in order of first appearance, as a row loop would
+            before = counts.get(raw)
+            if before is None:
+                tally.add_new(raw, n)
+                before = 0
+            else:
+                counts[raw] = before + n
+            if before < limit:
+                kept = rows.get(raw)
+                if kept is None:
+                    if before or room <= 0 or (wanted is not None and raw not in wanted):
+                        continue
+                    kept = rows[raw] = []
+                    room -= 1
+                if len(kept) < limit:
+                    short[raw] = kept
+        if short:
+            values, lines, file, entries = batch
+            for i, raw in enumerate(raws):
+                kept = short.get(raw)
+                if kept is None:
+                    continue
+                entry = entries[i]
+                if entry is None:
+                    entry = entries[i] = sample_entry(values[i], file, lines[i])
+                kept.append(entry)
+                if len(kept) >= limit:
+                    del short[raw]
+                    if not short:
+                        break
+
+    def _gaps(self, values: list[dict[str, Any]], metas: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
+        """The rows of a batch behind each gap (a list of row positions a gap)."""
+        gaps, limit = self.gaps, self.samples
+
+        def add(code: str, found: list[int]) -> None:
+            if found:
+                gaps[code].add_many([values[i].get("id") for i in found[:limit]], len(found), limit)
+
+        starters = [i for i, c in enumerate(cases) if c["provenance"] in STARTER_PROVENANCES]
+        add("starter-rows", starters)
+        for i in starters:
+            family = cases[i].get("caseFamily")
             family = family if isinstance(family, str) else NONE
             self.starter_families[family] = self.starter_families.get(family, 0) + 1
-        reason = metadata.get("reason")
-        if reason is None or (reason.__class__ is str and not reason.strip()) or reason == []:
-            gaps["no-reason"].add(row_id, limit)
-        oracle = case["oracleType"]
-        if oracle == "rubric" and not case.get("evaluationCriteria"):
-            gaps["rubric-without-criteria"].add(row_id, limit)
-        evaluator = case.get("evaluator")
-        implied = evaluator is None
-        if implied:
-            evaluator = IMPLIED_BY_ORACLE[oracle]
-        if evaluator == "llm-judge":
-            gaps["judge-needs-validation"].add(row_id, limit)
-            self.judge_implied += implied
-        gate = metadata.get("gate")
-        if gate is not None and evaluator not in DETERMINISTIC and (
-                gate == "release" or gate is True or (isinstance(gate, list) and "release" in gate)):
-            gaps["gate-not-deterministic"].add(row_id, limit)
+        add("no-reason", [i for i, m in enumerate(metas) if (r := m.get("reason")) is None or r == []
+                          or (r.__class__ is str and not r.strip())])
+        add("rubric-without-criteria", [i for i, c in enumerate(cases)
+                                        if c["oracleType"] == "rubric" and not c.get("evaluationCriteria")])
+        evaluators = [e if (e := c.get("evaluator")) is not None else IMPLIED_BY_ORACLE[c["oracleType"]]
+                      for c in cases]
+        judged = [i for i, e in enumerate(evaluators) if e == "llm-judge"]
+        add("judge-needs-validation", judged)
+        self.judge_implied += sum(cases[i].get("evaluator") is None for i in judged)
+        add("gate-not-deterministic", [
+            i for i, m in enumerate(metas) if (g := m.get("gate")) is not None
+            and (g == "release" or g is True or (g.__class__ is list and "release" in g))
+            and evaluators[i] not in DETERMINISTIC])
 
 
 def _ordered(name: str, counts: dict[str, int]) -> dict[str, int]:
@@ -639,6 +663,36 @@ def countable(src: SourceRow) -> bool:
         and schema.is_valid(src.value)
 
 
+BATCH_ROWS = 128  # rows counted together (a column a slice); larger batches fall out of the CPU's cache
+                  # and keep the collector busy with rows that are about to go
+
+
+def count_sources(counter: _Counter, sources: Iterable[SourceRow], result: FileStats) -> None:
+    """Count the rows the schema accepts, a batch at a time, into `counter` and `result` (the
+    rows read before a read error are counted too)."""
+    values: list[dict[str, Any]] = []
+    lines: list[int | None] = []
+
+    def flush() -> None:
+        counter.add_rows(values, lines, result.path)
+        result.rows += len(values)
+        values.clear()
+        lines.clear()
+
+    try:
+        for src in sources:
+            if not countable(src):
+                result.invalid += 1
+                continue
+            values.append(src.value)
+            lines.append(src.line if src.line is not None else src.record)
+            if len(values) == BATCH_ROWS:
+                flush()
+    finally:
+        if values:  # the end, or a read error: count what was read before it
+            flush()
+
+
 def _count_file(counter: _Counter, path: str, from_: str | None, encoding: str | None, jobs: int | None,
                 result: FileStats) -> None:
     with reading(path, from_=from_, encoding=encoding) as (fmt, rows, _report):
@@ -648,12 +702,7 @@ def _count_file(counter: _Counter, path: str, from_: str | None, encoding: str |
 
             count_in_chunks(counter, path, result, jobs or parallel.default_jobs())
             return
-        for src in rows:
-            if not countable(src):
-                result.invalid += 1
-                continue
-            result.rows += 1
-            counter.add(src.value, result.path, src.line if src.line is not None else src.record)
+        count_sources(counter, rows, result)
 
 
 def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None = None,

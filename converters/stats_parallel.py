@@ -16,7 +16,7 @@ from .parallel import _chunks
 from .pools import INTERRUPTED, WorkerPool
 from .reports import ReadReport
 from .sources import InputChanged, changed, identity
-from .stats import FileStats, _Counter, countable
+from .stats import FileStats, _Counter, count_sources
 
 __all__ = ["count_in_chunks"]
 
@@ -36,20 +36,18 @@ def _count_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
     lines = Lines(io.BytesIO(data), source=label, at_start=start == 0)
     counter = _Counter(slices, crosstabs, samples)
     # Rows for every value the parent may still keep rows for (its state when the chunk was
-    # handed out only grows, so this is never too few): the sum is exactly one pass's.
+    # handed out only grows, so this is never too few), and no cap on the values (a chunk is
+    # small): the parent adds the chunks up in file order exactly as one pass would count.
     counter.sampled_values = 1 << 30
     for tally, values in zip([*counter.tallies.values(), *(c[4] for c in counter.cross)], wanted):
         tally.wanted = values
-    invalid, error = 0, None
+        tally.raw_cap = 1 << 62
+    part, error = FileStats(label), None
     try:
-        for src in JSONL_FORMAT.read(lines, ReadReport("jsonl")):
-            if countable(src):
-                counter.add(src.value, label, src.line)
-            else:
-                invalid += 1
+        count_sources(counter, JSONL_FORMAT.read(lines, ReadReport("jsonl")), part)
     except ReadError as err:
         error = (err.message, err.line, err.field)
-    return counter, invalid, lines.number, error
+    return counter, part.invalid, lines.number, error
 
 
 def count_in_chunks(counter: _Counter, path: str, result: FileStats, jobs: int) -> None:

@@ -72,6 +72,17 @@ def signal_of(err: BaseException) -> int:
     return signal.SIGTERM if isinstance(err, Terminated) else signal.SIGINT
 
 
+def exit_quietly(err: KeyboardInterrupt | BrokenPipeError) -> NoReturn:
+    """The one way the command line ends early without an error of its own: Ctrl-C or SIGTERM
+    (one line, 130 or 143; atomic writes leave nothing half-written), or a reader that went
+    away (`| head`: 141 in silence, as Unix tools do)."""
+    if isinstance(err, BrokenPipeError):
+        finishing()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
+    exit_stopped(err)
+
+
 def exit_stopped(err: BaseException) -> NoReturn:
     """One line on stderr, exit 130 (Ctrl-C) or 143 (SIGTERM)."""
     finishing()

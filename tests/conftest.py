@@ -42,6 +42,21 @@ def write_jsonl(tmp_path):
     return write
 
 
+@pytest.fixture(params=["fork", "forkserver"])
+def small_chunks(monkeypatch, request):
+    """Large-file mode on a small file: 2 KiB chunks, with workers forked and with workers from
+    a fork server."""
+    import multiprocessing
+
+    from evalconv import parallel, pools
+
+    if request.param not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {request.param} here")
+    monkeypatch.setattr(pools, "start_method", lambda: request.param)
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+
+
 @pytest.fixture(scope="module")
 def browser():
     """One headless Chromium for a test module (tests/browser.py)."""

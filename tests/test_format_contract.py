@@ -205,6 +205,15 @@ def test_vendors_import_nothing_from_the_cli():
     assert not bad
 
 
+def test_a_vendor_imports_no_other_vendor():
+    """Adding a vendor touches nothing in the others: each detects by its own keys, and what they
+    share lives in vendors/_common and canonical/ (the head scanner is canonical/head.py)."""
+    vendors = {p.parent.name for p in (ROOT / "vendors").glob("*/__init__.py") if not p.parent.name.startswith("_")}
+    bad = [(str(path.relative_to(ROOT)), module) for path, module in _imports("vendors", "evalconv.vendors")
+           if module.startswith("evalconv.vendors.") and module.split(".")[2] in vendors - {path.parent.name}]
+    assert vendors and not bad
+
+
 def test_every_finding_code_in_the_source_is_in_the_table():
     """A mistyped code fails here for every call site, not only the ones a test happens to reach."""
     import ast

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import threading
 
 import pytest
@@ -15,14 +14,9 @@ REAL_START_METHOD = pools.start_method
 GOLDEN = [json.loads(line) for line in (ROOT / "golden_roundtrips" / "support-agent.jsonl").read_text().splitlines()]
 
 
-@pytest.fixture(autouse=True, params=["fork", "forkserver"])
-def small_chunks(monkeypatch, request):
-    """Every test runs with workers forked and with workers from a fork server."""
-    if request.param not in multiprocessing.get_all_start_methods():
-        pytest.skip(f"no {request.param} here")
-    monkeypatch.setattr(pools, "start_method", lambda: request.param)
-    monkeypatch.setattr(parallel, "CHUNK_BYTES", 2048)
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+@pytest.fixture(autouse=True)
+def every_test_in_small_chunks(small_chunks):
+    """Every test runs with workers forked and with workers from a fork server (conftest)."""
 
 
 def test_a_threaded_caller_gets_a_fork_server_not_fork():

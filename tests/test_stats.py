@@ -1,9 +1,11 @@
 """`evalconv stats`: counts proven against sets with known counts, the gaps, and the gate."""
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import shutil
+from typing import Iterator
 
 import pytest
 
@@ -214,6 +216,46 @@ def test_gate_fail_on(write_jsonl):
     assert run("stats", path, "--fail-on", "missing-severity,invalid-rows").exit_code == 0
 
 
+def test_the_ci_recipe_in_the_docs_gates_as_documented(tmp_path):
+    """The coverage gate of docs/ci.md, run as written: exit 1 naming every failing check (on
+    stderr, and in the table's gate line), the page written as the CI artifact; exit 0 once the
+    set covers what the checks ask."""
+    import re
+    import shlex
+
+    recipe = re.search(r"`(evalconv stats sets/ [^`]+)`", (ROOT / "docs" / "ci.md").read_text())
+    assert recipe is not None
+    args = shlex.split(recipe.group(1))[1:]
+    sets, reports = tmp_path / "sets", tmp_path / "reports"
+    sets.mkdir()
+    reports.mkdir()
+    args = [str(sets) if a == "sets/" else a.replace("reports/", f"{reports}/") for a in args]
+
+    (sets / "set.jsonl").write_text("".join(jsonvalue.dumps(r) + "\n" for r in known_set()), encoding="utf-8")
+    result = run(*args)
+    assert result.exit_code == 1
+    failed = [line for line in result.stderr.splitlines() if line.startswith("evalconv: gate failed: ")]
+    assert {line.split(": ")[2] for line in failed} == {
+        "--min case.caseFamily=5", "--min metadata.severity=harmful:10", "--fail-on starter-rows",
+        "--fail-on gate-not-deterministic"}
+    assert ("evalconv: gate failed: --min case.caseFamily=5: case.caseFamily=refunds has 5 rows"
+            not in result.stderr)  # refunds has 5: not named
+    assert "evalconv: gate failed: --min case.caseFamily=5: case.caseFamily=tone has 3 rows, fewer than 5" \
+        in result.stderr
+    assert "\ngate: FAILED (--min case.caseFamily=5, --min metadata.severity=harmful:10, " in result.stdout
+    assert (reports / "coverage.html").read_text(encoding="utf-8").startswith("<!doctype html>")
+
+    covered = []
+    for i in range(10):
+        value = row(f"ok-{i}", evaluator="exact-or-programmatic", caseFamily=["refunds", "tone"][i % 2])
+        value["metadata"].update(reason=f"Incident {i}", severity="harmful", gate="release")
+        covered.append(value)
+    (sets / "set.jsonl").write_text("".join(jsonvalue.dumps(r) + "\n" for r in covered), encoding="utf-8")
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert "gate failed" not in result.stderr and "\ngate: ok (" in result.stdout
+
+
 def test_gate_usage_errors_exit_2(write_jsonl):
     path = write_jsonl(known_set())
     for args, message in ((["--fail-on", "nope"], "unknown gap code 'nope'"),
@@ -266,16 +308,38 @@ def test_html_page_is_written_atomically_or_not_at_all(write_jsonl, tmp_path):
     assert result.exit_code == 2 and "never overwrites its input" in result.stderr
 
 
-@pytest.fixture(params=["fork", "forkserver"])
-def small_chunks(monkeypatch, request):
-    """Large-file mode on a small file: 2 KiB chunks, workers started both ways."""
-    from evalconv import parallel, pools
+def test_the_readme_shows_a_small_screenshot_of_each_page():
+    """Issue 18: one small screenshot of the stats page and of the roundtrip page in docs/, shown in
+    the README (docs/screenshots.py makes them in the headless browser)."""
+    import re
+    import struct
 
-    if request.param not in multiprocessing.get_all_start_methods():
-        pytest.skip(f"no {request.param} here")
-    monkeypatch.setattr(pools, "start_method", lambda: request.param)
-    monkeypatch.setattr(parallel, "CHUNK_BYTES", 2048)
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    shown = re.findall(r"!\[evalconv (\w+) --html\]\((docs/[\w.-]+\.png)\)", (ROOT / "README.md").read_text())
+    assert sorted(command for command, _ in shown) == ["roundtrip", "stats"]
+    for _, image in shown:
+        data = (ROOT / image).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 400_000, image
+        width, height = struct.unpack(">II", data[16:24])
+        assert 800 <= width <= 1600 and height <= 4000, (image, width, height)
+
+
+@pytest.mark.parametrize("command", ["stats", "roundtrip", "report"])
+def test_every_page_path_is_checked_the_same_way_before_any_work(command, tmp_path):
+    """`stats`, `roundtrip` and `report` share `--html` (cli/pages.py): the same refusals, exit
+    2, no file left behind, before a row is read."""
+    data = tmp_path / "set.jsonl"
+    shutil.copy(GOLDEN / "support-agent.jsonl", data)
+    before = {"stats": [command, data], "roundtrip": [command, data, "--via", "jsonl"],
+              "report": [command, tmp_path / "no-such-run.json", "--cases", data]}[command]
+    for page, message in ((tmp_path / "missing" / "page.html", "does not exist"),
+                          (tmp_path, "is a folder, not a file"),
+                          (data, "never overwrites its input")):
+        result = run(*before, "--html", page)
+        assert result.exit_code == 2, (page, result.output)
+        assert f"evalconv: error: {page}: --html" in result.stderr and message in result.stderr
+        assert result.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["set.jsonl"]
+    assert data.read_bytes() == (GOLDEN / "support-agent.jsonl").read_bytes()
 
 
 def test_two_cores_count_exactly_what_one_counts(small_chunks, tmp_path):
@@ -296,3 +360,65 @@ def test_two_cores_count_exactly_what_one_counts(small_chunks, tmp_path):
     assert one["rows"] == 72 and one["invalid"] == 1
     assert two == one
     assert [r["line"] for r in two["samples"]["case.caseFamily"]["family-6"]] == [19, 26, 34]  # the broken line is 31
+
+
+REASONS = st.one_of(st.sampled_from([f"reason {i}" for i in range(16)] + ["", " "]), st.none(), st.integers(0, 2),
+                    st.booleans(), st.lists(st.sampled_from(["a", "b", " "]), max_size=2))
+COUNTED_ROWS = st.lists(st.tuples(REASONS, st.integers(0, 9), st.lists(st.sampled_from("xyz"), max_size=3)),
+                        min_size=20, max_size=80)
+
+
+def _capped_set(tmp_path_factory, drawn) -> str:
+    rows = []
+    for i, (reason, family, concerns) in enumerate(drawn):
+        value = row(f"r{i}", caseFamily=f"f{family}", linkedConcerns=concerns)
+        value["metadata"]["reason"] = reason
+        rows.append(value)
+    path = tmp_path_factory.mktemp("capped") / "set.jsonl"
+    path.write_text("".join(jsonvalue.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+@contextlib.contextmanager
+def small_caps() -> Iterator[pytest.MonkeyPatch]:
+    """Caps small enough for a few dozen rows to reach them all (undone when the block ends)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(coverage, "RAW_CAP", 6)
+        patch.setattr(coverage, "MAX_VALUES", 4)
+        patch.setattr(coverage, "SAMPLED_VALUES", 3)
+        yield patch
+
+
+@settings(max_examples=40, deadline=None)
+@given(drawn=COUNTED_ROWS, batch=st.integers(2, 9))
+def test_batches_count_exactly_what_a_row_at_a_time_counts(tmp_path_factory, drawn, batch):
+    """Rows are counted a batch at a time (and, once a slice is full, by set operations); with
+    every cap reached, that is still exactly a row-at-a-time pass: the same counts, the same
+    `(other values)`, the same rows behind each value."""
+    path = _capped_set(tmp_path_factory, drawn)
+    by = ["metadata.reason,case.caseFamily"]
+    with small_caps() as patch:
+        patch.setattr(coverage, "BATCH_ROWS", 1)
+        one_by_one = coverage.stats([path], by=by, jobs=1, samples=2).to_json()
+        patch.setattr(coverage, "BATCH_ROWS", batch)
+        assert coverage.stats([path], by=by, jobs=1, samples=2).to_json() == one_by_one
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork here")
+@settings(max_examples=10, deadline=None)
+@given(drawn=COUNTED_ROWS)
+def test_two_cores_count_exactly_what_one_counts_past_every_cap(tmp_path_factory, drawn):
+    """The workers count their chunks with no cap; the parent adds them up in file order as one
+    pass would, caps and all."""
+    from evalconv import parallel, pools
+
+    path = _capped_set(tmp_path_factory, drawn)
+    by = ["metadata.reason,case.caseFamily"]
+    with small_caps() as patch:
+        patch.setattr(coverage, "BATCH_ROWS", 1)
+        one = coverage.stats([path], by=by, jobs=1, samples=2).to_json()
+        patch.setattr(pools, "start_method", lambda: "fork")
+        patch.setattr(parallel, "CHUNK_BYTES", 4096)
+        patch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+        two = coverage.stats([path], by=by, jobs=2, samples=2).to_json()
+    assert two == one

@@ -100,11 +100,8 @@ def main(argv: list[str] | None = None) -> Any:
     except click.ClickException as err:
         err.show()
         sys.exit(err.exit_code)
-    except KeyboardInterrupt as err:  # Ctrl-C or SIGTERM; atomic writes leave nothing half-written
-        stopping.exit_stopped(err)
-    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(141)
+    except (KeyboardInterrupt, BrokenPipeError) as err:  # Ctrl-C, SIGTERM, `| head`
+        stopping.exit_quietly(err)
     except Exception as err:  # the last guard: a bug must still come out as one line
         if debug:
             traceback.print_exc()

@@ -10,6 +10,7 @@ from ..atomic import AtomicOutput
 from ..batch import FAILED, BatchResult, FileOutcome, convert_tree, plan
 from ..canonical import jsonvalue
 from ..canonical.suggest import count
+from ..texttable import aligned
 
 
 WARNINGS_SHOWN = 3  # per file; a folder of many files must stay readable
@@ -63,6 +64,4 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
 def summary_table(result: BatchResult) -> str:
     header = ("file", "rows", "rejected", "lossy fields", "status")
     body = [(f.source, str(f.rows), str(f.rejected), str(f.lossy_fields), f.status) for f in result.files]
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header, *body]]
-    return "\n".join(lines)
+    return "\n".join(aligned([header, *body]))

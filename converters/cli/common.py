@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from typing import Any, Callable, Iterable, NoReturn
 
 import click
 
-from .. import stopping
 from ..canonical import jsonvalue
 from ..canonical.errors import EvalconvError
 from ..canonical.findings import Finding
@@ -23,8 +21,8 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def handles_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """An EvalconvError becomes one line on stderr and exit code 2, never a traceback; Ctrl-C
-    exits 130 and SIGTERM 143 (click would print "Aborted!" and exit 1)."""
+    """An EvalconvError becomes one line on stderr and exit code 2, never a traceback. Ctrl-C,
+    SIGTERM and a closed pipe go on to `main`, which ends them all one way (`stopping.exit_quietly`)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -32,11 +30,8 @@ def handles_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         except EvalconvError as err:
             fail(err.render(), err.exit_code)
-        except KeyboardInterrupt as err:  # Ctrl-C or SIGTERM; atomic writes leave nothing half-written
-            stopping.exit_stopped(err)
-        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(141)
+        except BrokenPipeError:
+            raise  # not an unreadable file: `main` stops quietly
         except OSError as err:
             fail(f"{err.filename or ''}: {err.strerror or err}".lstrip(": "))
     return wrapper

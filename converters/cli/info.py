@@ -4,9 +4,11 @@ from __future__ import annotations
 import click
 
 from ..canonical.errors import UsageError
+from ..canonical.field_table import field_table
 from ..canonical.runs import attempt_schema, result_schema
 from ..canonical.schema import case_profile_schema, row_schema
 from ..registry import REGISTRY
+from ..texttable import aligned
 from .common import echo_json, handles_errors
 
 
@@ -36,9 +38,7 @@ def format_markdown() -> str:
     for fmt in REGISTRY.all():
         if not fmt.field_map:
             continue
-        out += ["", f"## {fmt.name}: where each canonical field goes", "",
-                "| canonical field | fate | where | why |", "|---|---|---|---|"]
-        out += [f"| `{f.path}` | {f.fate} | {_cell(f.where)} | {_cell(f.reason)} |" for f in fmt.field_map]
+        out += ["", f"## {fmt.name}: where each canonical field goes", "", field_table(fmt.field_map, "where")]
     return "\n".join(out) + "\n"
 
 
@@ -51,10 +51,6 @@ def _paths(f: dict, quote: str = "") -> str:
 
 def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 @click.command("formats")
@@ -70,13 +66,15 @@ def formats_command(output_format: str) -> None:
     if output_format == "markdown":
         click.echo(format_markdown(), nl=False)
         return
+    rows = []
     for f in table:
         modes = "/".join(m for m, ok in (("read", f["read"]), ("write", f["write"])) if ok)
         loses = "nothing (lossless)" if f["lossless"] else (
             ", ".join(sorted({x["path"] for x in f["loses"] if x["fate"] == "dropped"})) or "nothing dropped")
-        click.echo(f"{f['name']:<11} {modes:<10} {_paths(f):<44} loses: {loses}")
-    for name, why in REGISTRY.broken.items():
-        click.echo(f"{name:<11} unavailable: {why}")
+        rows.append([f["name"], modes, _paths(f), f"loses: {loses}"])
+    rows += [[name, f"unavailable: {why}"] for name, why in REGISTRY.broken.items()]
+    for line in aligned(rows, widths=[11, 10, 44], gap=" "):
+        click.echo(line)
 
 
 @click.command("schema")

@@ -12,6 +12,7 @@ from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.errors import UsageError
 from ..canonical.pack import PackError
 from ..packs_doc import packs_markdown
+from ..texttable import aligned
 from .common import echo_json, fail, handles_errors, print_findings
 
 EVALUATORS = list(next(iter(ADMISSIBILITY.values())))
@@ -60,9 +61,10 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
             click.echo(packs_markdown(index), nl=False)
             return
         for fam in listing["families"]:
-            click.echo(f"{fam['id']:<22} {fam['title']}")
-            for cf in fam["caseFamilies"]:
-                click.echo(f"  {cf['id']:<28} {cf['oracleType']:<24} {cf['evaluator']}")
+            lines = aligned([[fam["id"], fam["title"]]], widths=[22], gap=" ")
+            lines += aligned([[cf["id"], cf["oracleType"], cf["evaluator"]] for cf in fam["caseFamilies"]],
+                             widths=[28, 24], indent="  ", gap=" ")
+            click.echo("\n".join(lines))
         return
     if not family:
         fail("name a task family (evalconv new --list shows them)")

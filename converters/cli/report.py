@@ -7,11 +7,11 @@ from typing import Any
 import click
 
 from .. import runreport, runstore
-from ..atomic import AtomicOutput
 from ..canonical.errors import UsageError
 from ..results_registry import RESULTS_REGISTRY
+from ..texttable import aligned
 from .common import echo_json, handles_errors
-from .stats import check_page_path
+from .pages import by_option, check_page_path, format_option, html_option, write_page
 
 _harness_option = click.option("--harness", type=click.Choice(sorted(RESULTS_REGISTRY.readers)), default=None,
                                help="Whose run output the files are (default: from their content).")
@@ -31,9 +31,7 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--cases", "cases", multiple=True, required=True, metavar="SET",
               help="The case set(s) the runs ran (repeatable; any format evalconv reads).")
-@click.option("--by", "by", multiple=True, metavar="FIELD",
-              help="Slice by this case./metadata. field (repeatable; default: "
-                   + ", ".join(runreport.DEFAULT_BY) + ").")
+@by_option("Slice by this case./metadata. field (repeatable; default: " + ", ".join(runreport.DEFAULT_BY) + ").")
 @click.option("--evaluator", "evaluators", multiple=True, metavar="NAME=TYPE",
               help="The evaluator type of a harness check evalconv cannot infer (repeatable).")
 @click.option("--fail-under", "gates", multiple=True, metavar="SLICE=RATE",
@@ -42,9 +40,8 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--gate-field", default=runreport.GATE_FIELD, show_default=True, metavar="FIELD",
               help=f"The field that says a case gates a release (value '{runreport.GATE_VALUE}').")
 @_harness_option
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="json prints exactly what the library returns.")
-@click.option("--html", "html_path", metavar="PAGE", help="Also write a self-contained HTML page (the stats page style).")
+@format_option("json")
+@html_option("Also write a self-contained HTML page (the stats page style).")
 @handles_errors
 def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str, ...], evaluators: tuple[str, ...],
                    gates: tuple[str, ...], gate_field: str, harness: str | None, output_format: str,
@@ -65,11 +62,7 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
     if html_path is not None:
         from ..pages.report_page import render
 
-        with AtomicOutput(html_path) as out:
-            assert out.stream is not None
-            out.stream.write(render(result))
-            out.commit()
-        click.echo(f"evalconv: wrote {html_path}", err=True)
+        write_page(html_path, render(result))
     sys.exit(1 if any(not g["ok"] for g in result["gates"]) else 0)
 
 
@@ -78,20 +71,23 @@ def _rate(bucket: dict[str, Any]) -> str:
     return "   n/a" if rate is None else f"{rate * 100:5.1f}%"
 
 
-def _line(label: str, bucket: dict[str, Any], width: int) -> str:
-    flags = f"  ({bucket['starter']} starter)" if bucket["starter"] else ""
-    label = label if len(label) <= width else label[: width - 1] + "…"
-    return (f"  {label:<{width}} {_rate(bucket)}  passed {bucket['passed']:>4}  failed {bucket['failed']:>4}  "
-            f"unscored {bucket['unscored']:>4}  excluded {bucket['excluded']:>4}{flags}")
+def _lines(buckets: dict[str, dict[str, Any]], width: int) -> list[str]:
+    """A line a bucket: its label in a column `width` wide (a longer one cut), then its counts."""
+    def counts(bucket: dict[str, Any]) -> str:
+        flags = f"  ({bucket['starter']} starter)" if bucket["starter"] else ""
+        return (f"{_rate(bucket)}  passed {bucket['passed']:>4}  failed {bucket['failed']:>4}  "
+                f"unscored {bucket['unscored']:>4}  excluded {bucket['excluded']:>4}{flags}")
+    return aligned([[label, counts(bucket)] for label, bucket in buckets.items()],
+                   widths=[width], cut="…", indent="  ", gap=" ")
 
 
 def render_text(result: dict[str, Any]) -> str:
     out = [f"{result['cases']} cases, {result['attempts']} attempts, {result['results']} results"]
-    out.append(_line("overall", result["overall"], 24))
+    out += _lines({"overall": result["overall"]}, 24)
     for name, values in result["slices"].items():
         out.append(f"by {name} (worst first):")
         width = max([len(v) for v in values] + [8])
-        out += [_line(value, bucket, min(width, 48)) for value, bucket in values.items()]
+        out += _lines(values, min(width, 48))
     flags = result["flags"]
     if flags["excludedResults"]:
         out.append(f"excluded: {flags['excludedResults']} result(s) from an evaluator the case's oracle type bars "

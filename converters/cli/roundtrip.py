@@ -8,8 +8,9 @@ import click
 
 from .. import roundtrip as gate
 from ..junit import Case, write_junit
+from ..texttable import aligned
 from .common import echo_json, encoding_option, from_option, handles_errors
-from .stats import check_page_path
+from .pages import check_page_path, format_option, html_option, write_page
 
 
 @click.command("roundtrip")
@@ -20,10 +21,9 @@ from .stats import check_page_path
 @from_option
 @click.option("--include", multiple=True, metavar="GLOB", help="In folders, check only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="In folders, leave matching files out.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("json")
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row and route.")
-@click.option("--html", "html_path", metavar="PAGE",
-              help="Write a self-contained HTML page: formats x fields, and the rows of failing routes.")
+@html_option("Write a self-contained HTML page: formats x fields, and the rows of failing routes.")
 @encoding_option
 @handles_errors
 def roundtrip_command(targets: tuple[str, ...], via: tuple[str, ...], strict: bool, from_: str | None,
@@ -51,19 +51,10 @@ def roundtrip_command(targets: tuple[str, ...], via: tuple[str, ...], strict: bo
     if junit_path:
         write_junit(junit_path, junit_cases(report), name="evalconv roundtrip")
     if html_path:
-        write_page(html_path, report.to_json())
+        from ..pages.roundtrip_page import render
+
+        write_page(html_path, render(report.to_json()))
     sys.exit(report.exit_code)
-
-
-def write_page(path: str, data: dict) -> None:
-    from ..atomic import AtomicOutput
-    from ..pages.roundtrip_page import render
-
-    with AtomicOutput(path) as out:
-        assert out.stream is not None
-        out.stream.write(render(data))
-        out.commit()
-    click.echo(f"evalconv: wrote {path}", err=True)
 
 
 def _table(report: gate.RoundtripReport) -> str:
@@ -73,8 +64,7 @@ def _table(report: gate.RoundtripReport) -> str:
             for r in report.results}
     header = ["file", *routes]
     body = [[f, *(cell.get((f, v), "-") for v in routes)] for f in files]
-    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body])
+    return "\n".join(aligned([header, *body]))
 
 
 def junit_cases(report: gate.RoundtripReport) -> list[Case]:

@@ -7,9 +7,9 @@ from typing import Any
 import click
 
 from .. import stats as coverage
-from ..atomic import AtomicOutput
-from ..canonical.errors import UsageError
+from ..texttable import aligned
 from .common import echo_json, encoding_option, from_option, handles_errors
+from .pages import by_option, check_page_path, format_option, html_option, write_page
 
 SHOWN_VALUES = 15  # per slice in text and markdown; JSON and the page have them all
 BAR_WIDTH = 28
@@ -20,11 +20,9 @@ MULTI_NOTE = "a row counts once under each of its values, so the counts add up t
 
 @click.command("stats")
 @click.argument("targets", nargs=-1, required=True, metavar="SET...")
-@click.option("--by", multiple=True, metavar="FIELD[,FIELD]",
-              help="Also slice by case.<field> or metadata.<key> (repeatable); A,B adds a cross-tab.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, help="json prints exactly what the library returns; markdown pastes into a PR.")
-@click.option("--html", "html_path", metavar="PAGE", help="Also write a self-contained HTML page with the charts.")
+@by_option("Also slice by case.<field> or metadata.<key> (repeatable); A,B adds a cross-tab.", "FIELD[,FIELD]")
+@format_option("json", "markdown", help="json prints exactly what the library returns; markdown pastes into a PR.")
+@html_option("Also write a self-contained HTML page with the charts.")
 @click.option("--min", "minimums", multiple=True, metavar="SLICE=N|SLICE=VALUE:N",
               help="Gate: every value of SLICE (or VALUE) needs at least N rows, e.g. case.caseFamily=5.")
 @click.option("--fail-on", multiple=True, metavar="CODE", help="Gate: fail when this gap is present (repeatable).")
@@ -65,30 +63,13 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
     if html_path is not None:
         from ..pages.stats_page import render
 
-        with AtomicOutput(html_path) as out:
-            assert out.stream is not None
-            out.stream.write(render(data))
-            out.commit()
-        click.echo(f"evalconv: wrote {html_path}", err=True)
+        write_page(html_path, render(data))
     if result.invalid:
         click.echo(f"evalconv: {coverage.plural(result.invalid, 'row')} invalid, not counted; run evalconv validate",
                    err=True)
     for failure in result.failures:
         click.echo(f"evalconv: gate failed: {failure['check']}: {failure['message']}", err=True)
     sys.exit(result.exit_code)
-
-
-def check_page_path(path: str, targets: tuple[str, ...]) -> None:
-    import os
-
-    if os.path.isdir(path):
-        raise UsageError("--html is a folder, not a file", source=path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(f"--html: the folder {folder} does not exist", source=path)
-    for target in targets:
-        if os.path.exists(target) and os.path.exists(path) and os.path.samefile(target, path):
-            raise UsageError("--html is an input; evalconv never overwrites its input", source=path)
 
 
 def _shown(counts: dict[str, int]) -> tuple[list[tuple[str, int]], int, int]:
@@ -138,14 +119,11 @@ def text(data: dict[str, Any]) -> str:
     for name, counts in data["slices"].items():
         shown, more, more_rows = _shown(counts)
         top = max(counts.values(), default=0)
-        width = min(max((len(k) for k, _ in shown), default=0), 40)
-        digits = max((len(str(n)) for _, n in shown), default=1)
         out += ["", name] + [f"  # {note}" for note in _notes(name, data)]
         if not counts:
             out.append("  (no rows)")
-        for key, n in shown:
-            label = key if len(key) <= width else key[:width - 1] + "…"
-            out.append(f"  {label.ljust(width)}  {str(n).rjust(digits)}  {_share(n, rows)}  {_bar(n, top)}".rstrip())
+        out += aligned([[key, str(n), _share(n, rows), _bar(n, top)] for key, n in shown],
+                       right={1}, cap=40, cut="…", indent="  ")
         if more:
             out.append(f"  … {more} more values ({more_rows} rows): --format json or --html for all")
     for table in data["crosstabs"]:
@@ -164,12 +142,7 @@ def _grid(table: dict[str, Any], limit: int = 12) -> list[str]:
     rows = list(table["counts"].items())[:limit * 2]
     cells = [["", *cols]] + [[a, *(str(counts.get(c, 0)) if counts.get(c) else "·" for c in cols)]
                             for a, counts in rows]
-    widths = [min(max(len(r[i]) for r in cells), 28) for i in range(len(cells[0]))]
-    lines = []
-    for r in cells:
-        first = r[0][:widths[0]].ljust(widths[0])
-        rest = [c[:w].rjust(w) for c, w in zip(r[1:], widths[1:])]
-        lines.append("  " + "  ".join([first, *rest]).rstrip())
+    lines = aligned(cells, right=range(1, len(cells[0])), cap=28, cut="", indent="  ")
     if len(table["columns"]) > limit or len(table["counts"]) > limit * 2:
         lines.append("  … more values: --format json or --html for all")
     return lines

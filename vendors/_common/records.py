@@ -13,8 +13,7 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from evalconv.canonical import jsonvalue, paths
-from evalconv.canonical.errors import ReadError, WriteError
-from evalconv.canonical.format import FieldLoss
+from evalconv.canonical.errors import ReadError, RowError, WriteError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import Lines, SourceRow, parse_problem
 from evalconv.canonical.reporting import ReadReporter
@@ -25,22 +24,8 @@ _WHITESPACE = " \t\r\n"
 # name is moved into the envelope's "shadowed" object and restored on read.
 ENVELOPE = "evalconv"
 
-# DeepEval golden keys: a record with any of these is DeepEval's, never LangSmith's or Braintrust's.
-DEEPEVAL_KEYS = frozenset({"expected_output", "actual_output", "additional_metadata", "retrieval_context",
-                           "tools_called", "expected_tools", "turns", "comments"})
-
 
 # ---------------------------------------------------------------- reading record files
-
-class BadRecord(Exception):
-    """A record that cannot become a row: the message, the vendor path, and the id if known."""
-
-    def __init__(self, message: str, path: str, partial: dict[str, Any] | None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.path = path
-        self.partial = partial
-
 
 Build = Callable[[dict[str, Any], int], dict[str, Any]]
 Other = Callable[[str, Iterator[str]], Iterator[SourceRow]]
@@ -48,7 +33,7 @@ Other = Callable[[str, Iterator[str]], Iterator[SourceRow]]
 
 def read_records(lines: Lines, build: Build, other: Other | None = None) -> Iterator[SourceRow]:
     """Each record of a JSON array, a JSONL file, concatenated objects or a `{"rows": [...]}`
-    document, turned into a row by `build(record, index)` (which raises BadRecord). Text that is
+    document, turned into a row by `build(record, index)` (which raises RowError). Text that is
     not JSON goes to `other(first_line, rest)` when given (LangSmith's CSV), else is unreadable."""
     it = iter(lines)
     first = next((text for text in it if text.strip()), "")
@@ -67,8 +52,8 @@ def read_records(lines: Lines, build: Build, other: Other | None = None) -> Iter
             continue
         try:
             yield SourceRow(build(src.value, index), src.line, src.record)
-        except BadRecord as err:
-            yield SourceRow(err.partial, src.line, src.record, parse_problem(err.message, err.path))
+        except RowError as err:
+            yield SourceRow.failed(err, src.line, src.record)
 
 
 def _json_records(first: str, rest: Iterator[str], lines: Lines) -> Iterator[SourceRow]:
@@ -126,61 +111,6 @@ def _skip(text: str, pos: int) -> int:
     return pos
 
 
-# ---------------------------------------------------------------- detection
-
-def first_record_keys(head: str) -> set[str] | None:
-    """The keys of the first JSON record in `head` (JSONL or array; it may be cut off), as
-    `key` and `key.subkey` for the first two object levels. None when it is not JSON records."""
-    text = head.lstrip("\ufeff" + _WHITESPACE)
-    if text.startswith("["):
-        text = text[1:].lstrip(_WHITESPACE)
-    if not text.startswith("{"):
-        return None
-    keys: set[str] = set()
-    stack: list[list[Any]] = []  # [bracket, last key] per open container
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            end = _string_end(text, i)
-            if end < 0:
-                break
-            j = _skip(text, end)
-            if j < n and text[j] == ":" and stack and stack[-1][0] == "{":
-                try:
-                    key = jsonvalue.loads(text[i:end])
-                except jsonvalue.JSONValueError:
-                    key = text[i + 1:end - 1]
-                stack[-1][1] = key
-                chain = [entry[1] for entry in stack]
-                # a key whose parent has none (a cut or broken record) names nothing
-                if len(chain) <= 2 and all(entry[0] == "{" and isinstance(entry[1], str) for entry in stack):
-                    keys.add(".".join(chain))
-            i = end
-            continue
-        if ch in "{[":
-            stack.append([ch, None])
-        elif ch in "}]":
-            if stack:
-                stack.pop()
-            if not stack:
-                break
-        i += 1
-    return keys
-
-
-def _string_end(text: str, start: int) -> int:
-    i = start + 1
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == '"':
-            return i + 1
-        i += 1
-    return -1
-
-
 # ---------------------------------------------------------------- envelope
 
 def add_envelope(metadata: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
@@ -230,6 +160,20 @@ def _is_calls(value: Any, allow_empty: bool = False) -> bool:
 
 def generated_id(vendor: str, index: int) -> str:
     return f"{vendor}-{index}"
+
+
+def take_native_edit(case: dict[str, Any], name: str, native: Any, where: str, vendor: str, row_id: str,
+                     report: ReadReporter) -> None:
+    """A case field the vendor also holds natively, at `where`: a value there that differs from
+    the carried copy was edited in the vendor, and the edit wins (None removes the field)."""
+    if jsonvalue.same(native, case.get(name)):
+        return
+    if native is None:
+        case.pop(name, None)
+    else:
+        case[name] = native
+    report.edit(f"$.metadata.case.{name}", row_id, f"{where} was edited in {vendor}; the edit is kept "
+                f"(it differs from the copy in metadata.case.{name})")
 
 
 def keep_foreign_case(metadata: dict[str, Any], case: dict[str, Any], vendor: str, row_id: str,
@@ -292,19 +236,10 @@ def _within(value: Any, max_depth: int) -> bool:
         depth += 1
 
 
-def render_field_table(field_map: tuple[FieldLoss, ...]) -> str:
-    """The docs table, generated from the field map so that the two cannot drift."""
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|")
-    lines = ["| canonical field | fate | where it goes | why |", "|---|---|---|---|"]
-    lines += [f"| `{cell(f.path)}` | {f.fate} | {cell(f.where)} | {cell(f.reason)} |" for f in field_map]
-    return "\n".join(lines)
-
-
 def csv_records(first: str, rest: Iterator[str], lines: Lines, build: Build,
                 required: str | None = None, vendor: str = "") -> Iterator[SourceRow]:
     """Each record of a CSV file as a `{column: cell}` dict turned into a row by
-    `build(record, index)` (which raises BadRecord); a ragged record is a parse finding."""
+    `build(record, index)` (which raises RowError); a ragged record is a parse finding."""
     reader = csv.reader(itertools.chain([first.lstrip("\ufeff")], rest), strict=True)
     start = lines.number
     try:
@@ -321,8 +256,8 @@ def csv_records(first: str, rest: Iterator[str], lines: Lines, build: Build,
             else:
                 try:
                     yield SourceRow(build(dict(zip(header, cells)), index), start, index)
-                except BadRecord as err:
-                    yield SourceRow(err.partial, start, index, parse_problem(err.message, err.path))
+                except RowError as err:
+                    yield SourceRow.failed(err, start, index)
             start = lines.number + 1
     except csv.Error as err:
         raise ReadError(f"malformed CSV ({err})", source=lines.source, line=start) from None

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import RowError
 from evalconv.canonical.format import FieldLoss, Format, Variant, WriteOptions
+from evalconv.canonical.head import record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
@@ -121,15 +123,15 @@ class Braintrust(Format):
 
 
 def _looks_like_records(head: str) -> bool:
-    keys = rec.first_record_keys(head)
-    if not keys:
+    keys = record_keys(head)
+    if not keys or not keys.top:
         return False
-    top = {k for k in keys if "." not in k}
+    top = keys.top
     if "input" not in top or not top <= RECORD_FIELDS | SYSTEM_FIELDS.keys():
         return False
     if "tags" in top or top & SYSTEM_FIELDS.keys():
         return True
-    return bool(top & {"expected", "output"}) and "metadata.case" not in keys
+    return bool(top & {"expected", "output"}) and not keys.has("metadata", "case")
 
 
 class BraintrustWriter:
@@ -153,17 +155,17 @@ class BraintrustWriter:
 
 
 def row_value(record: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
-    """The canonical row of one Braintrust record (raises BadRecord)."""
+    """The canonical row of one Braintrust record (raises RowError)."""
     row_id = record.get("id")
     partial = {"id": row_id} if isinstance(row_id, str) and row_id else None
     metadata = record.get("metadata")
     if metadata is None:
         metadata = {}
     if not isinstance(metadata, dict):
-        raise rec.BadRecord("metadata must be an object", "$.metadata", partial)
+        raise RowError("metadata must be an object", "$.metadata", partial)
     tags = record.get("tags") or []
     if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
-        raise rec.BadRecord("tags must be a list of strings", "$.tags", partial)
+        raise RowError("tags must be a list of strings", "$.tags", partial)
     case = metadata.get("case")
     if isinstance(case, dict) and isinstance(case.get("caseId"), str) and isinstance(case.get("oracleType"), str):
         value = _own_row(record, metadata, tags, partial, report)
@@ -186,7 +188,7 @@ def _expected(record: dict[str, Any]) -> tuple[bool, Any]:
 def _own_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str],
              partial: dict[str, Any] | None, report: ReadReporter) -> dict[str, Any]:
     if partial is None:
-        raise rec.BadRecord("id must be a non-empty string", "$.id", None)
+        raise RowError("id must be a non-empty string", "$.id", None)
     row_id = partial["id"]
     envelope = metadata.get(rec.ENVELOPE)
     envelope = envelope if isinstance(envelope, dict) else {}
@@ -221,11 +223,8 @@ def _take_tag_edits(case: dict[str, Any], tags: list[str], own: Any, row_id: str
             continue
         native: Any = values if name == "linkedConcerns" else values[0] if len(values) == 1 else None
         written = list(dict.fromkeys(case[name])) if isinstance(case[name], list) else case[name]
-        if native is None or jsonvalue.same(native, written):  # the tags keep each value once
-            continue
-        case[name] = native
-        report.edit(f"$.metadata.case.{name}", row_id, f"tag {prefix}<value> was edited in Braintrust; the "
-                    f"edit is kept (it differs from the copy in metadata.case.{name})")
+        if native is not None and not jsonvalue.same(native, written):  # the tags keep each value once
+            rec.take_native_edit(case, name, native, f"tag {prefix}<value>", "Braintrust", row_id, report)
     return case
 
 

@@ -5,25 +5,23 @@ a JSON array on standard output); the reader picks it from the content. Details:
 """
 from __future__ import annotations
 
-import csv
 from typing import Iterator, TextIO
 
 from evalconv.canonical.format import Format, Variant, WriteOptions
+from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
 
-from .fields import FIELD_MAP
+from .fields import CONVERSATIONAL_KEYS, FIELD_MAP, GOLDEN_KEYS
 from .read import read_goldens
 from .write import GoldenWriter
 
-_WHITESPACE = "\ufeff \t\r\n"
-# Keys only a DeepEval golden has; a file needs one of them (and an input or a scenario).
-DEEPEVAL_KEYS = frozenset({"expected_output", "actual_output", "additional_metadata", "retrieval_context",
-                           "expected_tools", "tools_called", "custom_column_key_values", "expected_outcome",
-                           "source_file", "turns"})
-# Keys of canonical rows, LangSmith, Braintrust and promptfoo records: never a DeepEval golden's.
-OTHER_KEYS = frozenset({"metadata", "inputs", "outputs", "expected", "_xact_id", "tags", "vars", "assert"})
-_TOKEN_COLUMNS = frozenset({"input_token_count", "output_token_count"})
+# One of these, with an input or a scenario, marks a golden; a record of golden keys only is surely one.
+_MARKS = frozenset({"expected_output", "actual_output", "additional_metadata", "retrieval_context",
+                    "expected_tools", "tools_called", "custom_column_key_values", "expected_outcome",
+                    "source_file", "turns"})
+_KNOWN = frozenset(GOLDEN_KEYS) | frozenset(CONVERSATIONAL_KEYS)
+_MIXED = 0.5  # golden marks beside keys no golden has: likely goldens, but a format that knows them all wins
 
 
 class DeepEvalFormat(Format):
@@ -38,7 +36,7 @@ class DeepEvalFormat(Format):
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:
-        return 1.0 if _looks_like_goldens(head) else 0.0
+        return _confidence(head)
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return read_goldens(lines, report)
@@ -47,51 +45,16 @@ class DeepEvalFormat(Format):
         return GoldenWriter(out, report, options.variant or self.write_variant(options.path))
 
 
-def _looks_like_goldens(head: str) -> bool:
-    text = head.lstrip(_WHITESPACE)
+def _confidence(head: str) -> float:
+    text = head.lstrip("\ufeff \t\r\n")
     if text.startswith(("[", "{")):
-        keys = set(first_object_keys(text))
+        record = record_keys(text)
+        keys = record.top if record else frozenset()
     else:
-        first = text.split("\n", 1)[0]
-        try:
-            keys = set(next(csv.reader([first]), []))
-        except csv.Error:
-            return False
-        if "id" in keys or any(k.startswith(("case.", "metadata", "__")) for k in keys) or \
-                any(k.startswith(("input_", "output_")) for k in keys - _TOKEN_COLUMNS):
-            return False  # canonical, promptfoo or LangSmith CSV
-    return bool(keys & DEEPEVAL_KEYS) and bool(keys & {"input", "scenario"}) and not keys & OTHER_KEYS
-
-
-def first_object_keys(text: str) -> list[str]:
-    """The top-level keys of the first JSON object in `text`, which may be cut short."""
-    keys: list[str] = []
-    depth, target, i, n = 0, None, 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            end = i + 1
-            while end < n and text[end] != '"':
-                end += 2 if text[end] == "\\" else 1
-            if end >= n:
-                break
-            after = end + 1
-            while after < n and text[after] in _WHITESPACE:
-                after += 1
-            if depth == target and after < n and text[after] == ":":
-                keys.append(text[i + 1:end])
-            i = end + 1
-            continue
-        if ch in "{[":
-            depth += 1
-            if ch == "{" and target is None:
-                target = depth
-        elif ch in "}]":
-            if depth == target:
-                break
-            depth -= 1
-        i += 1
-    return keys
+        keys = frozenset(header_cells(text) or ())
+    if not keys & _MARKS or not keys & {"input", "scenario"}:
+        return 0.0
+    return 1.0 if keys <= _KNOWN else _MIXED
 
 
 FORMAT = DeepEvalFormat()

@@ -14,7 +14,7 @@ from itertools import chain
 from typing import Any, Iterable, Iterator
 
 from evalconv.canonical import jsonvalue, schema
-from evalconv.canonical.errors import ReadError
+from evalconv.canonical.errors import ReadError, RowError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
@@ -33,11 +33,6 @@ _NUMBER_FIELDS = ("token_cost", "input_token_count", "output_token_count")
 _KNOWN = frozenset(GOLDEN_KEYS) | frozenset(CONVERSATIONAL_KEYS)
 # Fields compared between the file and the carried row, to notice edits made after export.
 _COMPARED = ("input", "expected_output", "name", "expected_tools", "expectations")
-
-
-class _Bad(Exception):
-    def __init__(self, message: str, path: str = "$") -> None:
-        self.message, self.path = message, path
 
 
 def read_goldens(lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
@@ -111,8 +106,8 @@ def _csv(lines: Iterable[tuple[int, str]], source: str, report: ReadReporter) ->
             else:
                 try:
                     golden = {key: decode_csv_cell(key, cell) for key, cell in zip(header, cells)}
-                except _Bad as bad:
-                    yield SourceRow(None, start, record, parse_problem(bad.message, bad.path))
+                except RowError as err:
+                    yield SourceRow.failed(err, start, record)
                 else:
                     yield _row(golden, start, record, record, "csv", report)
             start = position["line"] + 1
@@ -134,7 +129,7 @@ def decode_csv_cell(key: str, cell: str) -> Any:
                     return ast.literal_eval(cell)
                 except (ValueError, SyntaxError, MemoryError, RecursionError):
                     pass
-            raise _Bad(f"column '{key}' is not valid JSON", f"$.{key}") from None
+            raise RowError(f"column '{key}' is not valid JSON", f"$.{key}") from None
     return cell
 
 
@@ -147,9 +142,8 @@ def _row(golden: dict[str, Any], line: int | None, record: int | None, index: in
         if isinstance(carried, dict) and isinstance(carried.get(CARRIER), dict):
             return SourceRow(_take_edits(golden, carried[CARRIER], variant, report), line, record)
         return SourceRow(_import(golden, index, report), line, record)
-    except _Bad as bad:
-        partial = {"id": name} if isinstance(name, str) and name else None
-        return SourceRow(partial, line, record, parse_problem(bad.message, bad.path))
+    except RowError as err:
+        return SourceRow.failed(err, line, record, partial={"id": name} if isinstance(name, str) and name else None)
 
 
 def _normalised(golden: dict[str, Any]) -> dict[str, Any]:
@@ -195,7 +189,7 @@ def _is_messages(value: Any) -> bool:
 
 def _edit_name(row: dict[str, Any], name: Any, _: Any) -> str:
     if not isinstance(name, str) or not name:
-        raise _Bad("'name' must be a non-empty string", "$.id")
+        raise RowError("'name' must be a non-empty string", "$.id")
     row["id"] = row["metadata"]["case"]["caseId"] = name
     return "$.id"
 
@@ -219,7 +213,7 @@ def _edit_expected_tools(row: dict[str, Any], tools: Any, carried: dict[str, Any
         row.pop("expected", None)
         return "$.expected"
     if not isinstance(tools, list):
-        raise _Bad("'expected_tools' must be a list of tool calls", "$.expected")
+        raise RowError("'expected_tools' must be a list of tool calls", "$.expected")
     old = carried.get("expected")
     old = old if isinstance(old, list) else []
     calls = []
@@ -269,7 +263,7 @@ _EDIT = {"name": _edit_name, "input": _edit_input, "expected_output": _edit_expe
 def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
     name = golden.get("name")
     if name is not None and (not isinstance(name, str) or not name):
-        raise _Bad("'name' must be a non-empty string", "$.id")
+        raise RowError("'name' must be a non-empty string", "$.id")
     row_id = name or f"golden-{index}"
     if not name:
         report.infer("$.id", row_id, "the golden has no name; the id is made from its position")
@@ -285,7 +279,7 @@ def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[st
         handled = {"scenario", "turns", "expected_outcome"}
     else:
         if golden.get("input") is None:
-            raise _Bad("the golden has no input (DeepEval requires one)", "$.input")
+            raise RowError("the golden has no input (DeepEval requires one)", "$.input")
         row["input"] = golden["input"]
         _import_expected(golden, row, vendor)
         handled = {"input", "expected_output", "expected_tools"}
@@ -341,7 +335,7 @@ def _import_expected(golden: dict[str, Any], row: dict[str, Any], vendor: dict[s
     tools, output = golden.get("expected_tools"), golden.get("expected_output")
     if tools:
         if not isinstance(tools, list):
-            raise _Bad("'expected_tools' must be a list of tool calls", "$.expected")
+            raise RowError("'expected_tools' must be a list of tool calls", "$.expected")
         calls = [_call(tool, i) for i, tool in enumerate(tools)]
         row["expected"] = calls
         if any(tool.keys() - {"name", "type", "inputParameters", "input_parameters"} or
@@ -355,10 +349,10 @@ def _import_expected(golden: dict[str, Any], row: dict[str, Any], vendor: dict[s
 
 def _call(tool: Any, index: int) -> dict[str, Any]:
     if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-        raise _Bad(f"expected_tools[{index}] must be an object with a string 'name'", f"$.expected[{index}]")
+        raise RowError(f"expected_tools[{index}] must be an object with a string 'name'", f"$.expected[{index}]")
     params = tool.get("inputParameters", tool.get("input_parameters"))
     if params is not None and not isinstance(params, dict):
-        raise _Bad(f"expected_tools[{index}].inputParameters must be an object", f"$.expected[{index}].arguments")
+        raise RowError(f"expected_tools[{index}].inputParameters must be an object", f"$.expected[{index}].arguments")
     return {"name": tool["name"], **({"arguments": params} if params is not None else {})}
 
 
@@ -367,12 +361,12 @@ def _import_expectations(expectations: Any, case: dict[str, Any], vendor: dict[s
     if expectations is None:
         return
     if not isinstance(expectations, dict):
-        raise _Bad("'expectations' must be an object with 'must' and 'must_not'", "$.metadata.case")
+        raise RowError("'expectations' must be an object with 'must' and 'must_not'", "$.metadata.case")
     must = expectations.get("must") or []
     must_not = expectations.get("must_not", expectations.get("mustNot")) or []
     for label, items in (("must", must), ("must_not", must_not)):
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            raise _Bad(f"expectations.{label} must be a list of strings", "$.metadata.case")
+            raise RowError(f"expectations.{label} must be a list of strings", "$.metadata.case")
     if must:
         case["expectedBehavior"] = "\n".join(must)
     if must_not:
@@ -385,7 +379,7 @@ def _turns(turns: Any) -> list[Any]:
     if turns is None:
         return []
     if not isinstance(turns, list):
-        raise _Bad("'turns' must be a list of turns", "$.input.messages")
+        raise RowError("'turns' must be a list of turns", "$.input.messages")
     return [{k: v for k, v in turn.items() if v is not None} if isinstance(turn, dict) else turn
             for turn in turns]
 

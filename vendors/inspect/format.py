@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Iterator, TextIO
 
 from evalconv.canonical.format import Format, Variant, WriteOptions
+from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
 
-from .._common import records as rec
 from .fields import FIELD_MAP, SAMPLE_FIELDS, VENDOR
 from .read import read_samples
 from .write import SampleWriter
@@ -30,11 +30,10 @@ class InspectFormat(Format):
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:
-        keys = rec.first_record_keys(head)
-        if keys:
-            top = {k for k in keys if "." not in k}
-            return 1.0 if "target" in top and "input" in top and top <= _SAMPLE_KEYS else 0.0
-        first = head.lstrip("\ufeff").split("\n", 1)[0].strip().split(",")
+        keys = record_keys(head)
+        if keys and keys.top:
+            return 1.0 if "target" in keys.top and "input" in keys.top and keys.top <= _SAMPLE_KEYS else 0.0
+        first = header_cells(head) or []
         return 0.9 if "input" in first and "target" in first and set(first) <= _SAMPLE_KEYS else 0.0
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.errors import ReadError
+from evalconv.canonical.errors import ReadError, RowError
 from evalconv.canonical.reporting import QuietLoss, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
@@ -80,15 +80,15 @@ def read_samples(lines: Lines, report: ReadReporter, spec: FieldSpec | None = No
 
 
 def row_value(sample: dict[str, Any], index: int, report: ReadReporter, cells: bool = False) -> dict[str, Any]:
-    """The canonical row of one Inspect sample (raises BadRecord)."""
+    """The canonical row of one Inspect sample (raises RowError)."""
     sample = _decoded(sample) if cells else sample
     metadata = sample.get("metadata")
     if metadata is None:
         metadata = {}
     if not isinstance(metadata, dict):
-        raise rec.BadRecord("metadata must be an object", "$.metadata", None)
+        raise RowError("metadata must be an object", "$.metadata", None)
     if "input" not in sample or sample["input"] in (None, "", []):
-        raise rec.BadRecord("the sample has no input (Inspect refuses it too)", "$.input", None)
+        raise RowError("the sample has no input (Inspect refuses it too)", "$.input", None)
     case = metadata.get("case")
     if isinstance(case, dict) and isinstance(case.get("caseId"), str) and isinstance(case.get("oracleType"), str):
         return _own_row(sample, metadata, report, cells)
@@ -105,7 +105,7 @@ def _decoded(cells: dict[str, Any]) -> dict[str, Any]:
             try:
                 out[key] = jsonvalue.loads(cell)
             except jsonvalue.JSONValueError as err:
-                raise rec.BadRecord(f"{key} cell is not JSON ({err})", f"$.{key}", None) from None
+                raise RowError(f"{key} cell is not JSON ({err})", f"$.{key}", None) from None
         elif key == "choices":
             parts = cell.split(",")
             out[key] = [p.strip() for p in (parts if len(parts) > 1 else cell.split()) if p.strip()]
@@ -122,7 +122,7 @@ def _own_row(sample: dict[str, Any], metadata: dict[str, Any], report: ReadRepor
     raw_id = sample.get("id")
     row_id = str(raw_id) if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else ""
     if not row_id:
-        raise rec.BadRecord("id must be a non-empty string or an integer", "$.id", None)
+        raise RowError("id must be a non-empty string or an integer", "$.id", None)
     envelope = metadata.get(rec.ENVELOPE)
     envelope = envelope if isinstance(envelope, dict) else {}
     meta = {k: v for k, v in metadata.items() if k != rec.ENVELOPE}

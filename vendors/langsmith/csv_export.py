@@ -11,6 +11,7 @@ import itertools
 from typing import Any, Iterator
 
 from evalconv.canonical.errors import ReadError
+from evalconv.canonical.head import header_cells
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
 from evalconv.canonical.reporting import ReadReporter
 
@@ -22,10 +23,8 @@ INPUT_PREFIX, OUTPUT_PREFIX = "input_", "output_"
 
 
 def is_langsmith_csv(head: str) -> bool:
-    first = head.lstrip("\ufeff").split("\n", 1)[0]
-    try:
-        header = next(csv.reader([first]), [])
-    except csv.Error:  # a stray CR, say: not a header this reader can take
+    header = header_cells(head)
+    if header is None:  # a stray CR, say: not a header this reader can take
         return False
     return (any(c.startswith(INPUT_PREFIX) for c in header)
             and all(c.startswith((INPUT_PREFIX, OUTPUT_PREFIX)) for c in header))

@@ -12,7 +12,9 @@ import uuid
 from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import RowError
 from evalconv.canonical.format import FieldLoss, Format, Variant, WriteOptions
+from evalconv.canonical.head import record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
@@ -160,7 +162,7 @@ class LangSmith(Format):
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:
-        return 1.0 if _looks_like_records(head) else 0.0
+        return _confidence(head)
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "LangSmithWriter":
         self.write_variant(options.path)  # refuses a name that promises another format
@@ -171,16 +173,13 @@ class LangSmith(Format):
                                 other=lambda first, rest: read_csv(first, rest, lines, report))
 
 
-def _looks_like_records(head: str) -> bool:
-    keys = rec.first_record_keys(head)
+def _confidence(head: str) -> float:
+    keys = record_keys(head)
     if keys is None:
-        return is_langsmith_csv(head)
-    top = {k for k in keys if "." not in k}
-    if top & rec.DEEPEVAL_KEYS:
-        return False
-    if top & {"inputs", "outputs", "reference_outputs"}:
-        return True
-    return "dataset_id" in top and not top & {"input", "expected", "_xact_id", "span_id"}
+        return 1.0 if is_langsmith_csv(head) else 0.0
+    if keys.top & {"inputs", "outputs", "reference_outputs"}:
+        return 1.0 if keys.top <= KNOWN_FIELDS else 0.5  # beside keys an example has not
+    return 1.0 if "dataset_id" in keys.top and keys.top <= KNOWN_FIELDS else 0.0
 
 
 class LangSmithWriter:
@@ -212,12 +211,12 @@ class LangSmithWriter:
 
 
 def row_value(record: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
-    """The canonical row of one LangSmith example (raises BadRecord)."""
+    """The canonical row of one LangSmith example (raises RowError)."""
     metadata = record.get("metadata")
     if metadata is None:
         metadata = {}
     if not isinstance(metadata, dict):
-        raise rec.BadRecord("metadata must be an object", "$.metadata", _partial(record))
+        raise RowError("metadata must be an object", "$.metadata", _partial(record))
     envelope = metadata.get(rec.ENVELOPE)
     if isinstance(envelope, dict) and isinstance(envelope.get("id"), str) and envelope["id"]:
         value = _own_row(record, metadata, envelope, report)
@@ -266,9 +265,12 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
     if isinstance(case, dict):
         case = meta["case"] = dict(case)
         if envelope.get("criteria"):
-            _take_edit(case, "evaluationCriteria", criteria or None, "$.outputs.criteria", row_id, report)
+            rec.take_native_edit(case, "evaluationCriteria", criteria or None, "$.outputs.criteria", "LangSmith",
+                                 row_id, report)
         for key in projected:
-            _take_edit(case, PROJECTIONS.get(key, ""), metadata.get(key), f"$.metadata.{key}", row_id, report)
+            if key in PROJECTIONS:
+                rec.take_native_edit(case, PROJECTIONS[key], metadata.get(key), f"$.metadata.{key}", "LangSmith",
+                                     row_id, report)
     rec.restore_shadowed(meta, envelope, (SPLIT_KEY, rec.ENVELOPE))
     found = record.get("split")
     if found is None:
@@ -288,29 +290,17 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
     return value
 
 
-def _take_edit(case: dict[str, Any], name: str, native: Any, where: str, row_id: str, report: ReadReporter) -> None:
-    """A case field LangSmith also holds natively: an edit there wins over the carried copy."""
-    if not name or jsonvalue.same(native, case.get(name)):
-        return
-    if native is None:
-        case.pop(name, None)
-    else:
-        case[name] = native
-    report.edit(f"$.metadata.case.{name}", row_id, f"{where} was edited in LangSmith; the edit is kept "
-                f"(it differs from the copy in metadata.case.{name})")
-
-
 def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _unwrap(value: Any, wrapped: bool, key: str, path: str, partial: dict[str, Any]) -> Any:
     if not isinstance(value, dict):
-        raise rec.BadRecord(f"{path[2:]} must be an object", path, partial)
+        raise RowError(f"{path[2:]} must be an object", path, partial)
     if not wrapped:
         return value
     if key not in value:
-        raise rec.BadRecord(f"{path[2:]} has no '{key}' key, which evalconv wrapped the value in",
+        raise RowError(f"{path[2:]} has no '{key}' key, which evalconv wrapped the value in",
                             path, partial)
     return value[key]
 
@@ -326,10 +316,10 @@ def _foreign_row(record: dict[str, Any], metadata: dict[str, Any], index: int,
     if inputs is None:
         report.infer("$.input", row_id, "the example has no inputs")
     elif not isinstance(inputs, dict):
-        raise rec.BadRecord("inputs must be an object", "$.inputs", partial)
+        raise RowError("inputs must be an object", "$.inputs", partial)
     outputs = _outputs(record, row_id, report)
     if outputs is not None and not isinstance(outputs, dict):
-        raise rec.BadRecord("outputs must be an object", "$.outputs", partial)
+        raise RowError("outputs must be an object", "$.outputs", partial)
     meta = dict(metadata)
     split = record.get("split")
     if split is not None:

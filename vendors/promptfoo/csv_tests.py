@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import RowError
 from evalconv.canonical.row import Row
 
 from .oracle import Plan, cannot_pass, plan
@@ -40,10 +41,6 @@ _THRESHOLD_TYPES = ("answer-relevance", "classifier", "context-faithfulness", "c
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _JS_FILE = re.compile(r"\.(?:js|cjs|mjs|ts|cts|mts)(?::[\w.]+)?\Z")
 _JS_WS = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-
-
-class CSVTestError(ValueError):
-    pass
 
 
 def js_trim(text: str) -> str:
@@ -115,13 +112,13 @@ def split_values(value: str) -> list[str]:
                 text.append(value[i])
                 i += 1
         else:
-            raise CSVTestError("unterminated quoted field in a contains assertion value")
+            raise RowError("unterminated quoted field in a contains assertion value")
         out.append("".join(text))
         i += 1
         while i < n and value[i].isspace():
             i += 1
         if i < n and value[i] != ",":
-            raise CSVTestError("expected a comma after a quoted field in a contains assertion value")
+            raise RowError("expected a comma after a quoted field in a contains assertion value")
 
 
 def test_from_cells(cells: dict[str, str]) -> dict[str, Any]:
@@ -184,12 +181,12 @@ def _config_cell(key: str, value: str, configs: dict[int, dict[str, Any]]) -> No
     elif index_match and int(index_match.group(1)) >= 1:
         index = int(index_match.group(1)) - 1
     else:
-        raise CSVTestError(f"invalid expected key '{target}' in column '{key}'")
+        raise RowError(f"invalid expected key '{target}' in column '{key}'")
     if name != "threshold":
-        raise CSVTestError(f"invalid config key '{name}' in column '{key}' (only threshold)")
+        raise RowError(f"invalid config key '{name}' in column '{key}' (only threshold)")
     number = parse_number(value)
     if number is None:
-        raise CSVTestError(f"column '{key}' needs a number, got {value!r}")
+        raise RowError(f"column '{key}' needs a number, got {value!r}")
     configs.setdefault(index, {})[name] = number
 
 

@@ -8,46 +8,19 @@ from typing import Any, Iterable, Iterator
 
 import yaml
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.errors import ReadError
+from evalconv.canonical.errors import ReadError, RowError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
 from evalconv.canonical.reporting import ReadReporter
 
-from .csv_tests import CSVTestError, test_from_cells
+from .csv_tests import test_from_cells
 from .edits import take_edits
-from .read import TestError, evalconv_row, imported_row, is_evalconv_test
+from .read import evalconv_row, imported_row, is_evalconv_test
 from .refs import FILE_URL, Scope
 from .yaml_stream import iter_yaml_list
 from .yaml_stream import load_yaml as _load_yaml
 
 Located = tuple[Any, "int | None", str]  # (test, line, source label)
-
-
-def first_object_keys(text: str) -> list[str]:
-    """Top-level keys of the first JSON object in `text` (a head that may be cut short)."""
-    start = text.find("{")
-    if start < 0:
-        return []
-    try:
-        value, _ = jsonvalue.raw_decode(text, start)
-        return list(value) if isinstance(value, dict) else []
-    except jsonvalue.JSONValueError:
-        pass
-    keys, depth, i = [], 0, start
-    while i < len(text):  # a cut-off object: collect the keys at depth 1
-        ch = text[i]
-        if ch == '"':
-            try:
-                key, end = jsonvalue.raw_decode(text, i)
-            except jsonvalue.JSONValueError:
-                break
-            if depth == 1 and text[end:].lstrip().startswith(":"):
-                keys.append(key)
-            i = end
-            continue
-        depth += ch in "{[" and 1 or (-1 if ch in "}]" else 0)
-        i += 1
-    return keys
 
 
 def read_rows(lines: Lines, kind: str, report: ReadReporter) -> Iterator[SourceRow]:
@@ -76,8 +49,8 @@ def to_source_row(test: Any, line: int | None, where: str, number: int, taken: s
         if is_evalconv_test(metadata):
             return SourceRow(take_edits(test, evalconv_row(test, metadata), report), line)
         return SourceRow(imported_row(test, number, taken, report), line)
-    except TestError as err:
-        return SourceRow(None, line, problems=parse_problem(f"{prefix}{err}", err.path))
+    except RowError as err:
+        return SourceRow.failed(err, line, prefix=prefix)
 
 
 # --- YAML: a test list, or a whole config --------------------------------------------------------
@@ -231,8 +204,8 @@ def _csv_records(reader: Any, counted: "_Counting", source: str) -> Iterator[Loc
             continue
         try:
             yield test_from_cells(dict(zip(header, record))), line, source
-        except CSVTestError as err:
-            yield SourceRow(None, line, problems=parse_problem(str(err))), line, source
+        except RowError as err:
+            yield SourceRow.failed(err, line), line, source
 
 
 class _Counting:

@@ -16,6 +16,7 @@ from typing import Any, Iterator, TextIO
 import yaml
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.format import FieldLoss, Format, RowWriter, Variant, WriteOptions, option
+from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.paths import key_segment
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
@@ -94,14 +95,12 @@ class PromptfooFormat(Format):
     def _looks_like_tests(self, head: str) -> bool:
         text = head.lstrip("\ufeff \t\r\n")
         if text.startswith(("{", "[")):
-            keys = files.first_object_keys(text)
-            return bool(keys) and set(keys) <= _TEST_KEYS and bool({"vars", "assert"} & set(keys))
+            record = record_keys(text)
+            keys = record.top if record else frozenset()
+            return keys <= _TEST_KEYS and bool({"vars", "assert"} & keys)
         first_line = text.split("\n", 1)[0]
         if "," in first_line or first_line.startswith("__"):
-            try:
-                header = next(csv.reader([first_line]), [])
-            except csv.Error:  # a stray "\r" in the first line: not a CSV header
-                return False
+            header = header_cells(first_line) or ()  # None: a stray "\r", say; not a CSV header
             return any(h.strip().startswith(("__expected", "__description", "__metadata:")) for h in header)
         item_keys = set(_YAML_ITEM.findall(text)) | {k for k in _YAML_KEY.findall(text)}
         return bool(item_keys & {"vars", "assert"}) or len(item_keys & _CONFIG_KEYS) >= 2

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import RowError
 from evalconv.canonical.reporting import ReadReporter
 
 from .text import unescape, unescape_top
@@ -25,14 +26,6 @@ _ESCAPED_ENVELOPE = re.compile(r"~+" + ENVELOPE + r"\Z")
 _MARKER = '({{pass: false, score: 0, reason: "evalconv: {reason}"}})'
 _MARKER_PATTERN = re.compile(r'\A\(\{pass: false, score: 0, reason: "evalconv: ([^"\\{}]*)"\}\)\Z')
 _NEEDS_PERSON = re.compile(r"this case needs (rubric-human|human-expert|pairwise-preference) grading")
-
-
-class TestError(ValueError):
-    """A test that cannot become a row; `path` is where in the test the trouble is."""
-
-    def __init__(self, message: str, path: str = "$") -> None:
-        super().__init__(message)
-        self.path = path
 
 
 def cannot_pass(reason: str) -> dict[str, Any]:
@@ -88,13 +81,13 @@ def parse_envelope(metadata: dict[str, Any]) -> dict[str, Any]:
     if raw is None:
         return {}
     if not isinstance(raw, str):
-        raise TestError("the evalconv envelope must be JSON text", f"$.metadata.{ENVELOPE}")
+        raise RowError("the evalconv envelope must be JSON text", f"$.metadata.{ENVELOPE}")
     try:
         envelope = jsonvalue.loads(raw)
     except jsonvalue.JSONValueError as err:
-        raise TestError(f"the evalconv envelope is not valid JSON: {err}", f"$.metadata.{ENVELOPE}") from None
+        raise RowError(f"the evalconv envelope is not valid JSON: {err}", f"$.metadata.{ENVELOPE}") from None
     if not isinstance(envelope, dict):
-        raise TestError("the evalconv envelope must be a JSON object", f"$.metadata.{ENVELOPE}")
+        raise RowError("the evalconv envelope must be a JSON object", f"$.metadata.{ENVELOPE}")
     return envelope
 
 
@@ -121,7 +114,7 @@ def evalconv_row(test: dict[str, Any], metadata: dict[str, Any]) -> dict[str, An
     else:
         canonical_meta = {unescape_user_key(k): v for k, v in metadata.items() if k != ENVELOPE}
     if not isinstance(canonical_meta, dict):
-        raise TestError("metadata must be an object", "$.metadata")
+        raise RowError("metadata must be an object", "$.metadata")
     case = canonical_meta.get("case")
     row_id = case.get("caseId") if isinstance(case, dict) else None
     value: dict[str, Any] = {"id": row_id}
@@ -130,17 +123,17 @@ def evalconv_row(test: dict[str, Any], metadata: dict[str, Any]) -> dict[str, An
     else:
         vars_ = test.get("vars", {})
         if not isinstance(vars_, dict):
-            raise TestError("vars must be an object", "$.vars")
+            raise RowError("vars must be an object", "$.vars")
         value["input"] = input_from_vars(vars_)
     if "expected" in envelope:
         value["expected"] = envelope["expected"]
     elif "expectedFrom" in envelope:
         index, asserts = envelope["expectedFrom"], test.get("assert")
         if not (isinstance(index, int) and isinstance(asserts, list) and 0 <= index < len(asserts)):
-            raise TestError("the envelope's expectedFrom does not name an assertion", "$.assert")
+            raise RowError("the envelope's expectedFrom does not name an assertion", "$.assert")
         found, expected, _, _ = expected_from_assertion(asserts[index])
         if not found:
-            raise TestError(f"assertion {index} does not hold an expected value", f"$.assert[{index}]")
+            raise RowError(f"assertion {index} does not hold an expected value", f"$.assert[{index}]")
         value["expected"] = expected
     value["metadata"] = canonical_meta
     return value
@@ -155,13 +148,13 @@ def imported_row(test: dict[str, Any], number: int, taken_ids: set[str], report:
     note("$.id", id_reason)
     vars_ = test.get("vars", {})
     if not isinstance(vars_, dict):
-        raise TestError("vars must be an object (a vars file reference cannot be followed)", "$.vars")
+        raise RowError("vars must be an object (a vars file reference cannot be followed)", "$.vars")
     value: dict[str, Any] = {"id": row_id, "input": input_from_vars(vars_)}
     note("$.input", "the test's vars (a lone `input` var is the input itself)")
 
     asserts = test.get("assert") or []
     if not isinstance(asserts, list):
-        raise TestError("assert must be a list", "$.assert")
+        raise RowError("assert must be a list", "$.assert")
     case: dict[str, Any] = {"caseId": row_id}
     oracle = next((expected_from_assertion(a) for a in asserts if expected_from_assertion(a)[0]), None)
     criteria = _texts(asserts, CRITERIA_TYPES)

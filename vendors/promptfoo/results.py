@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from evalconv.canonical import runs
+from evalconv.canonical.errors import RowError
 
 from .._common import runfiles
-from .read import ENVELOPE, TestError, cannot_pass_reason, parse_envelope
+from .read import ENVELOPE, cannot_pass_reason, parse_envelope
 
 HARNESS = "promptfoo"
 PLACEHOLDER = "evalconv:needs-grading"
@@ -52,7 +53,7 @@ def case_link(test: dict[str, Any]) -> tuple[str | None, str | None, dict[str, s
     if ENVELOPE in metadata and not isinstance(case, dict):
         try:
             inner = parse_envelope(metadata).get("metadata")
-        except TestError:
+        except RowError:
             inner = None
         case = inner.get("case") if isinstance(inner, dict) else None
     if isinstance(case, dict) and isinstance(case.get("caseId"), str) and case["caseId"]:

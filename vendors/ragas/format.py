@@ -6,14 +6,13 @@ docs/vendors/ragas.md.
 """
 from __future__ import annotations
 
-import csv
 from typing import Iterator, TextIO
 
 from evalconv.canonical.format import Format, Variant, WriteOptions
+from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
 
-from .._common import records as rec
 from .fields import FIELD_MAP, VENDOR
 from .read import KNOWN, read_samples
 from .write import SampleWriter
@@ -30,15 +29,9 @@ class RagasFormat(Format):
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:
-        keys = rec.first_record_keys(head)
-        if keys is None:
-            first = head.lstrip("\ufeff").split("\n", 1)[0]
-            try:
-                keys = set(next(csv.reader([first]), []))
-            except csv.Error:
-                return False
-        top = {k for k in keys if "." not in k}
-        return 1.0 if "user_input" in top and top <= KNOWN else 0.0
+        record = record_keys(head)
+        keys = record.top if record else frozenset(header_cells(head) or ())
+        return 1.0 if "user_input" in keys and keys <= KNOWN else 0.0
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return read_samples(lines, report)

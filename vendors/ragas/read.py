@@ -12,6 +12,7 @@ import csv
 from typing import Any, Iterator
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.errors import RowError
 from evalconv.canonical.reporting import QuietLoss, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
@@ -52,7 +53,7 @@ def _decoded(raw: dict[str, str]) -> dict[str, Any]:
             if key == "user_input" or key not in KNOWN:
                 out[key] = cell
                 continue
-            raise rec.BadRecord(f"{key} cell is not a list or dict as Ragas' to_csv writes it", f"$.{key}", None) from None
+            raise RowError(f"{key} cell is not a list or dict as Ragas' to_csv writes it", f"$.{key}", None) from None
         if key == "user_input" and not _is_messages(value):
             value = cell
         out[key] = value
@@ -73,10 +74,10 @@ def _natural_input(value: Any) -> Any:
 
 
 def row_value(sample: dict[str, Any], index: int, report: ReadReporter, raw: dict[str, str] | None = None) -> dict[str, Any]:
-    """The canonical row of one Ragas sample (raises BadRecord); `raw` holds a CSV record's cells."""
+    """The canonical row of one Ragas sample (raises RowError); `raw` holds a CSV record's cells."""
     user_input = sample.get("user_input")
     if not (isinstance(user_input, str) or _is_messages(user_input)):
-        raise rec.BadRecord("user_input must be text or a list of human/ai/tool messages", "$.user_input", None)
+        raise RowError("user_input must be text or a list of human/ai/tool messages", "$.user_input", None)
     env = sample.get(ENVELOPE)
     if (isinstance(env, dict) and isinstance(env.get("id"), str) and env["id"]
             and isinstance(env.get("metadata"), dict) and isinstance(env["metadata"].get("case"), dict)):
