@@ -18,6 +18,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def run_cli(args: list[str], capsys) -> tuple[int, str]:
+    """The CLI in this process: its exit code and what it printed on stderr."""
+    from evalconv.cli import main
+
+    try:
+        main(args)
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 0
+    return code, capsys.readouterr().err
+
+
 def case(case_id: str = "cs-1", oracle: str = "reference-answer", **extra) -> dict:
     return {"caseId": case_id, "oracleType": oracle, "expectedBehavior": "Does the right thing.",
             "provenance": "expert-authored", **extra}

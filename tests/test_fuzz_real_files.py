@@ -18,9 +18,8 @@ import random
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_cli
 from evalconv import REGISTRY, EvalconvError
-from evalconv.cli import main
 from evalconv.sources import HEAD_BYTES, detect
 
 FUZZ_SEED = int(os.environ.get("EVALCONV_FUZZ_SEED", "12"))
@@ -68,15 +67,6 @@ def cases(batch: int) -> list[tuple[int, str, str, bytes]]:
         if number % BATCHES == batch:
             out.append((number, str(source.relative_to(ROOT)), ext, data))
     return out
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 0
-    return code, capsys.readouterr().err
 
 
 @pytest.mark.parametrize("batch", range(BATCHES))

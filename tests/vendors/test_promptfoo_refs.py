@@ -14,21 +14,12 @@ from pathlib import Path
 import pytest
 
 import evalconv
-from evalconv.cli import main
 
+from conftest import run_cli
 from interop import require_promptfoo
 
 PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "vendors" / "promptfoo" / "refs_project"
 CONFIG = PROJECT / "promptfooconfig.yaml"
-
-
-def run(args: list[str], capsys) -> tuple[int, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 0
-    return code, capsys.readouterr().err
 
 
 @pytest.mark.interop
@@ -74,13 +65,13 @@ def test_a_reference_leaving_the_folder_is_refused_unless_allowed(tmp_path, caps
     (tmp_path / "secret.yaml").write_text("input: not yours\n")
     (project / "sub" / "tests.yaml").write_text("- description: leaks\n  vars: ../../secret.yaml\n"
                                                 "  metadata: {case_id: x-1}\n")
-    code, err = run(["validate", str(project / "sub" / "tests.yaml")], capsys)
+    code, err = run_cli(["validate", str(project / "sub" / "tests.yaml")], capsys)
     assert code == 2 and err.count("\n") == 1
     assert "the vars file '../../secret.yaml' leads outside" in err and "--allow-outside-refs" in err
-    code, err = run(["validate", str(project / "sub" / "tests.yaml"), "--allow-outside-refs"], capsys)
+    code, err = run_cli(["validate", str(project / "sub" / "tests.yaml"), "--allow-outside-refs"], capsys)
     assert code == 0, err
     (project / "config.yaml").write_text(f"tests:\n  - file://{tmp_path / 'secret.yaml'}\n")
-    code, err = run([str(project / "config.yaml"), "--to", "jsonl"], capsys)
+    code, err = run_cli([str(project / "config.yaml"), "--to", "jsonl"], capsys)
     assert code == 2 and "the tests file" in err and "leads outside" in err
 
 
@@ -94,5 +85,5 @@ def test_a_file_url_in_vars_is_read_and_the_report_says_promptfoo_would_not(tmp_
 
 def test_a_missing_vars_file_is_one_clear_line(tmp_path, capsys):
     (tmp_path / "t.yaml").write_text("- vars: vars/missing.yaml\n  metadata: {case_id: m-1}\n")
-    code, err = run(["validate", str(tmp_path / "t.yaml")], capsys)
+    code, err = run_cli(["validate", str(tmp_path / "t.yaml")], capsys)
     assert code == 2 and "vars: no file matches 'vars/missing.yaml'" in err and err.count("\n") == 1
