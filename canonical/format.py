@@ -75,6 +75,23 @@ class RowWriter(Protocol):
     def close(self) -> None: ...
 
 
+class SplitWriter(RowWriter, Protocol):
+    """A writer whose text for a row depends on that row alone, so that worker processes can
+    write it (a format says so in `Format.splits`). `write(row)` must be exactly: `text, kept =
+    encode(row)`, the text written, then `keep(kept)`. In a worker, `encode` notes the row's
+    losses in a report that is replayed, row by row, into the parent's; the parent writes the
+    text as it is and hands `kept` to its own writer's `keep`."""
+
+    def encode(self, row: Row) -> tuple[str, Any]:
+        """The row's text, and what the writer must remember of the row (None: nothing), which
+        crosses between processes (keep it small and picklable)."""
+        ...
+
+    def keep(self, kept: Any) -> None:
+        """Remember a row another process encoded (counts, names for a config, notes)."""
+        ...
+
+
 class Format:
     """Base class; a format overrides `read` and/or `open_writer`, and declares the rest."""
 
@@ -182,6 +199,12 @@ class Format:
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> RowWriter:
         raise NotImplementedError
+
+    def splits(self, options: WriteOptions) -> bool:
+        """Is the writer for these options a `SplitWriter` whose rows' texts, written one after
+        another, make the file (no separators between them, a header written when it opens)?
+        Then a large JSONL input is written on several cores."""
+        return False
 
     def committed(self, writer: RowWriter, options: WriteOptions) -> None:
         """Called once the output is complete (never when a conversion writes nothing): the

@@ -2,7 +2,7 @@
 belong to the application layer; formats see them only through these two protocols."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Iterable, Protocol
 
 
 class ReadReporter(Protocol):
@@ -24,6 +24,7 @@ class LossReporter(Protocol):
 
     def drop(self, path: str, row_id: str, reason: str) -> None: ...
     def carry(self, path: str, row_id: str, reason: str) -> None: ...
+    def carry_all(self, keys: Iterable[tuple[str, str]], row_id: str) -> None: ...  # (path, reason) each
     def notice(self, text: str) -> None: ...  # what the target does differently: said on stderr
 
 
@@ -38,6 +39,9 @@ class QuietLoss:
         pass
 
     def carry(self, path: str, row_id: str, reason: str) -> None:
+        pass
+
+    def carry_all(self, keys: Iterable[tuple[str, str]], row_id: str) -> None:
         pass
 
     def notice(self, text: str) -> None:

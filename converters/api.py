@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from . import parallel
 from .atomic import AtomicFolder, AtomicOutput, target_kind, together
 from .canonical import jsonvalue
-from .canonical.errors import UsageError, WriteError
+from .canonical.errors import UsageError
 from .canonical.format import Format
 from .canonical.row import Row
 from .canonical.validator import Checked, Validator
@@ -47,8 +47,8 @@ def _write_row(writer: parallel.PayloadWriter, row: Any) -> None:
     """Write a `Row`, or a checked row's payload (a `Row` or what the workers wrote)."""
     try:
         writer.write(row)
-    except jsonvalue.JSONValueError as err:  # rows built in code can hold NaN; read rows cannot
-        raise WriteError(f"row '{row.id}' cannot be written: {err}") from None
+    except jsonvalue.JSONValueError as err:
+        raise parallel.refusal(row, err) from None
 
 
 def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> LossReport:
@@ -252,7 +252,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
                 _output(fmt_out, output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
             validator = Validator(source=label(source))
-            row_writer = checker.row_writer(writer, out, fmt_out.name)  # a Row, or what the workers wrote
+            row_writer = checker.row_writer(writer, out, fmt_out.name, loss)  # a Row, or what the workers wrote
             valid_rows = 0
             for checked in checker.checked(validator):
                 if checked.findings:

@@ -1,5 +1,5 @@
-"""Two cores for the big common case: a UTF-8 JSONL file validated, or converted to canonical CSV
-or JSONL.
+"""Two cores for the big common case: a UTF-8 JSONL file validated, or converted to canonical CSV,
+JSONL or Parquet, or to a vendor format whose writer can write a row on its own (`Format.splits`).
 
 The file is cut into chunks at line ends. Worker processes parse, check and encode their chunks
 (everything but the set rules); the parent takes the results in file order, applies the set
@@ -20,18 +20,18 @@ import os
 from array import array
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generator, Iterator, NamedTuple, Protocol, TextIO, cast
+from typing import TYPE_CHECKING, Any, Generator, Iterator, NamedTuple, Protocol, TextIO, TypeAlias, cast
 
 from .atomic import AtomicFolder, AtomicOutput
 from .canonical import jsonvalue, parquet_format
-from .canonical.errors import ReadError
-from .canonical.format import RowWriter, WriteOptions
+from .canonical.errors import EvalconvError, ReadError, WriteError
+from .canonical.format import RowWriter, SplitWriter, WriteOptions
 from .canonical.json_format import JSONL_FORMAT
 from .canonical.row import Row
 from .canonical.source import Lines, SourceRow
 from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
-from .reports import LossReport, ReadReport
+from .reports import LossRecorder, LossReport, ReadReport, Recorded, replay
 from .sources import InputChanged, changed, identity
 
 if TYPE_CHECKING:
@@ -43,6 +43,9 @@ LINE_PER_ROW = ("csv", "jsonl")        # writers whose output is one self-contai
 # Columnar writers (canonical Parquet columns): each worker builds its chunk's valid rows as one
 # Arrow record batch, and the parent only cuts the batches into row groups and writes them.
 COLUMNAR = ("parquet", "hf")
+# Any other target goes parallel when its format `splits` (a vendor writer whose rows are
+# self-contained texts): workers encode the rows and record their losses, and the parent writes
+# the text and replays the losses and what the writer keeps of each row (`ReplayWriter`).
 
 
 class PayloadWriter(Protocol):
@@ -59,7 +62,7 @@ def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str
     splitting, else `SerialRows` over `rows`. Enter it before opening any output (workers
     start at once and must not hold the output's temp file)."""
     jobs = default_jobs() if jobs is None else jobs
-    if eligible(source, fmt_in, to, encoding, jobs):
+    if eligible(source, fmt_in, to, encoding, jobs, options):
         try:
             return Workers(source, label=label, to=to, options=options,
                            require=require, jobs=jobs)
@@ -77,7 +80,8 @@ class SerialRows:
     def checked(self, validator: Validator) -> Iterator[Checked[Row]]:
         return validator.check_all(self._rows)
 
-    def row_writer(self, writer: RowWriter, out: AtomicOutput | AtomicFolder, to: str) -> PayloadWriter:
+    def row_writer(self, writer: RowWriter, out: AtomicOutput | AtomicFolder, to: str,
+                   report: LossReport) -> PayloadWriter:
         """What writes a valid row's payload: here the format's own writer."""
         return writer
 
@@ -88,8 +92,10 @@ class SerialRows:
         pass
 
 
-def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int) -> bool:
-    if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW + COLUMNAR):
+def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int,
+             options: WriteOptions | None = None) -> bool:
+    if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW + COLUMNAR
+                                         and not splits(to, options)):
         return False
     if encoding not in (None, "utf-8", "utf8") or path == "-":
         return False
@@ -101,6 +107,13 @@ def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs:
     from .pools import start_method  # only large files need the pool's imports
 
     return start_method() is not None  # Windows: serial
+
+
+def splits(to: str | None, options: WriteOptions | None) -> bool:
+    """Is `to` a vendor format whose writer, for these options, writes each row on its own?"""
+    if to is None or to in LINE_PER_ROW + COLUMNAR or options is None:
+        return False
+    return REGISTRY.get(to).splits(options)
 
 
 def default_jobs() -> int:
@@ -116,6 +129,7 @@ class Encoded:
 
     data: bytes
     runs: Runs | None = None  # a writer that wrote in runs (CSV: under which columns)
+    parts: "list[Part] | None" = None  # a split writer: what to replay for the row
 
 
 @dataclass(slots=True)
@@ -126,6 +140,7 @@ class CleanRows:
     count: int
     data: bytes
     runs: Runs | None = None
+    parts: "list[Part] | None" = None  # a split writer: what to replay for each row
     findings: tuple = ()
 
     @property
@@ -148,8 +163,76 @@ class EncodedWriter:
     def write(self, row: Encoded | CleanRows) -> None:
         write_encoded(self._out, self._writer, row)
 
-    def write_clean(self, rows: CleanRows) -> None:
-        write_encoded(self._out, self._writer, rows)
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A row the writer refused in a worker (a value the target cannot hold): the parent raises
+    the same error where the serial path raises it, when it comes to write the row."""
+
+    kind: type[EvalconvError]
+    message: str
+    field: str | None
+
+    def error(self) -> EvalconvError:
+        return self.kind(self.message, field=self.field)
+
+
+# What a worker's split writer leaves for the parent, a row at a time: the loss report's calls
+# and what the writer keeps of the row, or the writer's refusal of it.
+Part: TypeAlias = "tuple[Recorded | None, Any] | Refused"
+
+
+def refusal(row: Row, err: jsonvalue.JSONValueError) -> WriteError:
+    """A row built in code can hold what JSON cannot (NaN); read rows cannot."""
+    return WriteError(f"row '{row.id}' cannot be written: {err}")
+
+
+class ReplayWriter:
+    """For a split writer: the workers' text as it is; each row's recorded losses replayed into
+    the parent's report, and what the writer keeps of it handed to the parent's writer."""
+
+    def __init__(self, out: AtomicOutput, writer: RowWriter, report: LossReport) -> None:
+        self._out, self._writer, self._report = out, cast(SplitWriter, writer), report
+
+    def write(self, rows: Encoded | CleanRows) -> None:
+        self._out.write_encoded(rows.data)
+        # Consecutive rows that carried the same fields (one shared tuple) and noted nothing else
+        # go to the report together: a key at a time, not a row at a time.
+        carried: tuple[tuple[str, str], ...] = ()
+        run_ids: list[str] = []
+        for part in rows.parts or ():
+            if isinstance(part, Refused):
+                raise part.error()
+            recorded, kept = part
+            if recorded is not None:
+                row_id, keys, dropped, calls = recorded
+                if keys and keys is carried and not dropped and not calls:
+                    run_ids.append(row_id)
+                else:
+                    if run_ids:
+                        self._report.carried.note_rows(carried, run_ids)
+                    carried, run_ids = keys, []
+                    if dropped or calls or not keys:
+                        replay(recorded, self._report)
+                    else:
+                        run_ids.append(row_id)
+            self._writer.keep(kept)
+        if run_ids:
+            self._report.carried.note_rows(carried, run_ids)
+
+
+def _encode(writer: SplitWriter, recorder: LossRecorder, row: Row, sink: "_ByteSink") -> Part:
+    """A row through a split writer in a worker: its text into `sink`, and its part."""
+    try:
+        try:
+            text, kept = writer.encode(row)
+        except jsonvalue.JSONValueError as err:
+            raise refusal(row, err) from None
+    except EvalconvError as err:
+        recorder.take()  # what it noted before refusing is not the parent's
+        return Refused(type(err), err.message, err.field)
+    sink.write(text)
+    return recorder.take(), kept
 
 
 def _runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
@@ -182,13 +265,14 @@ class ColumnarWriter:
         cut = cast(parquet_format.RowSlice, rows.data)  # what a COLUMNAR chunk holds
         self._writer.write_slice(cut.batch, cut.start, cut.stop)
 
-    write_clean = write
 
-
-def writer_for(out: AtomicOutput | AtomicFolder, writer: RowWriter, to: str) -> "EncodedWriter | ColumnarWriter":
+def writer_for(out: AtomicOutput | AtomicFolder, writer: RowWriter, to: str,
+               report: LossReport) -> "EncodedWriter | ColumnarWriter | ReplayWriter":
     if to in COLUMNAR:
         return ColumnarWriter(writer)
     assert isinstance(out, AtomicOutput)  # a folder output is COLUMNAR
+    if to not in LINE_PER_ROW:
+        return ReplayWriter(out, writer, report)
     return EncodedWriter(out, writer)
 
 
@@ -232,6 +316,7 @@ class _Chunk(NamedTuple):
     line_count: int
     error: tuple | None
     runs: Runs | None = None  # the writer's runs over `data`, when it writes in runs
+    parts: list | None = None  # a split writer: parts[i], what to replay for row i (None: rejected)
 
 
 def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int, int], label: str,
@@ -247,9 +332,11 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
     validator = Validator(source=label, require=require, set_rules=False)
     sink = _ByteSink()
     columns = parquet_format.Columns() if to in COLUMNAR else None
+    recorder = LossRecorder() if splits(to, options) else None
+    parts: list[Any] | None = None if recorder is None else []
     # The writers handed to workers only call `write` on their output.
     writer: Any = columns if columns is not None else \
-        REGISTRY.get(to).open_writer(cast(TextIO, sink), LossReport(to), options) if to else None
+        REGISTRY.get(to).open_writer(cast(TextIO, sink), recorder or LossReport(to), options) if to else None
     write_chunks = getattr(writer, "write_chunks", None)
     if write_chunks is not None:  # a writer that writes in runs (CSV): told it is a worker
         write_chunks()
@@ -260,7 +347,9 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
         for src in JSONL_FORMAT.read(lines, ReadReport("jsonl")):
             checked = validator.check(src)
             value = src.value
-            if checked.row is not None and writer is not None:
+            if parts is not None and recorder is not None:
+                parts.append(None if checked.row is None else _encode(writer, recorder, checked.row, sink))
+            elif checked.row is not None and writer is not None:
                 writer.write(checked.row)
             if checked.findings or checked.row is None:
                 rejected = checked.row is None
@@ -273,7 +362,7 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
         error = (err.message, err.line, err.field)
     rows = len(columns) if columns is not None else 0  # before batch() empties the columns
     payload = b"".join(sink.parts) if columns is None else parquet_format.RowSlice(columns.batch(), 0, rows)
-    return _Chunk(payload, ends, line_numbers, keys, notes, lines.number, error, getattr(writer, "runs", None))
+    return _Chunk(payload, ends, line_numbers, keys, notes, lines.number, error, getattr(writer, "runs", None), parts)
 
 
 class Workers:
@@ -321,10 +410,11 @@ class Workers:
         if now != self._identity:
             raise changed(self._label, self._identity, now)
 
-    def row_writer(self, writer: RowWriter, out: AtomicOutput | AtomicFolder, to: str) -> "EncodedWriter | ColumnarWriter":
+    def row_writer(self, writer: RowWriter, out: AtomicOutput | AtomicFolder, to: str,
+                   report: LossReport) -> "EncodedWriter | ColumnarWriter | ReplayWriter":
         """What writes a valid row's payload: the workers' text, as it is (or, for a format
         that is not text, the slices of their record batches)."""
-        return writer_for(out, writer, to)
+        return writer_for(out, writer, to, report)
 
     def __enter__(self) -> "Workers":
         return self
@@ -352,7 +442,8 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
         row_from = ends[i - 1] if i else 0
         if i > done and to is not None:  # the clean rows before this one (rejected rows wrote nothing)
             at = ends[done - 1] if done else 0
-            yield CleanRows(i - done, data[at:row_from], _runs_in(chunk.runs, at, row_from))
+            yield CleanRows(i - done, data[at:row_from], _runs_in(chunk.runs, at, row_from),
+                            None if chunk.parts is None else chunk.parts[done:i])
         done = i + 1
         number, line = base + i + 1, lines[i] + line_base
         findings, rejected, value = notes.get(i, ((), False, None))
@@ -361,11 +452,13 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
         ok = not rejected and not any(f.severity == "error" for f in located)
         if not ok and not rejected:  # the set rules rejected it: the ledger wants the row
             value = reread(lines[i])
-        encoded = Encoded(data[row_from:ends[i]], _runs_in(chunk.runs, row_from, ends[i])) if ok else None
+        encoded = Encoded(data[row_from:ends[i]], _runs_in(chunk.runs, row_from, ends[i]),
+                          None if chunk.parts is None else [chunk.parts[i]]) if ok else None
         yield Checked(SourceRow(value, line), number, located, encoded)
     if len(ids) > done and to is not None:
         at = ends[done - 1] if done else 0
-        yield CleanRows(len(ids) - done, data[at:], _runs_in(chunk.runs, at, len(data)))
+        yield CleanRows(len(ids) - done, data[at:], _runs_in(chunk.runs, at, len(data)),
+                        None if chunk.parts is None else chunk.parts[done:])
     if chunk.error is not None:
         message, line, field = chunk.error
         raise ReadError(message, source=label, line=None if line is None else line + line_base, field=field)

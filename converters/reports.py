@@ -19,30 +19,40 @@ class _FieldIds:
 
     entries: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     keep_ids: bool = True
-    counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)  # without ids: rows per entry
 
     def note(self, path: str, row_id: str, reason: str) -> None:
-        key = (path, reason)
-        ids = self.entries.setdefault(key, [])
-        if self.keep_ids:
-            if not ids or ids[-1] != row_id:
-                ids.append(row_id)
-                self.counts[key] = len(ids)
-        else:
-            self.counts[key] = self.counts.get(key, 0) + 1
+        self.note_all(((path, reason),), row_id)
 
     def note_all(self, keys: Iterable[tuple[str, str]], row_id: str) -> None:
         """`note(path, row_id, reason)` for each (path, reason) of one row, in one call."""
-        entries, counts = self.entries, self.counts
+        entries = self.entries
+        if self.keep_ids:
+            for key in keys:
+                ids = entries.get(key)
+                if ids is None:
+                    entries[key] = [row_id]
+                elif ids[-1] != row_id:
+                    ids.append(row_id)
+            return
+        counts = self.counts
         for key in keys:
+            entries.setdefault(key, [])
+            counts[key] = counts.get(key, 0) + 1
+
+    def note_rows(self, keys: tuple[tuple[str, str], ...], row_ids: list[str]) -> None:
+        """`note_all(keys, row_id)` for each of `row_ids` in turn, a key at a time."""
+        if not self.keep_ids or len(set(row_ids)) != len(row_ids):
+            for row_id in row_ids:
+                self.note_all(keys, row_id)
+            return
+        entries = self.entries
+        for key in keys:  # the ids are distinct: only the first can repeat the last one noted
             ids = entries.get(key)
             if ids is None:
-                ids = entries[key] = []
-            if not self.keep_ids:
-                counts[key] = counts.get(key, 0) + 1
-            elif not ids or ids[-1] != row_id:
-                ids.append(row_id)
-                counts[key] = len(ids)
+                entries[key] = list(row_ids)
+            else:
+                ids.extend(row_ids[1:] if ids[-1] == row_ids[0] else row_ids)
 
     def paths_for(self, row_id: str) -> set[str]:
         return {path for (path, _), ids in self.entries.items() if row_id in ids}
@@ -106,6 +116,86 @@ class LossReport:
         if self.notices:
             out["notices"] = list(self.notices)
         return out
+
+
+class LossRecorder:
+    """A loss report that records what a writer notes, a row at a time (`take`), so that a
+    worker's notes can be replayed into the parent's report (`replay`) with the same effect.
+    A row's carried and dropped fields are kept as lists of (path, reason) for one `note_all`
+    each; anything else (another row's id, notes, notices) is kept as calls, in order."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self._row_id: str | None = None
+        self._carried: list[tuple[str, str]] = []
+        self._dropped: list[tuple[str, str]] = []
+        self._calls: list[tuple[Any, ...]] = []
+        self._seen: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+
+    def _same_row(self, row_id: str) -> bool:
+        if self._row_id is None:
+            self._row_id = row_id
+        return row_id == self._row_id and not self._calls
+
+    def drop(self, path: str, row_id: str, reason: str) -> None:
+        if self._same_row(row_id):
+            self._dropped.append((path, reason))
+        else:
+            self._calls.append(("drop", path, row_id, reason))
+
+    def carry(self, path: str, row_id: str, reason: str) -> None:
+        if self._same_row(row_id):
+            self._carried.append((path, reason))
+        else:
+            self._calls.append(("carry", path, row_id, reason))
+
+    def carry_all(self, keys: Iterable[tuple[str, str]], row_id: str) -> None:
+        if self._same_row(row_id):
+            self._carried.extend(keys)
+        else:
+            self._calls.append(("carry_all", tuple(keys), row_id))
+
+    def notice(self, text: str) -> None:
+        self._calls.append(("notice", text))
+
+    def _shared(self, keys: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        """One object for the rows that note the same fields: pickled once per chunk."""
+        if len(self._seen) >= 10_000:  # the user's metadata keys make them: keep memory flat
+            self._seen.clear()
+        return self._seen.setdefault(keys, keys)
+
+    def take(self) -> "Recorded | None":
+        """What was noted since the last `take` (None: nothing)."""
+        if self.notes:
+            self._calls.extend(("note", text) for text in self.notes)
+            self.notes.clear()
+        if self._row_id is None and not self._calls:
+            return None
+        taken = (self._row_id, self._shared(tuple(self._carried)), self._shared(tuple(self._dropped)),
+                 tuple(self._calls))
+        self._row_id = None
+        self._carried.clear()
+        self._dropped.clear()
+        self._calls.clear()
+        return taken
+
+
+# (row id, its carried (path, reason) pairs, its dropped ones, other calls in order)
+Recorded = tuple[Any, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...], tuple[tuple[Any, ...], ...]]
+
+
+def replay(recorded: Recorded, report: LossReport) -> None:
+    """Note in `report` what a `LossRecorder` recorded."""
+    row_id, carried, dropped, calls = recorded
+    if carried:
+        report.carried.note_all(carried, row_id)
+    if dropped:
+        report.dropped.note_all(dropped, row_id)
+    for call in calls:
+        if call[0] == "note":
+            report.notes.append(call[1])
+        else:
+            getattr(report, call[0])(*call[1:])
 
 
 @dataclass

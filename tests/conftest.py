@@ -67,6 +67,7 @@ def small_chunks(monkeypatch, request):
     monkeypatch.setattr(pools, "start_method", lambda: request.param)
     monkeypatch.setattr(parallel, "CHUNK_BYTES", 2048)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    return request.param
 
 
 @pytest.fixture(scope="module")

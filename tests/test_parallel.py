@@ -155,12 +155,25 @@ def test_a_dataset_folder_is_the_same_with_two_workers(tmp_path):
     assert folders[0] == folders[1]
 
 
+def _options(to: str, name: str):
+    from evalconv.registry import REGISTRY
+
+    fmt = REGISTRY.get(to)
+    return fmt.make_options(name)
+
+
 def test_only_line_per_row_targets_and_plain_files_go_parallel(tmp_path):
     path = messy_set(tmp_path)
     assert parallel.eligible(path, "jsonl", "csv", None, 2)
     assert parallel.eligible(path, "jsonl", None, None, 2)
     assert parallel.eligible(path, "jsonl", "parquet", None, 2)  # rows decoded by the parent
     assert not parallel.eligible(path, "jsonl", "json", None, 2)
+    for to, name in SPLIT_TARGETS:
+        assert parallel.eligible(path, "jsonl", to, None, 2, _options(to, name)), (to, name)
+    # a JSON array (commas between rows), or a writer that decides on the whole set, stays on one core
+    for to, name in [("promptfoo", "o.json"), ("inspect", "o.inspect.json"), ("deepeval", "o.json"),
+                     ("deepeval", "o.deepeval.jsonl"), ("ragas", "o.ragas.jsonl")]:
+        assert not parallel.eligible(path, "jsonl", to, None, 2, _options(to, name)), (to, name)
     assert not parallel.eligible(path, "csv", "jsonl", None, 2)
     assert not parallel.eligible(path, "jsonl", "csv", "cp1252", 2)
     assert not parallel.eligible(path, "jsonl", "csv", None, 1)
@@ -224,3 +237,95 @@ def test_csv_columns_first_used_in_later_chunks_are_byte_identical(tmp_path):
     assert outs[1].split(b"\r\n", 1)[0].endswith(b"case:json,metadata.k1,metadata.k2,metadata.late,"
                                                  b"metadata.later,metadata.k3,metadata.k0,metadata:json")
     assert [r.to_json() for r in evalconv.read(str(tmp_path / "out2.csv")).rows] == rows
+
+
+# Vendor writers whose rows are self-contained texts: written in the workers (Format.splits).
+SPLIT_TARGETS = [("promptfoo", "out.yaml"), ("promptfoo", "out.jsonl"), ("promptfoo", "out.csv"),
+                 ("langsmith", "out.jsonl"), ("braintrust", "out.jsonl"), ("inspect", "out.jsonl"),
+                 ("inspect", "out.inspect.csv")]
+
+
+def _starters_and_golden(tmp_path) -> str:
+    """The messy set, with the golden rows (tool calls, person-graded rows, a starter row) and
+    rows naming no evaluator spread across the chunks."""
+    path = messy_set(tmp_path)
+    extra = []
+    for i in range(40):
+        value = json.loads(json.dumps(GOLDEN[i % len(GOLDEN)]))
+        value["id"] = value["metadata"]["case"]["caseId"] = f"g{i}-{value['id']}"
+        value["metadata"]["case"].pop("caseFamily", None)
+        extra.append(json.dumps(value) + "\n")
+    with open(path, "a", encoding="utf-8") as f:
+        f.writelines(extra)
+    return path
+
+
+@pytest.mark.parametrize("to,name", SPLIT_TARGETS)
+def test_vendor_writers_on_two_cores_give_the_same_file_report_config_and_ledger(tmp_path, monkeypatch, to, name):
+    path = _starters_and_golden(tmp_path)
+    replayed = []
+    real_write = parallel.ReplayWriter.write
+    monkeypatch.setattr(parallel.ReplayWriter, "write", lambda self, rows: (replayed.append(1), real_write(self, rows)))
+    results = {}
+    for jobs in (1, 2):
+        folder = tmp_path / f"j{jobs}"
+        folder.mkdir()
+        options = {"config": str(folder / "promptfooconfig.yaml")} if to == "promptfoo" and not name.endswith(".csv") else {}
+        result = evalconv.convert(path, str(folder / name), to=to, keep_going=True, jobs=jobs,
+                                  ledger=str(folder / "rejected.jsonl"), report=str(folder / "report.json"), **options)
+        files = {p.name: p.read_bytes() for p in folder.iterdir()}
+        report = json.loads(files.pop("report.json").decode().replace(str(folder), "DIR"))  # the config's note names it
+        report.pop("output")
+        results[jobs] = (result, files, report)
+        if jobs == 1:
+            assert not replayed
+    assert replayed, "the rows were not written through the workers"
+    (one, files1, report1), (two, files2, report2) = results[1], results[2]
+    assert files1 == files2
+    assert report1 == report2 and report1["carried"]
+    def comparable(result, folder):
+        out = {k: v for k, v in result.to_json().items() if k not in ("output", "ledger", "report")}
+        out["loss"] = {k: v for k, v in out["loss"].items() if k != "output"}
+        return json.loads(json.dumps(out).replace(str(folder), "DIR"))
+    assert comparable(one, tmp_path / "j1") == comparable(two, tmp_path / "j2")
+    assert one.rows_written == 334
+    if to == "promptfoo":
+        notes = " ".join(report2["notes"])  # every kind of note, counted across the chunks
+        assert "always fails" in notes and "starter rows" in notes and "name no evaluator" in notes
+        assert "tracing" in notes or name.endswith(".csv")  # CSV holds no trajectory assertion
+        assert len(report2["notices"]) == 2 + (not name.endswith(".csv"))
+
+
+def test_a_row_the_writer_refuses_in_a_worker_stops_the_run_as_on_one_core(tmp_path, monkeypatch, small_chunks):
+    """A value the target cannot hold is refused where the serial writer refuses it: the same
+    error, nothing written; and once an earlier row is invalid, the run fails on that row
+    instead (the refused row is never written), as on one core."""
+    if small_chunks != "fork":
+        pytest.skip("the patched writer reaches the workers only when they are forked")
+    from evalconv.canonical.errors import WriteError
+    from evalconv.vendors.langsmith.format import LangSmithWriter
+
+    real_encode = LangSmithWriter.encode
+
+    def refusing(self, row):
+        if row.id.endswith("-230"):
+            raise WriteError(f"row '{row.id}': refused", field="$.metadata.x")
+        return real_encode(self, row)
+
+    monkeypatch.setattr(LangSmithWriter, "encode", refusing)
+    lines = [json.dumps(row(f"r-{i}")) for i in range(300)]
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    errors = []
+    for jobs in (1, 2):
+        out = tmp_path / f"r{jobs}.jsonl"
+        with pytest.raises(WriteError) as err:
+            evalconv.convert(str(path), str(out), to="langsmith", jobs=jobs)
+        errors.append(err.value.render())
+        assert not out.exists()
+    assert errors[0] == errors[1] == "$.metadata.x: row 'r-230': refused"
+    lines[10] = "{"
+    path.write_text("\n".join(lines) + "\n")
+    for jobs in (1, 2):
+        result = evalconv.convert(str(path), str(tmp_path / f"e{jobs}.jsonl"), to="langsmith", jobs=jobs)
+        assert result.exit_code == 1 and not (tmp_path / f"e{jobs}.jsonl").exists()

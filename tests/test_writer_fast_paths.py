@@ -87,3 +87,61 @@ def test_carry_all_notes_what_carry_a_field_at_a_time_notes(counting):
             one.carry(path, row_id, reason)
         bulk.carry_all(keys, row_id)
     assert bulk.to_json() == one.to_json()
+
+
+# What a writer notes for one row: carries (one at a time or all at once), drops, notes and
+# notices, sometimes under another row's id; fields drawn from a few so that rows share them.
+_FIELD = st.sampled_from([("$.id", "a"), ("$.metadata.x", "b"), ("$.metadata.case.rubric", "c"), ("$.input", "d")])
+_CALL = st.one_of(
+    st.tuples(st.just("carry"), _FIELD), st.tuples(st.just("drop"), _FIELD),
+    st.tuples(st.just("carry_all"), st.lists(_FIELD, max_size=4)),
+    st.tuples(st.just("note"), st.sampled_from(["n1", "n2"])), st.tuples(st.just("notice"), st.just("t")),
+    st.tuples(st.just("other-row"), _FIELD))
+_ROWS = st.lists(st.tuples(st.sampled_from(["r1", "r2", "r3", "r4"]), st.lists(_CALL, max_size=5)), max_size=12)
+
+
+def _note(report, row_id, call):
+    kind, what = call
+    if kind in ("carry", "drop"):
+        getattr(report, kind)(what[0], row_id, what[1])
+    elif kind == "carry_all":
+        report.carry_all(what, row_id)
+    elif kind == "note":
+        report.notes.append(what)
+    elif kind == "notice":
+        report.notice(what)
+    else:
+        report.carry(what[0], "elsewhere", what[1])
+
+
+@pytest.mark.parametrize("counting", [False, True], ids=["ids", "counts"])
+@settings(max_examples=300)
+@given(rows=_ROWS)
+def test_a_workers_recorded_losses_replay_into_the_same_report(counting, rows):
+    """The parallel path: a split writer's losses recorded a row at a time in a worker, then
+    replayed in the parent (rows sharing their carried fields noted together) give the report
+    the writer would have noted directly."""
+    from evalconv.parallel import CleanRows, ReplayWriter
+    from evalconv.reports import LossRecorder, LossReport
+
+    class Out:
+        def write_encoded(self, data):
+            pass
+
+    class Keeper:
+        def keep(self, kept):
+            pass
+
+    direct, replayed = (LossReport.counting("x") if counting else LossReport("x") for _ in range(2))
+    recorder, parts = LossRecorder(), []
+    for row_id, calls in rows:
+        for call in calls:
+            _note(direct, row_id, call)
+            _note(recorder, row_id, call)
+        parts.append((recorder.take(), None))
+    half = len(parts) // 2  # two runs of clean rows, as the parent gets them
+    writer = ReplayWriter(Out(), Keeper(), replayed)
+    writer.write(CleanRows(half, b"", parts=parts[:half]))
+    writer.write(CleanRows(len(parts) - half, b"", parts=parts[half:]))
+    assert replayed.to_json() == direct.to_json()
+    assert replayed.notices == direct.notices

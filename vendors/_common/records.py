@@ -195,6 +195,24 @@ def ignore_fields(record: dict[str, Any], fields: dict[str, str], row_id: str, r
 
 # ---------------------------------------------------------------- writing
 
+class CSVLines:
+    """A `csv.writer` whose rows come back as text, for a writer that encodes a row at a time."""
+
+    def __init__(self, **fmtparams: Any) -> None:
+        self._parts: list[str] = []
+        self._writer = csv.writer(self, **fmtparams)
+
+    def write(self, text: str) -> int:
+        self._parts.append(text)
+        return len(text)
+
+    def line(self, cells: Any) -> str:
+        self._writer.writerow(cells)
+        text = "".join(self._parts)
+        self._parts.clear()
+        return text
+
+
 def check_value(value: Any, row_id: str, path: str, vendor: str, max_depth: int | None = None) -> None:
     """Refuse what the vendor would silently change: NaN, infinities, and (Braintrust) nesting
     deeper than its copier keeps."""

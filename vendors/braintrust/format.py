@@ -73,6 +73,8 @@ FIELD_MAP: tuple[FieldLoss, ...] = (
               "Braintrust passes metadata to scorers and tasks and filters on it"),
 )
 _CARRIED = {f.path: f.reason for f in FIELD_MAP if f.fate == "carried"}
+_CASE_CARRIED = {path.removeprefix("$.metadata.case."): (path, reason) for path, reason in _CARRIED.items()
+                 if path.startswith("$.metadata.case.")}  # case field -> (path, reason), for carry_all
 
 
 def facet_tags(case: Any, metadata: dict[str, Any]) -> list[str]:
@@ -118,6 +120,9 @@ class Braintrust(Format):
         self.write_variant(options.path)  # refuses a name that promises another format
         return BraintrustWriter(out, report)
 
+    def splits(self, options: WriteOptions) -> bool:
+        return True  # one JSON record a line, each the row's own
+
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return rec.read_records(lines, lambda record, index: row_value(record, index, report))
 
@@ -140,15 +145,22 @@ class BraintrustWriter:
         self._report = report
 
     def write(self, row: Row) -> None:
+        self._out.write(self.encode(row)[0])
+
+    def encode(self, row: Row) -> tuple[str, None]:
         record = dataset_record(row)
         for key in ("input", "expected", "metadata", "tags"):
             if key in record:
                 rec.check_value(record[key], row.id, f"$.{key}", "Braintrust", MAX_DEPTH)
-        self._out.write(jsonvalue.dumps(record) + "\n")
-        for name in row.case:
-            self._report.carry(f"$.metadata.case.{name}", row.id, _CARRIED[f"$.metadata.case.{name}"])
+        text = jsonvalue.dumps(record) + "\n"
+        carried = [_CASE_CARRIED[name] for name in row.case]
         if rec.ENVELOPE in row.metadata:
-            self._report.carry("$.metadata.evalconv", row.id, _CARRIED["$.metadata.evalconv"])
+            carried.append(("$.metadata.evalconv", _CARRIED["$.metadata.evalconv"]))
+        self._report.carry_all(carried, row.id)
+        return text, None
+
+    def keep(self, kept: None) -> None:
+        pass
 
     def close(self) -> None:
         pass

@@ -42,5 +42,8 @@ class InspectFormat(Format):
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> SampleWriter:
         return SampleWriter(out, report, options.variant or self.write_variant(options.path))
 
+    def splits(self, options: WriteOptions) -> bool:
+        return (options.variant or self.write_variant(options.path)) != "json"  # a JSON array's commas
+
 
 FORMAT = InspectFormat()

@@ -5,7 +5,6 @@ evalconv carried: a native value that differs from what this module writes was c
 """
 from __future__ import annotations
 
-import csv
 from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue
@@ -152,21 +151,27 @@ class SampleWriter:
         self._count = 0
         self._csv = None
         if variant == "csv":
-            self._csv = csv.writer(out, dialect="unix")  # csv_dataset's default dialect
-            self._csv.writerow(CSV_COLUMNS)
+            self._csv = rec.CSVLines(dialect="unix")  # csv_dataset's default dialect
+            out.write(self._csv.line(CSV_COLUMNS))
 
     def write(self, row: Row) -> None:
+        text, kept = self.encode(row)
+        self._out.write(text)
+        self.keep(kept)
+
+    def encode(self, row: Row) -> tuple[str, None]:
         sample = build_sample(row, self._report, csv_cells=self._csv is not None)
         for key in ("input", "target", "metadata"):
             if key in sample:
                 rec.check_value(sample[key], row.id, f"$.{key}", "Inspect")
         if self._csv is not None:
-            self._csv.writerow([sample[k] for k in CSV_COLUMNS])
-        elif self._variant == "jsonl":
-            self._out.write(jsonvalue.dumps(sample) + "\n")
-        else:
-            body = jsonvalue.dumps(sample, indent=True).replace("\n", "\n  ")
-            self._out.write(("[\n  " if self._count == 0 else ",\n  ") + body)
+            return self._csv.line([sample[k] for k in CSV_COLUMNS]), None
+        if self._variant == "jsonl":
+            return jsonvalue.dumps(sample) + "\n", None
+        body = jsonvalue.dumps(sample, indent=True).replace("\n", "\n  ")
+        return ("[\n  " if self._count == 0 else ",\n  ") + body, None
+
+    def keep(self, kept: None) -> None:
         self._count += 1
 
     def close(self) -> None:

@@ -168,6 +168,9 @@ class LangSmith(Format):
         self.write_variant(options.path)  # refuses a name that promises another format
         return LangSmithWriter(out, report)
 
+    def splits(self, options: WriteOptions) -> bool:
+        return True  # one JSON record a line, each the row's own
+
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return rec.read_records(lines, lambda record, index: row_value(record, index, report),
                                 other=lambda first, rest: read_csv(first, rest, lines, report))
@@ -188,23 +191,25 @@ class LangSmithWriter:
         self._report = report
 
     def write(self, row: Row) -> None:
+        self._out.write(self.encode(row)[0])
+
+    def encode(self, row: Row) -> tuple[str, None]:
         rec.check_value(row.to_json(), row.id, "$", "LangSmith")
         record = example_record(row)
-        self._out.write(jsonvalue.dumps(record) + "\n")
+        text = jsonvalue.dumps(record) + "\n"
         self._report_row(row, record)
+        return text, None
+
+    def keep(self, kept: None) -> None:
+        pass
 
     def _report_row(self, row: Row, record: dict[str, Any]) -> None:
-        def carry(path: str) -> None:
-            self._report.carry(path, row.id, _MAP[(path, "carried")].reason)
-        if record["id"] != row.id:
-            carry("$.id")
-        for name, value in row.case_fields.items():
-            if name != "evaluationCriteria" or not value:
-                carry(f"$.metadata.case.{name}")
+        paths = ["$.id"] if record["id"] != row.id else []
+        paths += [f"$.metadata.case.{name}" for name, value in row.case_fields.items()
+                  if name != "evaluationCriteria" or not value]
         shadowed = record["metadata"].get(rec.ENVELOPE, {}).get("shadowed", {})
-        for key in (SPLIT_KEY, rec.ENVELOPE):
-            if key in shadowed:
-                carry(f"$.metadata.{key}")
+        paths += [f"$.metadata.{key}" for key in (SPLIT_KEY, rec.ENVELOPE) if key in shadowed]
+        self._report.carry_all([(path, _MAP[(path, "carried")].reason) for path in paths], row.id)
 
     def close(self) -> None:
         pass

@@ -8,7 +8,6 @@ user's metadata stay verbatim in `metadata`; what promptfoo cannot hold exactly 
 """
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator, TextIO
@@ -24,6 +23,7 @@ from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
 from evalconv.canonical.suggest import count as count_of
 
+from .._common.records import CSVLines
 from . import files
 from .config import check_config_option, shape_of, write_config
 from .csv_tests import HEADER, csv_assertion, place_csv
@@ -114,6 +114,9 @@ class PromptfooFormat(Format):
         return PromptfooWriter(out, report, options.variant or self.write_variant(options.path),
                                options.path, config)
 
+    def splits(self, options: WriteOptions) -> bool:
+        return (options.variant or self.write_variant(options.path)) != "json"  # a JSON array's commas
+
     def committed(self, writer: RowWriter, options: WriteOptions) -> None:
         """The tests file is in place: only now write a config that points at it."""
         if isinstance(writer, PromptfooWriter):
@@ -130,28 +133,37 @@ class PromptfooWriter:
         self._shapes: set[str] = set()
         self._notes = _Notes()
         if kind == "csv":
-            self._csv = csv.writer(out, lineterminator="\r\n")  # "\r\n" makes a lone "\r" quoted
-            self._csv.writerow(HEADER)
+            self._csv = CSVLines(lineterminator="\r\n")  # "\r\n" makes a lone "\r" quoted
+            out.write(self._csv.line(HEADER))
 
     def write(self, row: Row) -> None:
+        text, kept = self.encode(row)
+        self._out.write(text)
+        self.keep(kept)
+
+    def encode(self, row: Row) -> tuple[str, "_Kept"]:
+        """The row's test as text; kept: its var names and prompt shape (for a config) and what
+        the notes count."""
+        names: tuple[str, ...] | None = None
         if self._kind == "csv":
             cells, placed = place_csv(row)
-            self._csv.writerow(cells)
+            text = self._csv.line(cells)
         else:
             placed = place(row)
             attach_metadata(placed, row, verbatim=True)
-            self._out.write(self._render(placed.test))
-            self._var_names.update(dict.fromkeys(placed.test["vars"]))
-            self._shapes.add(shape_of(placed.test["vars"]))
-        self._count += 1
-        self._notes.add(row, placed)
+            text = self._render(placed.test)
+            names = tuple(placed.test["vars"])
         carried = [_CARRIED.get(key) or _carried(key) for key in placed.carried]
-        carry_all = getattr(self._report, "carry_all", None)
-        if carry_all is not None:
-            carry_all(carried, row.id)
-        else:
-            for path, reason in carried:
-                self._report.carry(path, row.id, reason)
+        self._report.carry_all(carried, row.id)
+        return text, (names, _Notes.facts(row, placed))
+
+    def keep(self, kept: "_Kept") -> None:
+        names, facts = kept
+        if names is not None:
+            self._var_names.update(dict.fromkeys(names))
+            self._shapes.add(shape_of(names))
+        self._count += 1
+        self._notes.add(facts)
 
     def _render(self, test: dict[str, Any]) -> str:
         if self._kind == "jsonl":
@@ -176,6 +188,9 @@ class PromptfooWriter:
             self._report.notes.append(f"promptfoo config written to {self._config}: replace the `echo` "
                                       "provider with the target before a real run")
 
+
+# What a row leaves the writer: (its var names, None for CSV; its facts for the notes).
+_Kept = tuple[tuple[str, ...] | None, tuple[Any, ...]]
 
 _CARRIED: dict[str, tuple[str, str]] = {}  # field-map key -> (path, reason), for the loss report
 
@@ -207,25 +222,35 @@ class _Notes:
         if len(count_ids[1]) < self.SHOWN:
             count_ids[1].append(row_id)
 
-    def add(self, row: Row, placed: Placement) -> None:
-        chosen = placed.plan
-        if chosen is not None and chosen.blocked:
-            self._note(f"written with an assertion that always fails ({chosen.blocked}), so promptfoo "
-                       "never counts them as passed; the row reads back exactly", row.id)
-            self._note("", row.id, {"": self._blocked})
-        elif chosen is not None and chosen.chosen:
-            self._note(f"name no evaluator; graded as {chosen.evaluator}, the admissible automated "
-                       f"evaluator for {row.case['oracleType']}", row.id)
-            self._note(f"{chosen.evaluator} for {row.case['oracleType']}", row.id, self._chosen)
-        if chosen is not None and chosen.traced:
+    @staticmethod
+    def facts(row: Row, placed: Placement) -> tuple[Any, ...]:
+        """What the notes need of a row: (id, why it cannot pass, the evaluator evalconv chose,
+        its oracle type, whether its checks need tracing, whether it is a starter row)."""
+        plan = placed.plan
+        blocked = plan.blocked if plan is not None else None
+        chosen = plan.evaluator if plan is not None and not blocked and plan.chosen else None
+        return (row.id, blocked, chosen, row.case["oracleType"], plan is not None and plan.traced,
+                row.case.get("provenance") in STARTERS)
+
+    def add(self, facts: tuple[Any, ...]) -> None:
+        row_id, blocked, chosen, oracle_type, traced, starter = facts
+        if blocked:
+            self._note(f"written with an assertion that always fails ({blocked}), so promptfoo "
+                       "never counts them as passed; the row reads back exactly", row_id)
+            self._note("", row_id, {"": self._blocked})
+        elif chosen is not None:
+            self._note(f"name no evaluator; graded as {chosen}, the admissible automated "
+                       f"evaluator for {oracle_type}", row_id)
+            self._note(f"{chosen} for {oracle_type}", row_id, self._chosen)
+        if traced:
             self._note("hold trajectory assertions (trajectory:tool-sequence in exact mode for the order of the "
                        "calls, trajectory:tool-args-match for their arguments, not-trajectory:tool-used for a "
                        "case expecting no tool call) that need promptfoo tracing (tracing.enabled and a target "
                        "that emits OpenTelemetry spans); without a trace they fail, never pass. tool-call-f1 "
-                       "checks the set of tool names from the output alone", row.id)
-            self._note("", row.id, {"": self._traced})
-        if row.case.get("provenance") in STARTERS:
-            self._note("are starter rows: their description says they are examples, not validated answers", row.id)
+                       "checks the set of tool names from the output alone", row_id)
+            self._note("", row_id, {"": self._traced})
+        if starter:
+            self._note("are starter rows: their description says they are examples, not validated answers", row_id)
 
     def notices(self) -> list[str]:
         """What changes in promptfoo's hands, said on the terminal (the notes have the detail)."""
