@@ -210,7 +210,7 @@ class ReplayWriter:
                     run_ids.append(row_id)
                 else:
                     if run_ids:
-                        self._report.carried.note_rows(carried, run_ids)
+                        self._note(carried, run_ids)
                     carried, run_ids = keys, []
                     if dropped or calls or not keys:
                         replay(recorded, self._report)
@@ -218,6 +218,12 @@ class ReplayWriter:
                         run_ids.append(row_id)
             self._writer.keep(kept)
         if run_ids:
+            self._note(carried, run_ids)
+
+    def _note(self, carried: tuple[tuple[str, str], ...], run_ids: list[str]) -> None:
+        if len(run_ids) == 1:
+            self._report.carried.note_all(carried, run_ids[0])
+        else:
             self._report.carried.note_rows(carried, run_ids)
 
 

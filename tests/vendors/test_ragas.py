@@ -6,7 +6,9 @@ import pytest
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
+from hypothesis import given, settings
 from roundtrip_helpers import parse_finding, assert_exact, read_text, write_text
+from strategies import ragas_rows
 
 
 def case(oracle="reference-answer", **extra):
@@ -117,3 +119,49 @@ def test_regression_nul_in_a_csv_cell_is_written_as_json_text():
     assert_exact(rows[:1], read_text("ragas", text)[0], loss)
     nul_reasons = {path: ids for (path, reason), ids in loss.carried.entries.items() if "NUL" in reason}
     assert nul_reasons == {"$.input": ["c1"], "$.expected": ["c1"]}
+
+
+def _whole_set(rows, variant: str) -> tuple[str, dict]:
+    """The Ragas file as the writer made it before it spooled: every sample built, then written
+    at once (JSON: one indented array), the CSV header the union of the samples' keys."""
+    import csv
+    import io
+
+    from evalconv.reports import LossReport
+    from evalconv.vendors.ragas.write import build_sample, csv_cell, is_chat
+
+    report = LossReport("ragas")
+    multi = any(is_chat(r.input) for r in rows)
+    samples = [build_sample(r, report, multi, variant == "csv") for r in rows]
+    if multi and any(not is_chat(r.input) for r in rows):
+        report.notes.append("the set mixes chat and text inputs; Ragas holds one kind per dataset, "
+                            "so every sample is multi-turn (a text input is one human message)")
+    if variant == "jsonl":
+        return "".join(jsonvalue.dumps(s) + "\n" for s in samples), report.to_json()
+    if variant == "json":
+        return jsonvalue.dumps(samples, indent=True) + "\n", report.to_json()
+    out = io.StringIO(newline="")
+    columns = list(dict.fromkeys(k for s in samples for k in s))
+    writer = csv.writer(out)
+    writer.writerow(columns)
+    writer.writerows([csv_cell(s.get(k)) for k in columns] for s in samples)
+    return out.getvalue(), report.to_json()
+
+
+@pytest.mark.parametrize("variant,name", [("jsonl", "x.ragas.jsonl"), ("json", "x.ragas.json"), ("csv", "x.ragas.csv")])
+@settings(max_examples=60)
+@given(rows=ragas_rows())
+def test_the_spooling_writer_writes_what_the_whole_set_writer_wrote(variant, name, rows):
+    """Regression: the writer held every row in memory (256 MB at 50,000 rows, GBs at 1M); it now
+    spools them on disk, byte for byte the same file and the same loss report."""
+    from evalconv.vendors.ragas import write
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(write, "_SPOOL_BYTES", 64)  # past the first rows, the spools are on disk
+        text, report = write_text("ragas", rows, name)
+    expected_text, expected_report = _whole_set(rows, variant)
+    assert text == expected_text
+    report_json = report.to_json()
+    report_json.pop("rows")
+    expected_report.pop("rows")
+    assert report_json == expected_report

@@ -131,6 +131,8 @@ class PromptfooWriter:
         self._count = 0
         self._var_names: dict[str, None] = {}
         self._shapes: set[str] = set()
+        self._names_seen: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._last_names: tuple[str, ...] | None = None
         self._notes = _Notes()
         if kind == "csv":
             self._csv = CSVLines(lineterminator="\r\n")  # "\r\n" makes a lone "\r" quoted
@@ -153,15 +155,19 @@ class PromptfooWriter:
             attach_metadata(placed, row, verbatim=True)
             text = self._render(placed.test)
             names = tuple(placed.test["vars"])
+            names = self._names_seen.setdefault(names, names)  # one object for the rows that share them
+            if len(self._names_seen) > 1000:  # var names are the input's keys: keep memory flat
+                self._names_seen.clear()
         carried = [_CARRIED.get(key) or _carried(key) for key in placed.carried]
         self._report.carry_all(carried, row.id)
         return text, (names, _Notes.facts(row, placed))
 
     def keep(self, kept: "_Kept") -> None:
         names, facts = kept
-        if names is not None:
+        if names is not None and names is not self._last_names:
             self._var_names.update(dict.fromkeys(names))
             self._shapes.add(shape_of(names))
+            self._last_names = names
         self._count += 1
         self._notes.add(facts)
 

@@ -25,7 +25,7 @@ class RagasFormat(Format):
     variants = (Variant("jsonl", "JSONL", (".jsonl",)), Variant("json", "a JSON array", (".json",)),
                 Variant("csv", "CSV as to_csv writes it", (".csv",)))
     streaming_read = True
-    streaming_write = False  # one dataset is all single-turn or all multi-turn: decided at the end
+    streaming_write = True  # rows wait in a spool on disk: one chat input makes the set multi-turn
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:

@@ -1,13 +1,15 @@
 """Canonical rows -> Ragas samples (JSONL as from_jsonl loads it; CSV and JSON arrays too).
 
-A Ragas dataset holds one kind of sample, so the writer holds the rows until it has seen them
-all: any chat input makes the whole file multi-turn. `build_sample` is also what the reader
+A Ragas dataset holds one kind of sample, so the writer spools the rows on disk until it has
+seen them all: any chat input makes the whole file multi-turn. `build_sample` is also what the reader
 re-runs to tell an edit made in the Ragas file from the copy evalconv carried.
 """
 from __future__ import annotations
 
 import csv
-from typing import Any, TextIO, TypeGuard
+import pickle
+import tempfile
+from typing import Any, Iterator, TextIO, TypeGuard
 
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.reporting import LossReporter
@@ -179,28 +181,62 @@ def csv_cell(value: Any) -> str:
 
 
 class SampleWriter:
-    """Holds the rows (a Ragas dataset is all single-turn or all multi-turn), writes on close."""
+    """A Ragas dataset is all single-turn or all multi-turn, and only the whole set decides (one
+    chat input makes it multi-turn); a CSV's header is the union of its samples' keys. So rows
+    wait in a spool on disk until the set is known, and CSV samples in another until their keys
+    are: memory stays flat whatever the size."""
 
     def __init__(self, out: TextIO, report: LossReporter, variant: str) -> None:
         self._out, self._report, self._variant = out, report, variant
-        self._rows: list[Row] = []
-        self._multi = False
+        self._rows: Any = tempfile.SpooledTemporaryFile(_SPOOL_BYTES, "w+", encoding="utf-8")
+        self._multi = self._text = False
 
     def write(self, row: Row) -> None:
-        self._rows.append(row)
-        self._multi = self._multi or is_chat(row.input)
+        self._rows.write(jsonvalue.dumps(row.to_json()) + "\n")
+        if is_chat(row.input):
+            self._multi = True
+        else:
+            self._text = True
+
+    def _samples(self) -> Iterator[dict[str, Any]]:
+        self._rows.seek(0)
+        for line in self._rows:
+            yield build_sample(Row.from_json(jsonvalue.loads(line)), self._report, self._multi,
+                               self._variant == "csv")
+        self._rows.close()
 
     def close(self) -> None:
-        samples = [build_sample(row, self._report, self._multi, self._variant == "csv") for row in self._rows]
-        if self._multi and any(not is_chat(r.input) for r in self._rows):
+        if self._variant == "jsonl":
+            for sample in self._samples():
+                self._out.write(jsonvalue.dumps(sample) + "\n")
+        elif self._variant == "json":
+            count = 0
+            for sample in self._samples():  # the layout of the whole array dumped with an indent
+                body = jsonvalue.dumps(sample, indent=True).replace("\n", "\n  ")
+                self._out.write(("[\n  " if count == 0 else ",\n  ") + body)
+                count += 1
+            self._out.write("\n]\n" if count else "[]\n")
+        else:
+            self._close_csv()
+        if self._multi and self._text:
             self._report.notes.append("the set mixes chat and text inputs; Ragas holds one kind per dataset, "
                                       "so every sample is multi-turn (a text input is one human message)")
-        if self._variant == "jsonl":
-            self._out.writelines(jsonvalue.dumps(s) + "\n" for s in samples)
-        elif self._variant == "json":
-            self._out.write(jsonvalue.dumps(samples, indent=True) + "\n")
-        else:
-            columns = list(dict.fromkeys(k for s in samples for k in s))
+
+    def _close_csv(self) -> None:
+        columns: dict[str, None] = {}
+        with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as samples:
+            for sample in self._samples():
+                columns.update(dict.fromkeys(sample))
+                pickle.dump(sample, samples, pickle.HIGHEST_PROTOCOL)
             writer = csv.writer(self._out)  # the excel dialect, as to_csv's DictWriter
             writer.writerow(columns)
-            writer.writerows([csv_cell(s.get(k)) for k in columns] for s in samples)
+            samples.seek(0)
+            while True:
+                try:
+                    sample = pickle.load(samples)
+                except EOFError:
+                    break
+                writer.writerow([csv_cell(sample.get(k)) for k in columns])
+
+
+_SPOOL_BYTES = 1 << 20  # a spool stays in memory up to this, then goes to a temporary file
