@@ -78,9 +78,14 @@ class RowWriter(Protocol):
 class SplitWriter(RowWriter, Protocol):
     """A writer whose text for a row depends on that row alone, so that worker processes can
     write it (a format says so in `Format.splits`). `write(row)` must be exactly: `text, kept =
-    encode(row)`, the text written, then `keep(kept)`. In a worker, `encode` notes the row's
-    losses in a report that is replayed, row by row, into the parent's; the parent writes the
-    text as it is and hands `kept` to its own writer's `keep`."""
+    encode(row)`, the text written (the file's first row given `joins[0]` in place of
+    `joins[1]`), then `keep(kept)`. In a worker, `encode` notes the row's losses in a report
+    that is replayed, row by row, into the parent's; the parent writes the text as it is and
+    hands `kept` to its own writer's `keep`."""
+
+    # None, or (what the file's first row starts with, what `encode` starts every row with):
+    # a JSON array's rows follow a comma, but for the first (JSON_ARRAY_JOINS).
+    joins: tuple[str, str] | None
 
     def encode(self, row: Row) -> tuple[str, Any]:
         """The row's text, and what the writer must remember of the row (None: nothing), which
@@ -90,6 +95,14 @@ class SplitWriter(RowWriter, Protocol):
     def keep(self, kept: Any) -> None:
         """Remember a row another process encoded (counts, names for a config, notes)."""
         ...
+
+
+JSON_ARRAY_JOINS = ("[\n  ", ",\n  ")  # a JSON array written a row at a time, two spaces in
+
+
+def first_row(text: str, joins: tuple[str, str] | None) -> str:
+    """A row's text from `SplitWriter.encode` as the file's first row."""
+    return text if joins is None else joins[0] + text.removeprefix(joins[1])
 
 
 class Format:
@@ -202,8 +215,8 @@ class Format:
 
     def splits(self, options: WriteOptions) -> bool:
         """Is the writer for these options a `SplitWriter` whose rows' texts, written one after
-        another, make the file (no separators between them, a header written when it opens)?
-        Then a large JSONL input is written on several cores."""
+        another, make the file (a header written when it opens, the first row's `joins`)? Then
+        a large JSONL input is written on several cores."""
         return False
 
     def committed(self, writer: RowWriter, options: WriteOptions) -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Generator, Iterator, NamedTuple, Protocol
 from .atomic import AtomicFolder, AtomicOutput
 from .canonical import jsonvalue, parquet_format
 from .canonical.errors import EvalconvError, ReadError, WriteError
-from .canonical.format import RowWriter, SplitWriter, WriteOptions
+from .canonical.format import RowWriter, SplitWriter, WriteOptions, first_row
 from .canonical.json_format import JSONL_FORMAT
 from .canonical.row import Row
 from .canonical.source import Lines, SourceRow
@@ -193,9 +193,15 @@ class ReplayWriter:
 
     def __init__(self, out: AtomicOutput, writer: RowWriter, report: LossReport) -> None:
         self._out, self._writer, self._report = out, cast(SplitWriter, writer), report
+        self._first = True
 
     def write(self, rows: Encoded | CleanRows) -> None:
-        self._out.write_encoded(rows.data)
+        data = rows.data
+        if self._first and data:  # the file's first row: a JSON array's opening, not its comma
+            if self._writer.joins is not None:
+                data = first_row(data.decode("utf-8"), self._writer.joins).encode("utf-8")
+            self._first = False
+        self._out.write_encoded(data)
         # Consecutive rows that carried the same fields (one shared tuple) and noted nothing else
         # go to the report together: a key at a time, not a row at a time.
         carried: tuple[tuple[str, str], ...] = ()

@@ -170,9 +170,8 @@ def test_only_line_per_row_targets_and_plain_files_go_parallel(tmp_path):
     assert not parallel.eligible(path, "jsonl", "json", None, 2)
     for to, name in SPLIT_TARGETS:
         assert parallel.eligible(path, "jsonl", to, None, 2, _options(to, name)), (to, name)
-    # a JSON array (commas between rows), or a writer that decides on the whole set, stays on one core
-    for to, name in [("promptfoo", "o.json"), ("inspect", "o.inspect.json"), ("deepeval", "o.json"),
-                     ("deepeval", "o.deepeval.jsonl"), ("ragas", "o.ragas.jsonl")]:
+    # a writer that decides on the whole set (single-turn or conversational) stays on one core
+    for to, name in [("deepeval", "o.json"), ("deepeval", "o.deepeval.jsonl"), ("ragas", "o.ragas.jsonl")]:
         assert not parallel.eligible(path, "jsonl", to, None, 2, _options(to, name)), (to, name)
     assert not parallel.eligible(path, "csv", "jsonl", None, 2)
     assert not parallel.eligible(path, "jsonl", "csv", "cp1252", 2)
@@ -240,9 +239,9 @@ def test_csv_columns_first_used_in_later_chunks_are_byte_identical(tmp_path):
 
 
 # Vendor writers whose rows are self-contained texts: written in the workers (Format.splits).
-SPLIT_TARGETS = [("promptfoo", "out.yaml"), ("promptfoo", "out.jsonl"), ("promptfoo", "out.csv"),
-                 ("langsmith", "out.jsonl"), ("braintrust", "out.jsonl"), ("inspect", "out.jsonl"),
-                 ("inspect", "out.inspect.csv")]
+SPLIT_TARGETS = [("promptfoo", "out.yaml"), ("promptfoo", "out.json"), ("promptfoo", "out.jsonl"),
+                 ("promptfoo", "out.csv"), ("langsmith", "out.jsonl"), ("braintrust", "out.jsonl"),
+                 ("inspect", "out.jsonl"), ("inspect", "out.inspect.json"), ("inspect", "out.inspect.csv")]
 
 
 def _starters_and_golden(tmp_path) -> str:
@@ -329,3 +328,18 @@ def test_a_row_the_writer_refuses_in_a_worker_stops_the_run_as_on_one_core(tmp_p
     for jobs in (1, 2):
         result = evalconv.convert(str(path), str(tmp_path / f"e{jobs}.jsonl"), to="langsmith", jobs=jobs)
         assert result.exit_code == 1 and not (tmp_path / f"e{jobs}.jsonl").exists()
+
+
+@pytest.mark.parametrize("to,name", [("promptfoo", "out.json"), ("inspect", "out.inspect.json")])
+@pytest.mark.parametrize("valid_from", [120, 300])  # the first valid row in a later chunk; none at all
+def test_a_json_array_opens_at_the_first_row_written_whichever_chunk_holds_it(tmp_path, to, name, valid_from):
+    lines = ["{" if i < valid_from else json.dumps(row(f"r-{i}")) for i in range(300)]
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    outs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}-{name}"
+        evalconv.convert(str(path), str(out), to=to, keep_going=True, jobs=jobs, ledger=str(tmp_path / f"l{jobs}"))
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert len(json.loads(outs[1])) == 300 - valid_from

@@ -140,6 +140,8 @@ def _looks_like_records(head: str) -> bool:
 
 
 class BraintrustWriter:
+    joins: tuple[str, str] | None = None  # one record a line
+
     def __init__(self, out: TextIO, report: LossReporter) -> None:
         self._out = out
         self._report = report

@@ -43,7 +43,7 @@ class InspectFormat(Format):
         return SampleWriter(out, report, options.variant or self.write_variant(options.path))
 
     def splits(self, options: WriteOptions) -> bool:
-        return (options.variant or self.write_variant(options.path)) != "json"  # a JSON array's commas
+        return True
 
 
 FORMAT = InspectFormat()

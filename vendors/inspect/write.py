@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import WriteError
+from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.validator import STARTER_MARK, is_starter
@@ -150,13 +151,14 @@ class SampleWriter:
         self._out, self._report, self._variant = out, report, variant
         self._count = 0
         self._csv = None
+        self.joins = JSON_ARRAY_JOINS if variant == "json" else None
         if variant == "csv":
             self._csv = rec.CSVLines(dialect="unix")  # csv_dataset's default dialect
             out.write(self._csv.line(CSV_COLUMNS))
 
     def write(self, row: Row) -> None:
         text, kept = self.encode(row)
-        self._out.write(text)
+        self._out.write(first_row(text, self.joins) if self._count == 0 else text)
         self.keep(kept)
 
     def encode(self, row: Row) -> tuple[str, None]:
@@ -168,8 +170,7 @@ class SampleWriter:
             return self._csv.line([sample[k] for k in CSV_COLUMNS]), None
         if self._variant == "jsonl":
             return jsonvalue.dumps(sample) + "\n", None
-        body = jsonvalue.dumps(sample, indent=True).replace("\n", "\n  ")
-        return ("[\n  " if self._count == 0 else ",\n  ") + body, None
+        return JSON_ARRAY_JOINS[1] + jsonvalue.dumps(sample, indent=True).replace("\n", "\n  "), None
 
     def keep(self, kept: None) -> None:
         self._count += 1

@@ -186,6 +186,8 @@ def _confidence(head: str) -> float:
 
 
 class LangSmithWriter:
+    joins: tuple[str, str] | None = None  # one record a line
+
     def __init__(self, out: TextIO, report: LossReporter) -> None:
         self._out = out
         self._report = report

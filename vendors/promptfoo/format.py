@@ -14,7 +14,8 @@ from typing import Any, Iterator, TextIO
 
 import yaml
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.format import FieldLoss, Format, RowWriter, Variant, WriteOptions, option
+from evalconv.canonical.format import (JSON_ARRAY_JOINS, FieldLoss, Format, RowWriter, Variant, WriteOptions,
+                                       first_row, option)
 from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.paths import key_segment
 from evalconv.canonical.reporting import LossReporter, ReadReporter
@@ -115,7 +116,7 @@ class PromptfooFormat(Format):
                                options.path, config)
 
     def splits(self, options: WriteOptions) -> bool:
-        return (options.variant or self.write_variant(options.path)) != "json"  # a JSON array's commas
+        return True
 
     def committed(self, writer: RowWriter, options: WriteOptions) -> None:
         """The tests file is in place: only now write a config that points at it."""
@@ -134,13 +135,14 @@ class PromptfooWriter:
         self._names_seen: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._last_names: tuple[str, ...] | None = None
         self._notes = _Notes()
+        self.joins = JSON_ARRAY_JOINS if kind == "json" else None
         if kind == "csv":
             self._csv = CSVLines(lineterminator="\r\n")  # "\r\n" makes a lone "\r" quoted
             out.write(self._csv.line(HEADER))
 
     def write(self, row: Row) -> None:
         text, kept = self.encode(row)
-        self._out.write(text)
+        self._out.write(first_row(text, self.joins) if self._count == 0 else text)
         self.keep(kept)
 
     def encode(self, row: Row) -> tuple[str, "_Kept"]:
@@ -175,8 +177,7 @@ class PromptfooWriter:
         if self._kind == "jsonl":
             return jsonvalue.dumps(test) + "\n"
         if self._kind == "json":
-            body = jsonvalue.dumps(test, indent=True).replace("\n", "\n  ")
-            return ("[\n  " if self._count == 0 else ",\n  ") + body
+            return JSON_ARRAY_JOINS[1] + jsonvalue.dumps(test, indent=True).replace("\n", "\n  ")
         return dump_item(test, _FAST_DUMPER, _YAML_BREAKS)
 
     def close(self) -> None:
