@@ -490,10 +490,14 @@ def targets(results: list[Result], streaming_vendors: list[str]) -> list[dict]:
                 r.peak_rss_mb < 150)
     for r in results:
         if r.vs_csv is not None and r.size >= 50_000:  # below, start-up dominates both
-            # CPU decides (the machine may be shared; JSONL -> CSV's CPU counts its two workers)
-            ratio = r.cpu_vs_csv if r.cpu_vs_csv is not None else r.vs_csv
-            add(f"{r.route} within 2x of JSONL -> CSV's CPU time ({r.size:,} rows)",
-                f"{fmt(r.cpu_vs_csv, '.2f', '-')}x CPU, {r.vs_csv:.2f}x wall", ratio <= 2)
+            # Wall time is what a user waits for (read it on an idle machine); CPU time is what a
+            # shared machine measures steadily (JSONL -> CSV's counts its two workers, and so
+            # does a vendor writer's that writes on two cores)
+            add(f"{r.route} within 2x of JSONL -> CSV's wall time ({r.size:,} rows)",
+                f"{r.vs_csv:.2f}x wall", r.vs_csv <= 2)
+            if r.cpu_vs_csv is not None:
+                add(f"{r.route} within 2x of JSONL -> CSV's CPU time ({r.size:,} rows)",
+                    f"{r.cpu_vs_csv:.2f}x CPU", r.cpu_vs_csv <= 2)
     for route in ("JSONL -> CSV", "validate JSONL"):
         r = next((r for r in results if (r.size, r.route, r.tool) == (biggest, route, "evalconv")), None)
         if r is not None and r.tree_pss_mb is not None:

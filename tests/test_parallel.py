@@ -238,10 +238,27 @@ def test_csv_columns_first_used_in_later_chunks_are_byte_identical(tmp_path):
     assert [r.to_json() for r in evalconv.read(str(tmp_path / "out2.csv")).rows] == rows
 
 
-# Vendor writers whose rows are self-contained texts: written in the workers (Format.splits).
-SPLIT_TARGETS = [("promptfoo", "out.yaml"), ("promptfoo", "out.json"), ("promptfoo", "out.jsonl"),
-                 ("promptfoo", "out.csv"), ("langsmith", "out.jsonl"), ("braintrust", "out.jsonl"),
-                 ("inspect", "out.jsonl"), ("inspect", "out.inspect.json"), ("inspect", "out.inspect.csv")]
+def _split_targets() -> list[tuple[str, str]]:
+    """Every (format, output name) whose writer writes in the workers (Format.splits): what the
+    registry finds, so a new format that splits is checked here as it lands."""
+    from evalconv.registry import REGISTRY
+
+    found = []
+    for fmt in REGISTRY.all():
+        if not fmt.can_write or fmt.name in parallel.LINE_PER_ROW + parallel.COLUMNAR:
+            continue
+        for suffix in [v.suffixes[0] for v in fmt.variants] or [fmt.output_suffix]:
+            if fmt.splits(fmt.make_options("out" + suffix)):
+                found.append((fmt.name, "out" + suffix))
+    return found
+
+
+SPLIT_TARGETS = _split_targets()
+
+
+def test_the_vendor_writers_that_split_are_found():
+    assert {name for name, _ in SPLIT_TARGETS} >= {"promptfoo", "langsmith", "braintrust", "inspect"}
+    assert len([t for t in SPLIT_TARGETS if t[0] == "promptfoo"]) == 4  # YAML, JSON, JSONL, CSV
 
 
 def _starters_and_golden(tmp_path) -> str:

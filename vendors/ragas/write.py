@@ -95,14 +95,16 @@ def build_sample(row: Row, report: LossReporter, multi: bool, csv_cells: bool = 
         sample.update((k, ext[k]) for k in EXTENSION_FIELDS
                       if k in ext and k in allowed and not (csv_cells and _has_nul(ext[k])))
     env["metadata"] = metadata
-    report.carry("$.id", row.id, CARRIED["$.id"])
-    for name in row.case:
-        report.carry(f"$.metadata.case.{name}", row.id, CARRIED[f"$.metadata.case.{name}"])
-    for key in metadata:
-        if key != "case":
-            report.carry(paths.join("$.metadata", key), row.id, REASONS["metadata"])
+    carried = [("$.id", CARRIED["$.id"])]
+    carried += [_CASE_CARRIED[name] for name in row.case]
+    carried += [(paths.join("$.metadata", key), REASONS["metadata"]) for key in metadata if key != "case"]
+    report.carry_all(carried, row.id)
     sample[ENVELOPE] = env
     return sample
+
+
+_CASE_CARRIED = {path.removeprefix("$.metadata.case."): (path, reason) for path, reason in CARRIED.items()
+                 if path.startswith("$.metadata.case.")}  # case field -> (path, reason)
 
 
 def _has_nul(value: Any) -> bool:
@@ -188,11 +190,11 @@ class SampleWriter:
 
     def __init__(self, out: TextIO, report: LossReporter, variant: str) -> None:
         self._out, self._report, self._variant = out, report, variant
-        self._rows: Any = tempfile.SpooledTemporaryFile(_SPOOL_BYTES, "w+", encoding="utf-8")
+        self._rows: Any = tempfile.SpooledTemporaryFile(_SPOOL_BYTES)  # JSON lines, as UTF-8
         self._multi = self._text = False
 
     def write(self, row: Row) -> None:
-        self._rows.write(jsonvalue.dumps(row.to_json()) + "\n")
+        self._rows.write(jsonvalue.dumps(row.to_json()).encode("utf-8") + b"\n")
         if is_chat(row.input):
             self._multi = True
         else:
