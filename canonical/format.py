@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Protocol, TextIO, get_type_hints
+from typing import Any, ClassVar, Iterator, Protocol, TextIO, get_type_hints, runtime_checkable
 
 from .errors import UsageError
 from .reporting import LossReporter, ReadReporter
@@ -94,6 +94,22 @@ class SplitWriter(RowWriter, Protocol):
 
     def keep(self, kept: Any) -> None:
         """Remember a row another process encoded (counts, names for a config, notes)."""
+        ...
+
+
+@runtime_checkable
+class HoldingWriter(SplitWriter, Protocol):
+    """A split writer that may hold rows until the set decides how to write them (DeepEval: a set
+    of chats only is conversational). Its `encode` writes every row as if the set had decided the
+    usual way and keeps what it needs to write a row otherwise. While the writer is `holding`,
+    the parent hands each row over with `put`; after, rows go as they do for any split writer."""
+
+    holding: bool  # may it hold rows yet?
+    started: bool  # has it written a row?
+
+    def put(self, text: str, kept: Any) -> bool:
+        """Write a row another process encoded (`text`) and say True, or hold it (from `kept`,
+        noting its losses when it writes it) and say False."""
         ...
 
 

@@ -199,16 +199,22 @@ def dumps(value: Any, *, indent: bool = False) -> str:
         raise JSONValueError("nesting is too deep") from None
 
 
+_LEAVES = frozenset({str, int, bool, type(None)})
+
+
 def _refuse_non_finite(value: Any) -> None:
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            raise JSONValueError(f"{item} is not valid JSON (use a string or null)")
-        if isinstance(item, dict):
+        kind = type(item)
+        if kind in _LEAVES:  # most values: nothing to look at (exact types first, for speed)
+            continue
+        if kind is dict or isinstance(item, dict):
             stack.extend(item.values())
-        elif isinstance(item, list):
+        elif kind is list or isinstance(item, list):
             stack.extend(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise JSONValueError(f"{item} is not valid JSON (use a string or null)")
 
 
 def same(a: Any, b: Any) -> bool:

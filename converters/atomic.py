@@ -87,7 +87,8 @@ class AtomicOutput:
 
     def write_encoded(self, data: bytes) -> None:
         """UTF-8 text another process encoded, written past the text layer as it is. Text
-        written before (a header) goes first; write no text after."""
+        written before (a header) goes first; text written after goes in order only once the
+        stream is flushed."""
         assert self._stream is not None
         if not self._encoded:
             self._stream.flush()

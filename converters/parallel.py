@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Generator, Iterator, NamedTuple, Protocol
 from .atomic import AtomicFolder, AtomicOutput
 from .canonical import jsonvalue, parquet_format
 from .canonical.errors import EvalconvError, ReadError, WriteError
-from .canonical.format import RowWriter, SplitWriter, WriteOptions, first_row
+from .canonical.format import HoldingWriter, RowWriter, SplitWriter, WriteOptions, first_row
 from .canonical.json_format import JSONL_FORMAT
 from .canonical.row import Row
 from .canonical.source import Lines, SourceRow
@@ -131,6 +131,9 @@ class Encoded:
     runs: Runs | None = None  # a writer that wrote in runs (CSV: under which columns)
     parts: "list[Part] | None" = None  # a split writer: what to replay for the row
 
+    def texts(self) -> list[bytes]:
+        return [self.data]
+
 
 @dataclass(slots=True)
 class CleanRows:
@@ -141,7 +144,16 @@ class CleanRows:
     data: bytes
     runs: Runs | None = None
     parts: "list[Part] | None" = None  # a split writer: what to replay for each row
+    ends: Any = None  # a split writer: where each row's text ends in `data`
     findings: tuple = ()
+
+    def texts(self) -> list[bytes]:
+        """Each row's text (a split writer's rows)."""
+        data, start, out = self.data, 0, []
+        for end in self.ends:
+            out.append(data[start:end])
+            start = end
+        return out
 
     @property
     def row(self) -> "CleanRows":
@@ -194,8 +206,15 @@ class ReplayWriter:
     def __init__(self, out: AtomicOutput, writer: RowWriter, report: LossReport) -> None:
         self._out, self._writer, self._report = out, cast(SplitWriter, writer), report
         self._first = True
+        self._holder = writer if isinstance(writer, HoldingWriter) else None
 
     def write(self, rows: Encoded | CleanRows) -> None:
+        holder = self._holder
+        if holder is not None:
+            if holder.holding:
+                self._hand_over(rows, holder)
+                return
+            self._first = not holder.started
         data = rows.data
         if self._first and data:  # the file's first row: a JSON array's opening, not its comma
             if self._writer.joins is not None:
@@ -225,6 +244,18 @@ class ReplayWriter:
             self._writer.keep(kept)
         if run_ids:
             self._note(carried, run_ids)
+
+    def _hand_over(self, rows: Encoded | CleanRows, holder: HoldingWriter) -> None:
+        """A row at a time: the writer writes the text or holds the row. A held row's losses are
+        the writer's to note when it writes it; a written row's are replayed after what the
+        writer noted for the rows it held before it, as on one core."""
+        for text, part in zip(rows.texts(), rows.parts or ()):
+            if isinstance(part, Refused):
+                raise part.error()
+            recorded, kept = part
+            if holder.put(text.decode("utf-8"), kept) and recorded is not None:
+                replay(recorded, self._report)
+        self._out.stream.flush()  # its text before the next bytes the workers wrote
 
     def _note(self, carried: tuple[tuple[str, str], ...], run_ids: list[str]) -> None:
         if len(run_ids) == 1:
@@ -455,7 +486,7 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
         if i > done and to is not None:  # the clean rows before this one (rejected rows wrote nothing)
             at = ends[done - 1] if done else 0
             yield CleanRows(i - done, data[at:row_from], _runs_in(chunk.runs, at, row_from),
-                            None if chunk.parts is None else chunk.parts[done:i])
+                            *_split_parts(chunk, done, i, at))
         done = i + 1
         number, line = base + i + 1, lines[i] + line_base
         findings, rejected, value = notes.get(i, ((), False, None))
@@ -470,11 +501,19 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
     if len(ids) > done and to is not None:
         at = ends[done - 1] if done else 0
         yield CleanRows(len(ids) - done, data[at:], _runs_in(chunk.runs, at, len(data)),
-                        None if chunk.parts is None else chunk.parts[done:])
+                        *_split_parts(chunk, done, len(ids), at))
     if chunk.error is not None:
         message, line, field = chunk.error
         raise ReadError(message, source=label, line=None if line is None else line + line_base, field=field)
     return line_base + chunk.line_count
+
+
+def _split_parts(chunk: _Chunk, start: int, stop: int, at: int) -> tuple[list | None, Any]:
+    """Rows start..stop of a split writer's chunk: their parts, and where each one's text ends
+    in the bytes from `at`."""
+    if chunk.parts is None:
+        return None, None
+    return chunk.parts[start:stop], [end - at for end in chunk.ends[start:stop]]
 
 
 class _Reread:

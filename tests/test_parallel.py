@@ -170,8 +170,8 @@ def test_only_line_per_row_targets_and_plain_files_go_parallel(tmp_path):
     assert not parallel.eligible(path, "jsonl", "json", None, 2)
     for to, name in SPLIT_TARGETS:
         assert parallel.eligible(path, "jsonl", to, None, 2, _options(to, name)), (to, name)
-    # a writer that decides on the whole set (single-turn or conversational) stays on one core
-    for to, name in [("deepeval", "o.json"), ("deepeval", "o.deepeval.jsonl"), ("ragas", "o.ragas.jsonl")]:
+    # a writer whose rows depend on the whole set (a CSV column's type, one kind of sample) stays on one core
+    for to, name in [("deepeval", "o.deepeval.csv"), ("ragas", "o.ragas.jsonl")]:
         assert not parallel.eligible(path, "jsonl", to, None, 2, _options(to, name)), (to, name)
     assert not parallel.eligible(path, "csv", "jsonl", None, 2)
     assert not parallel.eligible(path, "jsonl", "csv", "cp1252", 2)
@@ -259,6 +259,7 @@ SPLIT_TARGETS = _split_targets()
 def test_the_vendor_writers_that_split_are_found():
     assert {name for name, _ in SPLIT_TARGETS} >= {"promptfoo", "langsmith", "braintrust", "inspect"}
     assert len([t for t in SPLIT_TARGETS if t[0] == "promptfoo"]) == 4  # YAML, JSON, JSONL, CSV
+    assert {t for t in SPLIT_TARGETS if t[0] == "deepeval"} == {("deepeval", "out.json"), ("deepeval", "out.jsonl")}
 
 
 def _starters_and_golden(tmp_path) -> str:
@@ -360,3 +361,33 @@ def test_a_json_array_opens_at_the_first_row_written_whichever_chunk_holds_it(tm
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
     assert len(json.loads(outs[1])) == 300 - valid_from
+
+
+@pytest.mark.parametrize("name", ["out.json", "out.jsonl"])
+@pytest.mark.parametrize("layout", ["chats first", "all chats", "chats between"])
+def test_deepeval_holds_chats_until_the_set_decides_on_two_cores_as_on_one(tmp_path, name, layout):
+    """A set of user/assistant chats only is conversational goldens; one other row makes every
+    golden single-turn. The workers write single-turn goldens and leave chats to the parent's
+    writer, which holds them until the set decides, as one core does."""
+    def chat(i):
+        value = row(f"c-{i}", expected=(f"answer {i}",))
+        value["input"] = {"messages": [{"role": "user", "content": f"question {i}?"},
+                                       {"role": "assistant", "content": "a"}, {"role": "user", "content": "and?"}]}
+        return value
+    values = [chat(i) for i in range(200)]
+    if layout == "chats first":
+        values[150] = row("plain-150")
+    elif layout == "chats between":
+        values = [row(f"p-{i}") if i % 50 == 0 else v for i, v in enumerate(values)]
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in values))
+    results = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}-{name}"
+        result = evalconv.convert(str(path), str(out), to="deepeval", jobs=jobs, report=str(tmp_path / f"r{jobs}.json"))
+        report = json.loads((tmp_path / f"r{jobs}.json").read_text())
+        report.pop("output")
+        results[jobs] = (out.read_bytes(), report, result.rows_written)
+    assert results[1] == results[2]
+    text = results[2][0].decode()
+    assert ('"turns"' in text) == (layout == "all chats") and results[2][2] == 200

@@ -44,6 +44,9 @@ class DeepEvalFormat(Format):
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> GoldenWriter:
         return GoldenWriter(out, report, options.variant or self.write_variant(options.path))
 
+    def splits(self, options: WriteOptions) -> bool:
+        return (options.variant or self.write_variant(options.path)) != "csv"  # CSV: a column's type is the set's
+
 
 def _confidence(head: str) -> float:
     text = head.lstrip("\ufeff \t\r\n")

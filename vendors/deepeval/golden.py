@@ -47,9 +47,11 @@ def build_conversational(row: Row, report: LossReporter) -> dict[str, Any]:
 def build_golden(row: Row, report: LossReporter, conversational: bool = False) -> dict[str, Any]:
     """The golden for `row`, keys in save_as order; notes in `report` what is only carried."""
 
+    carried: list[tuple[str, str]] = []  # (path, reason), noted in one call at the end
+
     def carry(key: str, path: str | None = None) -> None:
         entry = field(key)
-        report.carry(path or entry.path, row.id, entry.reason)
+        carried.append((path or entry.path, entry.reason))
 
     golden: dict[str, Any] = dict.fromkeys(GOLDEN_KEYS)
     golden["name"] = row.id
@@ -74,6 +76,7 @@ def build_golden(row: Row, report: LossReporter, conversational: bool = False) -
     if golden["comments"] is None and is_starter(row.case):  # shown beside the golden; never read back
         golden["comments"] = STARTER_MARK
     golden["additional_metadata"] = {**own_metadata, CARRIER: row.to_json()}
+    report.carry_all(carried, row.id)
     return golden
 
 

@@ -12,6 +12,7 @@ import tempfile
 from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue, paths
+from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
 from evalconv.canonical.row import Row
 from evalconv.canonical.reporting import LossReporter
 
@@ -45,6 +46,7 @@ class GoldenWriter:
         self._out, self._report, self._variant = out, report, variant
         self._count = 0
         self._csv = _CSVGoldens(out, report) if variant == "csv" else None
+        self.joins = JSON_ARRAY_JOINS if variant == "json" else None
         # A DeepEval dataset is all single-turn or all conversational: chat rows wait in a spool
         # (flat memory) until a row that is not a conversation decides, or the set ends all chat.
         self._spool: Any = None if variant == "csv" else tempfile.SpooledTemporaryFile(1 << 20, "w+", encoding="utf-8")
@@ -59,6 +61,31 @@ class GoldenWriter:
             self._replay(conversational=False)
         self._write_single(row)
 
+    # Two cores (JSON and JSONL): a worker writes every row as a single-turn golden, and keeps
+    # a chat row for the parent's writer, which holds it while the set may be all chats.
+    def encode(self, row: Row) -> tuple[str, Any]:
+        return self._single_text(row), row.to_json() if is_conversation(row) else None
+
+    def put(self, text: str, kept: Any) -> bool:
+        if kept is not None and self._spool is not None:
+            self.write(Row.from_json(kept))  # held, as one core holds it
+            return False
+        if self._spool is not None:
+            self._replay(conversational=False)
+        self._put_text(text)
+        return True
+
+    def keep(self, kept: Any) -> None:
+        self._count += 1  # a single-turn golden the parent wrote as a worker wrote it
+
+    @property
+    def holding(self) -> bool:
+        return self._spool is not None
+
+    @property
+    def started(self) -> bool:
+        return self._count > 0
+
     def _replay(self, conversational: bool) -> None:
         spool, self._spool = self._spool, None
         spool.seek(0)
@@ -71,25 +98,30 @@ class GoldenWriter:
         spool.close()
 
     def _emit(self, golden: dict[str, Any]) -> None:
+        self._put_text(self._text(golden))
+
+    def _text(self, golden: dict[str, Any]) -> str:
         if self._variant == "jsonl":
-            self._out.write(jsonvalue.dumps(golden) + "\n")
-        else:
-            body = jsonvalue.dumps(golden, indent=True).replace("\n", "\n  ")
-            self._out.write(("[\n  " if self._count == 0 else ",\n  ") + body)
+            return jsonvalue.dumps(golden) + "\n"
+        return JSON_ARRAY_JOINS[1] + jsonvalue.dumps(golden, indent=True).replace("\n", "\n  ")
+
+    def _put_text(self, text: str) -> None:
+        self._out.write(first_row(text, self.joins) if self._count == 0 else text)
         self._count += 1
 
-    def _write_single(self, row: Row) -> None:
+    def _single_text(self, row: Row) -> str:
         golden = build_golden(row, self._report)
         if self._variant == "jsonl" and golden["expected_tools"] == []:
             self._report.carry("$.expected", row.id, field("expected.tools.none").reason)
+        return self._text(golden)
+
+    def _write_single(self, row: Row) -> None:
         if self._csv is not None:
+            golden = build_golden(row, self._report)
             self._csv.write(row.id, golden)
-        elif self._variant == "jsonl":
-            self._out.write(jsonvalue.dumps(golden) + "\n")
+            self._count += 1
         else:
-            body = jsonvalue.dumps(golden, indent=True).replace("\n", "\n  ")
-            self._out.write(("[\n  " if self._count == 0 else ",\n  ") + body)
-        self._count += 1
+            self._put_text(self._single_text(row))
 
     def close(self) -> None:
         if self._spool is not None:
