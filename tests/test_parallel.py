@@ -170,8 +170,8 @@ def test_only_line_per_row_targets_and_plain_files_go_parallel(tmp_path):
     assert not parallel.eligible(path, "jsonl", "json", None, 2)
     for to, name in SPLIT_TARGETS:
         assert parallel.eligible(path, "jsonl", to, None, 2, _options(to, name)), (to, name)
-    # a writer whose rows depend on the whole set (a CSV column's type, one kind of sample) stays on one core
-    for to, name in [("deepeval", "o.deepeval.csv"), ("ragas", "o.ragas.jsonl")]:
+    # a writer whose rows depend on the whole set (Ragas: one kind of sample) stays on one core
+    for to, name in [("ragas", "o.ragas.jsonl")]:
         assert not parallel.eligible(path, "jsonl", to, None, 2, _options(to, name)), (to, name)
     assert not parallel.eligible(path, "csv", "jsonl", None, 2)
     assert not parallel.eligible(path, "jsonl", "csv", "cp1252", 2)
@@ -259,7 +259,8 @@ SPLIT_TARGETS = _split_targets()
 def test_the_vendor_writers_that_split_are_found():
     assert {name for name, _ in SPLIT_TARGETS} >= {"promptfoo", "langsmith", "braintrust", "inspect"}
     assert len([t for t in SPLIT_TARGETS if t[0] == "promptfoo"]) == 4  # YAML, JSON, JSONL, CSV
-    assert {t for t in SPLIT_TARGETS if t[0] == "deepeval"} == {("deepeval", "out.json"), ("deepeval", "out.jsonl")}
+    assert {t for t in SPLIT_TARGETS if t[0] == "deepeval"} == {("deepeval", "out.json"), ("deepeval", "out.jsonl"),
+                                                               ("deepeval", "out.csv")}
 
 
 def _starters_and_golden(tmp_path) -> str:
@@ -391,3 +392,25 @@ def test_deepeval_holds_chats_until_the_set_decides_on_two_cores_as_on_one(tmp_p
     assert results[1] == results[2]
     text = results[2][0].decode()
     assert ('"turns"' in text) == (layout == "all chats") and results[2][2] == 200
+
+
+@pytest.mark.parametrize("text_row", [None, 170])  # every expected cell a number; one text cell late
+def test_deepeval_csv_column_types_are_followed_across_the_chunks(tmp_path, text_row):
+    """pandas types a CSV column by all its cells: the workers say how each cell looks, the
+    parent follows the columns a row at a time and reports at the end, as one core does."""
+    values = [row(f"n-{i}", expected=(str(i),)) for i in range(200)]
+    values[40]["input"] = "N/A"  # a cell pandas reads as no value: a notice, on one core or two
+    if text_row is not None:
+        values[text_row]["expected"] = "forty"
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in values))
+    results = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}.csv"
+        result = evalconv.convert(str(path), str(out), to="deepeval", jobs=jobs, report=str(tmp_path / f"r{jobs}.json"))
+        report = json.loads((tmp_path / f"r{jobs}.json").read_text())
+        report.pop("output")
+        results[jobs] = (out.read_bytes(), report, result.loss.notices)
+    assert results[1] == results[2]
+    numbered = [e for e in results[2][1]["carried"] if e["path"] == "$.expected" and "number" in e["reason"]]
+    assert (len(numbered[0]["ids"]) == 200) if text_row is None else not numbered

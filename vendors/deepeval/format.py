@@ -45,7 +45,7 @@ class DeepEvalFormat(Format):
         return GoldenWriter(out, report, options.variant or self.write_variant(options.path))
 
     def splits(self, options: WriteOptions) -> bool:
-        return (options.variant or self.write_variant(options.path)) != "csv"  # CSV: a column's type is the set's
+        return True
 
 
 def _confidence(head: str) -> float:

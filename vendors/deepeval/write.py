@@ -6,13 +6,14 @@ predicts both and reports each affected value (the carrier in additional_metadat
 """
 from __future__ import annotations
 
-import csv
 import re
 import tempfile
 from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
+
+from .._common.records import CSVLines
 from evalconv.canonical.row import Row
 from evalconv.canonical.reporting import LossReporter
 
@@ -64,6 +65,9 @@ class GoldenWriter:
     # Two cores (JSON and JSONL): a worker writes every row as a single-turn golden, and keeps
     # a chat row for the parent's writer, which holds it while the set may be all chats.
     def encode(self, row: Row) -> tuple[str, Any]:
+        if self._csv is not None:  # CSV goldens are single-turn; the column types are kept
+            text, kinds = self._csv.encode(row.id, build_golden(row, self._report))
+            return text, (row.id, kinds)
         return self._single_text(row), row.to_json() if is_conversation(row) else None
 
     def put(self, text: str, kept: Any) -> bool:
@@ -76,7 +80,10 @@ class GoldenWriter:
         return True
 
     def keep(self, kept: Any) -> None:
-        self._count += 1  # a single-turn golden the parent wrote as a worker wrote it
+        """A single-turn golden the parent wrote as a worker wrote it."""
+        if self._csv is not None:
+            self._csv.keep(*kept)
+        self._count += 1
 
     @property
     def holding(self) -> bool:
@@ -132,6 +139,9 @@ class GoldenWriter:
             self._out.write("\n]\n" if self._count else "[]\n")
 
 
+_COLUMN_PATHS = {c: CSV_TEXT_COLUMNS.get(c) or CSV_LIST_COLUMNS[c] for c in (*CSV_TEXT_COLUMNS, *CSV_LIST_COLUMNS)}
+
+
 def _has_nul(value: Any) -> bool:
     return any("\x00" in item for item in value) if isinstance(value, list) else "\x00" in value
 
@@ -151,18 +161,43 @@ class _CSVGoldens:
     """save_as's CSV: all 16 columns, None as an empty cell, lists joined with '|', JSON cells."""
 
     def __init__(self, out: TextIO, report: LossReporter) -> None:
-        self._csv = csv.writer(out, lineterminator="\r\n")
-        self._csv.writerow(GOLDEN_KEYS)
+        self._out = out
+        self._lines = CSVLines(lineterminator="\r\n")
+        out.write(self._lines.line(GOLDEN_KEYS))
         self._report = report
+        self._seen: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
         # column -> ids and paths of its number-like (or bool-like) cells, while every other
         # non-NA cell of the column is one too; None once a text cell rules the column out.
         self._typed: dict[str, dict[str, list[tuple[str, str]]] | None] = {
             c: {"number": [], "bool": []} for c in (*CSV_TEXT_COLUMNS, *CSV_LIST_COLUMNS)}
 
     def write(self, row_id: str, golden: dict[str, Any]) -> None:
-        self._csv.writerow([self._cell(row_id, key, golden[key]) for key in GOLDEN_KEYS])
+        text, kinds = self.encode(row_id, golden)
+        self._out.write(text)
+        self.keep(row_id, kinds)
 
-    def _cell(self, row_id: str, key: str, value: Any) -> str:
+    def encode(self, row_id: str, golden: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """The golden's CSV line, and how pandas would type each of its cells that a column's
+        type depends on: (column, kind), for `keep`."""
+        kinds: list[tuple[str, str]] = []
+        text = self._lines.line([self._cell(row_id, key, golden[key], kinds) for key in GOLDEN_KEYS])
+        found = tuple(kinds)
+        if len(self._seen) >= 1000:
+            self._seen.clear()
+        return text, self._seen.setdefault(found, found)  # one object for the rows alike
+
+    def keep(self, row_id: str, kinds: tuple[tuple[str, str], ...]) -> None:
+        """Follow each column's type as pandas will read it, a row at a time."""
+        for column, kind in kinds:
+            typed = self._typed[column]
+            if typed is None:
+                continue
+            if kind == "text":
+                self._typed[column] = None
+            else:
+                typed[kind].append((row_id, _COLUMN_PATHS[column]))
+
+    def _cell(self, row_id: str, key: str, value: Any, kinds: list[tuple[str, str]]) -> str:
         cell = csv_cell(key, value)
         path = CSV_TEXT_COLUMNS.get(key) or CSV_LIST_COLUMNS.get(key)
         if value is None or path is None:
@@ -173,10 +208,13 @@ class _CSVGoldens:
                     self._carry(f"csv.pipe.{key}", row_id, paths.join(path, i))
         if _has_nul(value):
             self._carry(f"csv.nul.{key}", row_id, path)
-        self._check(key, row_id, path, cell)
+        kind = self._check(key, row_id, path, cell)
+        if kind is not None:
+            kinds.append((key, kind))
         return cell
 
-    def _check(self, column: str, row_id: str, path: str, cell: str) -> None:
+    def _check(self, column: str, row_id: str, path: str, cell: str) -> str | None:
+        """Note a cell pandas reads as no value; else its kind, for the column's type."""
         kind = pandas_kind(cell)
         if kind == "na":
             self._carry(f"csv.na.{column}", row_id, path)
@@ -185,14 +223,8 @@ class _CSVGoldens:
                         f"{cell!r}, which pandas reads as no value")
                 self._report.notes.append(text)
                 self._report.notice(text)
-            return
-        typed = self._typed[column]
-        if typed is None:
-            return
-        if kind == "text":
-            self._typed[column] = None
-        else:
-            typed[kind].append((row_id, path))
+            return None
+        return kind
 
     def close(self) -> None:
         for column, typed in self._typed.items():
