@@ -31,7 +31,7 @@ from .canonical.row import Row
 from .canonical.source import Lines, SourceRow
 from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
-from .reports import LossRecorder, LossReport, ReadReport, Recorded, replay
+from .reports import ChunkLosses, LossRecorder, LossReport, ReadReport, Recorded, replay
 from .sources import InputChanged, changed, identity
 
 if TYPE_CHECKING:
@@ -130,6 +130,7 @@ class Encoded:
     data: bytes
     runs: Runs | None = None  # a writer that wrote in runs (CSV: under which columns)
     parts: "list[Part] | None" = None  # a split writer: what to replay for the row
+    losses: "tuple[ChunkLosses, int, int] | None" = None  # and its carried fields (chunk, row, row + 1)
 
     def texts(self) -> list[bytes]:
         return [self.data]
@@ -144,15 +145,17 @@ class CleanRows:
     data: bytes
     runs: Runs | None = None
     parts: "list[Part] | None" = None  # a split writer: what to replay for each row
-    ends: Any = None  # a split writer: where each row's text ends in `data`
+    ends: Any = None  # a split writer: (chunk's row ends, start, stop, where `data` starts in the chunk)
+    losses: "tuple[ChunkLosses, int, int] | None" = None  # and the rows' carried fields (chunk, start, stop)
     findings: tuple = ()
 
     def texts(self) -> list[bytes]:
         """Each row's text (a split writer's rows)."""
+        ends, first, stop, at = self.ends
         data, start, out = self.data, 0, []
-        for end in self.ends:
-            out.append(data[start:end])
-            start = end
+        for end in ends[first:stop]:
+            out.append(data[start:end - at])
+            start = end - at
         return out
 
     @property
@@ -200,8 +203,9 @@ def refusal(row: Row, err: jsonvalue.JSONValueError) -> WriteError:
 
 
 class ReplayWriter:
-    """For a split writer: the workers' text as it is; each row's recorded losses replayed into
-    the parent's report, and what the writer keeps of it handed to the parent's writer."""
+    """For a split writer: the workers' text as it is; the rows' losses noted in the parent's
+    report (their carried fields a key at a time for a run of rows), and what the writer keeps
+    of each row handed to the parent's writer."""
 
     def __init__(self, out: AtomicOutput, writer: RowWriter, report: LossReport) -> None:
         self._out, self._writer, self._report = out, cast(SplitWriter, writer), report
@@ -221,51 +225,41 @@ class ReplayWriter:
                 data = first_row(data.decode("utf-8"), self._writer.joins).encode("utf-8")
             self._first = False
         self._out.write_encoded(data)
-        # Consecutive rows that carried the same fields (one shared tuple) and noted nothing else
-        # go to the report together: a key at a time, not a row at a time.
-        carried: tuple[tuple[str, str], ...] = ()
-        run_ids: list[str] = []
-        for part in rows.parts or ():
+        assert rows.losses is not None  # a split writer's rows
+        losses, start, stop = rows.losses
+        if not losses.others:
+            losses.carry_rows(self._report, start, stop)
+        for at, part in enumerate(rows.parts or (), start):
             if isinstance(part, Refused):
                 raise part.error()
             recorded, kept = part
+            if losses.others:  # carries under other rows' ids: row by row, in order
+                losses.carry_rows(self._report, at, at + 1)
             if recorded is not None:
-                row_id, keys, dropped, calls = recorded
-                if keys and keys is carried and not dropped and not calls:
-                    run_ids.append(row_id)
-                else:
-                    if run_ids:
-                        self._note(carried, run_ids)
-                    carried, run_ids = keys, []
-                    if dropped or calls or not keys:
-                        replay(recorded, self._report)
-                    else:
-                        run_ids.append(row_id)
+                replay(recorded, self._report)
             self._writer.keep(kept)
-        if run_ids:
-            self._note(carried, run_ids)
 
     def _hand_over(self, rows: Encoded | CleanRows, holder: HoldingWriter) -> None:
         """A row at a time: the writer writes the text or holds the row. A held row's losses are
-        the writer's to note when it writes it; a written row's are replayed after what the
-        writer noted for the rows it held before it, as on one core."""
-        for text, part in zip(rows.texts(), rows.parts or ()):
+        the writer's to note when it writes it; a written row's are noted after what the writer
+        noted for the rows it held before it, as on one core."""
+        assert rows.losses is not None
+        losses, start, _ = rows.losses
+        for at, (text, part) in enumerate(zip(rows.texts(), rows.parts or ()), start):
             if isinstance(part, Refused):
                 raise part.error()
             recorded, kept = part
-            if holder.put(text.decode("utf-8"), kept) and recorded is not None:
-                replay(recorded, self._report)
+            if holder.put(text.decode("utf-8"), kept):
+                losses.carry_rows(self._report, at, at + 1)
+                if recorded is not None:
+                    replay(recorded, self._report)
         self._out.stream.flush()  # its text before the next bytes the workers wrote
 
-    def _note(self, carried: tuple[tuple[str, str], ...], run_ids: list[str]) -> None:
-        if len(run_ids) == 1:
-            self._report.carried.note_all(carried, run_ids[0])
-        else:
-            self._report.carried.note_rows(carried, run_ids)
 
-
-def _encode(writer: SplitWriter, recorder: LossRecorder, row: Row, sink: "_ByteSink") -> Part:
-    """A row through a split writer in a worker: its text into `sink`, and its part."""
+def _encode(writer: SplitWriter, recorder: LossRecorder, row: Row, sink: "_ByteSink", losses: ChunkLosses,
+            at: int) -> Part:
+    """Row `at` through a split writer in a worker: its text into `sink`, its carried fields into
+    `losses`, and its part."""
     try:
         try:
             text, kept = writer.encode(row)
@@ -275,7 +269,7 @@ def _encode(writer: SplitWriter, recorder: LossRecorder, row: Row, sink: "_ByteS
         recorder.take()  # what it noted before refusing is not the parent's
         return Refused(type(err), err.message, err.field)
     sink.write(text)
-    return recorder.take(), kept
+    return losses.add(at, recorder.take()), kept
 
 
 def _runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
@@ -360,6 +354,7 @@ class _Chunk(NamedTuple):
     error: tuple | None
     runs: Runs | None = None  # the writer's runs over `data`, when it writes in runs
     parts: list | None = None  # a split writer: parts[i], what to replay for row i (None: rejected)
+    losses: ChunkLosses | None = None  # a split writer: the chunk's carried fields, a key at a time
 
 
 def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int, int], label: str,
@@ -377,6 +372,7 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
     columns = parquet_format.Columns() if to in COLUMNAR else None
     recorder = LossRecorder() if splits(to, options) else None
     parts: list[Any] | None = None if recorder is None else []
+    losses = ChunkLosses() if recorder is not None else None
     # The writers handed to workers only call `write` on their output.
     writer: Any = columns if columns is not None else \
         REGISTRY.get(to).open_writer(cast(TextIO, sink), recorder or LossReport(to), options) if to else None
@@ -390,8 +386,9 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
         for src in JSONL_FORMAT.read(lines, ReadReport("jsonl")):
             checked = validator.check(src)
             value = src.value
-            if parts is not None and recorder is not None:
-                parts.append(None if checked.row is None else _encode(writer, recorder, checked.row, sink))
+            if parts is not None and recorder is not None and losses is not None:
+                parts.append(None if checked.row is None else
+                             _encode(writer, recorder, checked.row, sink, losses, len(parts)))
             elif checked.row is not None and writer is not None:
                 writer.write(checked.row)
             if checked.findings or checked.row is None:
@@ -405,7 +402,8 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
         error = (err.message, err.line, err.field)
     rows = len(columns) if columns is not None else 0  # before batch() empties the columns
     payload = b"".join(sink.parts) if columns is None else parquet_format.RowSlice(columns.batch(), 0, rows)
-    return _Chunk(payload, ends, line_numbers, keys, notes, lines.number, error, getattr(writer, "runs", None), parts)
+    return _Chunk(payload, ends, line_numbers, keys, notes, lines.number, error, getattr(writer, "runs", None), parts,
+                  losses)
 
 
 class Workers:
@@ -496,7 +494,8 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
         if not ok and not rejected:  # the set rules rejected it: the ledger wants the row
             value = reread(lines[i])
         encoded = Encoded(data[row_from:ends[i]], _runs_in(chunk.runs, row_from, ends[i]),
-                          None if chunk.parts is None else [chunk.parts[i]]) if ok else None
+                          None if chunk.parts is None else [chunk.parts[i]],
+                          None if chunk.losses is None else (chunk.losses, i, i + 1)) if ok else None
         yield Checked(SourceRow(value, line), number, located, encoded)
     if len(ids) > done and to is not None:
         at = ends[done - 1] if done else 0
@@ -508,12 +507,12 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
     return line_base + chunk.line_count
 
 
-def _split_parts(chunk: _Chunk, start: int, stop: int, at: int) -> tuple[list | None, Any]:
-    """Rows start..stop of a split writer's chunk: their parts, and where each one's text ends
-    in the bytes from `at`."""
-    if chunk.parts is None:
-        return None, None
-    return chunk.parts[start:stop], [end - at for end in chunk.ends[start:stop]]
+def _split_parts(chunk: _Chunk, start: int, stop: int, at: int) -> tuple[list | None, Any, Any]:
+    """Rows start..stop of a split writer's chunk: their parts, where each one's text ends in the
+    bytes from `at`, and their carried fields."""
+    if chunk.parts is None or chunk.losses is None:
+        return None, None, None
+    return chunk.parts[start:stop], (chunk.ends, start, stop, at), (chunk.losses, start, stop)
 
 
 class _Reread:

@@ -1,7 +1,11 @@
 """Loss reports (what a writer could not keep) and read reports (what a reader inferred)."""
 from __future__ import annotations
 
+import operator
+from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Iterable
 
 from .canonical.findings import Finding
@@ -40,19 +44,20 @@ class _FieldIds:
             entries.setdefault(key, [])
             counts[key] = counts.get(key, 0) + 1
 
-    def note_rows(self, keys: tuple[tuple[str, str], ...], row_ids: list[str]) -> None:
-        """`note_all(keys, row_id)` for each of `row_ids` in turn, a key at a time."""
-        if not self.keep_ids or len(set(row_ids)) != len(row_ids):
-            for row_id in row_ids:
-                self.note_all(keys, row_id)
+    def note_ids(self, key: tuple[str, str], ids: list[str]) -> None:
+        """`note_all((key,), row_id)` for each of `ids` in turn (consecutive repeats kept once)."""
+        if not ids:
             return
-        entries = self.entries
-        for key in keys:  # the ids are distinct: only the first can repeat the last one noted
-            ids = entries.get(key)
-            if ids is None:
-                entries[key] = list(row_ids)
-            else:
-                ids.extend(row_ids[1:] if ids[-1] == row_ids[0] else row_ids)
+        if not self.keep_ids:
+            self.entries.setdefault(key, [])
+            self.counts[key] = self.counts.get(key, 0) + len(ids)
+            return
+        have = self.entries.get(key)
+        if have is None:
+            have = self.entries[key] = []
+        if any(map(operator.eq, ids, islice(ids, 1, None))):  # rare: collapse the repeats
+            ids = [row_id for k, row_id in enumerate(ids) if k == 0 or ids[k - 1] != row_id]
+        have.extend(ids[1:] if have and have[-1] == ids[0] else ids)
 
     def paths_for(self, row_id: str) -> set[str]:
         return {path for (path, _), ids in self.entries.items() if row_id in ids}
@@ -130,7 +135,6 @@ class LossRecorder:
         self._carried: list[tuple[str, str]] = []
         self._dropped: list[tuple[str, str]] = []
         self._calls: list[tuple[Any, ...]] = []
-        self._seen: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
 
     def _same_row(self, row_id: str) -> bool:
         if self._row_id is None:
@@ -158,12 +162,6 @@ class LossRecorder:
     def notice(self, text: str) -> None:
         self._calls.append(("notice", text))
 
-    def _shared(self, keys: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-        """One object for the rows that note the same fields: pickled once per chunk."""
-        if len(self._seen) >= 10_000:  # the user's metadata keys make them: keep memory flat
-            self._seen.clear()
-        return self._seen.setdefault(keys, keys)
-
     def take(self) -> "Recorded | None":
         """What was noted since the last `take` (None: nothing)."""
         if self.notes:
@@ -171,8 +169,7 @@ class LossRecorder:
             self.notes.clear()
         if self._row_id is None and not self._calls:
             return None
-        taken = (self._row_id, self._shared(tuple(self._carried)), self._shared(tuple(self._dropped)),
-                 tuple(self._calls))
+        taken = (self._row_id, tuple(self._carried), tuple(self._dropped), tuple(self._calls))
         self._row_id = None
         self._carried.clear()
         self._dropped.clear()
@@ -182,6 +179,42 @@ class LossRecorder:
 
 # (row id, its carried (path, reason) pairs, its dropped ones, other calls in order)
 Recorded = tuple[Any, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...], tuple[tuple[Any, ...], ...]]
+
+
+class ChunkLosses:
+    """A worker's carried fields for one chunk, a key at a time: (path, reason) -> the rows (by
+    their index in the chunk) and the ids it was carried under, in order. The parent notes a run
+    of rows it writes with a slice per key (`carry_rows`), not a row at a time."""
+
+    def __init__(self) -> None:
+        self.index: dict[tuple[str, str], tuple[array, list[str]]] = {}
+        self.others = False  # did a row record carries beside its own (replay those row by row)?
+
+    def add(self, i: int, recorded: Recorded | None) -> Recorded | None:
+        """Row i's carried fields into the index; what else it recorded (None: nothing)."""
+        if recorded is None:
+            return None
+        row_id, carried, dropped, calls = recorded
+        index = self.index
+        for key in carried:
+            entry = index.get(key)
+            if entry is None:
+                index[key] = (array("I", (i,)), [row_id])
+            else:
+                entry[0].append(i)
+                entry[1].append(row_id)
+        if any(call[0] in ("carry", "carry_all") for call in calls):
+            self.others = True
+        return (row_id, (), dropped, calls) if dropped or calls else None
+
+    def carry_rows(self, report: LossReport, start: int, stop: int) -> None:
+        """Note the fields rows start..stop carried, as their rows' `replay`s would, in order."""
+        carried = report.carried
+        for key, (rows, ids) in self.index.items():
+            lo = bisect_left(rows, start)
+            hi = bisect_left(rows, stop, lo)
+            if lo < hi:
+                carried.note_ids(key, ids[lo:hi])
 
 
 def replay(recorded: Recorded, report: LossReport) -> None:

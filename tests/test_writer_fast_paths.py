@@ -116,32 +116,34 @@ def _note(report, row_id, call):
 
 @pytest.mark.parametrize("counting", [False, True], ids=["ids", "counts"])
 @settings(max_examples=300)
-@given(rows=_ROWS)
-def test_a_workers_recorded_losses_replay_into_the_same_report(counting, rows):
-    """The parallel path: a split writer's losses recorded a row at a time in a worker, then
-    replayed in the parent (rows sharing their carried fields noted together) give the report
-    the writer would have noted directly."""
+@given(rows=_ROWS, cut=st.integers(min_value=0, max_value=12))
+def test_a_workers_recorded_losses_replay_into_the_same_report(counting, rows, cut):
+    """The parallel path: a split writer's losses recorded a row at a time in a worker (carried
+    fields gathered a key at a time for the chunk), then noted in the parent for two runs of
+    rows, give the report the writer would have noted directly."""
     from evalconv.parallel import CleanRows, ReplayWriter
-    from evalconv.reports import LossRecorder, LossReport
+    from evalconv.reports import ChunkLosses, LossRecorder, LossReport
 
     class Out:
         def write_encoded(self, data):
             pass
 
     class Keeper:
+        joins = None
+
         def keep(self, kept):
             pass
 
     direct, replayed = (LossReport.counting("x") if counting else LossReport("x") for _ in range(2))
-    recorder, parts = LossRecorder(), []
+    recorder, losses, parts = LossRecorder(), ChunkLosses(), []
     for row_id, calls in rows:
         for call in calls:
             _note(direct, row_id, call)
             _note(recorder, row_id, call)
-        parts.append((recorder.take(), None))
-    half = len(parts) // 2  # two runs of clean rows, as the parent gets them
+        parts.append((losses.add(len(parts), recorder.take()), None))
+    cut = min(cut, len(parts))  # two runs of clean rows, as the parent gets them
     writer = ReplayWriter(Out(), Keeper(), replayed)
-    writer.write(CleanRows(half, b"", parts=parts[:half]))
-    writer.write(CleanRows(len(parts) - half, b"", parts=parts[half:]))
+    writer.write(CleanRows(cut, b"", parts=parts[:cut], losses=(losses, 0, cut)))
+    writer.write(CleanRows(len(parts) - cut, b"", parts=parts[cut:], losses=(losses, cut, len(parts))))
     assert replayed.to_json() == direct.to_json()
     assert replayed.notices == direct.notices
