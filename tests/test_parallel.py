@@ -380,18 +380,24 @@ def test_deepeval_holds_chats_until_the_set_decides_on_two_cores_as_on_one(tmp_p
         values[150] = row("plain-150")
     elif layout == "chats between":
         values = [row(f"p-{i}") if i % 50 == 0 else v for i, v in enumerate(values)]
+    one, two = _deepeval_on_one_and_two_cores(tmp_path, values, name)
+    assert one[:2] == two[:2]
+    assert ('"turns"' in two[0].decode()) == (layout == "all chats") and two[2].rows_written == 200
+
+
+def _deepeval_on_one_and_two_cores(tmp_path, values, name):
+    """(the file's bytes, the loss report, the result) of `values` written to DeepEval `name`
+    with one worker and with two."""
     path = tmp_path / "set.jsonl"
     path.write_text("".join(json.dumps(v) + "\n" for v in values))
-    results = {}
+    results = []
     for jobs in (1, 2):
         out = tmp_path / f"j{jobs}-{name}"
         result = evalconv.convert(str(path), str(out), to="deepeval", jobs=jobs, report=str(tmp_path / f"r{jobs}.json"))
         report = json.loads((tmp_path / f"r{jobs}.json").read_text())
         report.pop("output")
-        results[jobs] = (out.read_bytes(), report, result.rows_written)
-    assert results[1] == results[2]
-    text = results[2][0].decode()
-    assert ('"turns"' in text) == (layout == "all chats") and results[2][2] == 200
+        results.append((out.read_bytes(), report, result))
+    return results
 
 
 @pytest.mark.parametrize("text_row", [None, 170])  # every expected cell a number; one text cell late
@@ -402,15 +408,7 @@ def test_deepeval_csv_column_types_are_followed_across_the_chunks(tmp_path, text
     values[40]["input"] = "N/A"  # a cell pandas reads as no value: a notice, on one core or two
     if text_row is not None:
         values[text_row]["expected"] = "forty"
-    path = tmp_path / "set.jsonl"
-    path.write_text("".join(json.dumps(v) + "\n" for v in values))
-    results = {}
-    for jobs in (1, 2):
-        out = tmp_path / f"j{jobs}.csv"
-        result = evalconv.convert(str(path), str(out), to="deepeval", jobs=jobs, report=str(tmp_path / f"r{jobs}.json"))
-        report = json.loads((tmp_path / f"r{jobs}.json").read_text())
-        report.pop("output")
-        results[jobs] = (out.read_bytes(), report, result.loss.notices)
-    assert results[1] == results[2]
-    numbered = [e for e in results[2][1]["carried"] if e["path"] == "$.expected" and "number" in e["reason"]]
+    one, two = _deepeval_on_one_and_two_cores(tmp_path, values, "out.csv")
+    assert one[:2] == two[:2] and one[2].loss.notices == two[2].loss.notices
+    numbered = [e for e in two[1]["carried"] if e["path"] == "$.expected" and "number" in e["reason"]]
     assert (len(numbered[0]["ids"]) == 200) if text_row is None else not numbered
