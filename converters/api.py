@@ -16,6 +16,7 @@ from .canonical.validator import Checked, Validator
 from .registry import REGISTRY
 from .reports import FindingLog, LossReport, ReadReport
 from .sources import STDIO, detect, label, reading
+from .split_writers import refusal
 from .validation import FileValidation, ValidationReport, validate, validate_file
 
 __all__ = ["ConversionResult", "FileValidation", "ReadResult", "ValidationReport", "convert", "detect",
@@ -48,7 +49,7 @@ def _write_row(writer: parallel.PayloadWriter, row: Any) -> None:
     try:
         writer.write(row)
     except jsonvalue.JSONValueError as err:
-        raise parallel.refusal(row, err) from None
+        raise refusal(row, err) from None
 
 
 def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> LossReport:

@@ -8,7 +8,7 @@ import pytest
 
 import evalconv
 from conftest import ROOT, row
-from evalconv import parallel, pools
+from evalconv import parallel, pools, split_writers
 
 REAL_START_METHOD = pools.start_method
 GOLDEN = [json.loads(line) for line in (ROOT / "golden_roundtrips" / "support-agent.jsonl").read_text().splitlines()]
@@ -282,8 +282,8 @@ def _starters_and_golden(tmp_path) -> str:
 def test_vendor_writers_on_two_cores_give_the_same_file_report_config_and_ledger(tmp_path, monkeypatch, to, name):
     path = _starters_and_golden(tmp_path)
     replayed = []
-    real_write = parallel.ReplayWriter.write
-    monkeypatch.setattr(parallel.ReplayWriter, "write", lambda self, rows: (replayed.append(1), real_write(self, rows)))
+    real_write = split_writers.ReplayWriter.write
+    monkeypatch.setattr(split_writers.ReplayWriter, "write", lambda self, rows: (replayed.append(1), real_write(self, rows)))
     results = {}
     for jobs in (1, 2):
         folder = tmp_path / f"j{jobs}"

@@ -1,0 +1,116 @@
+"""Vendor writers on two cores (`Format.splits`): what a worker leaves for the parent a row at a
+time, and how the parent writes it. A worker encodes each row through the format's own writer,
+its loss-report calls recorded; the parent writes the text as it is, notes the losses and hands
+what the writer kept of each row to its own writer, so that the file and the report are what one
+core gives."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
+
+from .atomic import AtomicOutput
+from .canonical import jsonvalue
+from .canonical.errors import EvalconvError, WriteError
+from .canonical.format import HoldingWriter, RowWriter, SplitWriter, first_row
+from .canonical.row import Row
+from .reports import ChunkLosses, LossRecorder, LossReport, Recorded, replay
+
+if TYPE_CHECKING:
+    from .parallel import CleanRows, Encoded
+
+
+class TextSink(Protocol):
+    def write(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A row the writer refused in a worker (a value the target cannot hold): the parent raises
+    the same error where the serial path raises it, when it comes to write the row."""
+
+    kind: type[EvalconvError]
+    message: str
+    field: str | None
+
+    def error(self) -> EvalconvError:
+        return self.kind(self.message, field=self.field)
+
+
+# What a worker's split writer leaves for the parent, a row at a time: the loss report's calls
+# and what the writer keeps of the row, or the writer's refusal of it.
+Part: TypeAlias = "tuple[Recorded | None, Any] | Refused"
+
+
+def refusal(row: Row, err: jsonvalue.JSONValueError) -> WriteError:
+    """A row built in code can hold what JSON cannot (NaN); read rows cannot."""
+    return WriteError(f"row '{row.id}' cannot be written: {err}")
+
+
+class ReplayWriter:
+    """For a split writer: the workers' text as it is; the rows' losses noted in the parent's
+    report (their carried fields a key at a time for a run of rows), and what the writer keeps
+    of each row handed to the parent's writer."""
+
+    def __init__(self, out: AtomicOutput, writer: RowWriter, report: LossReport) -> None:
+        self._out, self._writer, self._report = out, cast(SplitWriter, writer), report
+        self._first = True
+        self._holder = writer if isinstance(writer, HoldingWriter) else None
+
+    def write(self, rows: Encoded | CleanRows) -> None:
+        holder = self._holder
+        if holder is not None:
+            if holder.holding:
+                self._hand_over(rows, holder)
+                return
+            self._first = not holder.started
+        data = rows.data
+        if self._first and data:  # the file's first row: a JSON array's opening, not its comma
+            if self._writer.joins is not None:
+                data = first_row(data.decode("utf-8"), self._writer.joins).encode("utf-8")
+            self._first = False
+        self._out.write_encoded(data)
+        assert rows.losses is not None  # a split writer's rows
+        losses, start, stop = rows.losses
+        if not losses.others:
+            losses.carry_rows(self._report, start, stop)
+        for at, part in enumerate(rows.parts or (), start):
+            if isinstance(part, Refused):
+                raise part.error()
+            recorded, kept = part
+            if losses.others:  # carries under other rows' ids: row by row, in order
+                losses.carry_rows(self._report, at, at + 1)
+            if recorded is not None:
+                replay(recorded, self._report)
+            self._writer.keep(kept)
+
+    def _hand_over(self, rows: Encoded | CleanRows, holder: HoldingWriter) -> None:
+        """A row at a time: the writer writes the text or holds the row. A held row's losses are
+        the writer's to note when it writes it; a written row's are noted after what the writer
+        noted for the rows it held before it, as on one core."""
+        assert rows.losses is not None
+        losses, start, _ = rows.losses
+        for at, (text, part) in enumerate(zip(rows.texts(), rows.parts or ()), start):
+            if isinstance(part, Refused):
+                raise part.error()
+            recorded, kept = part
+            if holder.put(text.decode("utf-8"), kept):
+                losses.carry_rows(self._report, at, at + 1)
+                if recorded is not None:
+                    replay(recorded, self._report)
+        self._out.stream.flush()  # its text before the next bytes the workers wrote
+
+
+def encode_row(writer: SplitWriter, recorder: LossRecorder, row: Row, sink: TextSink, losses: ChunkLosses,
+               at: int) -> Part:
+    """Row `at` through a split writer in a worker: its text into `sink`, its carried fields into
+    `losses`, and its part."""
+    try:
+        try:
+            text, kept = writer.encode(row)
+        except jsonvalue.JSONValueError as err:
+            raise refusal(row, err) from None
+    except EvalconvError as err:
+        recorder.take()  # what it noted before refusing is not the parent's
+        return Refused(type(err), err.message, err.field)
+    sink.write(text)
+    return losses.add(at, recorder.take()), kept
