@@ -131,6 +131,14 @@ def test_the_pitfalls_in_docs_pandas_md_are_real(tmp_path):
     with pytest.raises(ValueError, match="too big"):                        # past 64 bits: no frame at all
         pd.read_json(big, lines=True)
 
+    import pyarrow as pa
+    mixed = tmp_path / "mixed.jsonl"  # text inputs and a chat input in one set
+    evalconv.write([_row("t", input="Hi?"), _row("m", input={"messages": [{"role": "user", "content": "Hi?"}]})],
+                   str(mixed), "jsonl")
+    with pytest.raises((pa.ArrowInvalid, pa.ArrowTypeError), match="column input"):  # no Parquet file at all
+        pd.read_json(mixed, lines=True, dtype=False).to_parquet(tmp_path / "mixed.parquet", index=False)
+    assert not (tmp_path / "mixed.parquet").exists()
+
     kept = evalconv.to_dataframe(evalconv.read(str(jsonl)).rows).set_index("id")  # the way that keeps it
     assert kept.loc["a", "input"] == "007" and kept.loc["a", "expected"] == "NA"
     assert kept.loc["d", "expected"] is pd.NA and kept.loc["b", "expected:json"] == "null"
