@@ -12,10 +12,10 @@ from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
-
-from .._common.records import CSVLines
 from evalconv.canonical.row import Row
 from evalconv.canonical.reporting import LossReporter
+
+from .._common.records import CSVLines
 
 from .fields import CSV_LIST_COLUMNS, CSV_TEXT_COLUMNS, GOLDEN_KEYS, field
 from .golden import build_conversational, build_golden, is_conversation
@@ -62,8 +62,9 @@ class GoldenWriter:
             self._replay(conversational=False)
         self._write_single(row)
 
-    # Two cores (JSON and JSONL): a worker writes every row as a single-turn golden, and keeps
-    # a chat row for the parent's writer, which holds it while the set may be all chats.
+    # Two cores: a worker writes every row as a single-turn golden, and keeps a chat row for the
+    # parent's writer, which holds it while the set may be all chats (JSON and JSONL; a CSV holds
+    # single-turn goldens only, and keeps how pandas will type each cell).
     def encode(self, row: Row) -> tuple[str, Any]:
         if self._csv is not None:  # CSV goldens are single-turn; the column types are kept
             text, kinds = self._csv.encode(row.id, build_golden(row, self._report))
