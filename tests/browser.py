@@ -1,7 +1,8 @@
 """A real headless Chromium, driven over the DevTools protocol on a pipe (no extra packages).
 
-`with Browser() as b: b.open(path, width=1366); b.eval("document.title")`. The browser is the
-OS package (/usr/bin/chromium, or $EVALCONV_CHROMIUM). Locally a missing browser skips; in CI
+`with Browser() as b: b.open(path, width=1366); b.eval("document.title")`. The browser is
+$EVALCONV_CHROMIUM, else Debian's chromium or chromium-headless-shell, else one on the PATH, else a
+Playwright download (`browser_candidates`). Locally a missing browser skips; in CI
 (EVALCONV_REQUIRE_INTEROP=1) it fails, as the interop tests do.
 """
 from __future__ import annotations
@@ -23,10 +24,25 @@ from interop import _missing
 TIMEOUT_S = 60.0
 
 
+def _playwright_browsers() -> list[str]:
+    """Chromium builds Playwright downloaded ($PLAYWRIGHT_BROWSERS_PATH, else ~/.cache/ms-playwright)."""
+    root = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or Path.home() / ".cache" / "ms-playwright")
+    found = sorted(root.glob("chromium_headless_shell-*/chrome-linux*/headless_shell"), reverse=True)
+    found += sorted(root.glob("chromium-*/chrome-linux*/chrome"), reverse=True)
+    return [str(path) for path in found]
+
+
+def browser_candidates() -> list[str]:
+    """Where a headless Chromium may be, in order: $EVALCONV_CHROMIUM, Debian's chromium and
+    chromium-headless-shell packages, a Chromium on the PATH, then Playwright's browsers."""
+    names = ("chromium", "chromium-headless-shell", "chromium-browser", "google-chrome", "headless_shell")
+    return [c for c in (os.environ.get("EVALCONV_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-headless-shell",
+                        *(shutil.which(name) for name in names), *_playwright_browsers()) if c]
+
+
 def chromium_path() -> str | None:
-    for candidate in (os.environ.get("EVALCONV_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
-        if candidate and Path(candidate).exists():
+    for candidate in browser_candidates():
+        if Path(candidate).exists():
             return candidate
     return None
 
@@ -34,7 +50,7 @@ def chromium_path() -> str | None:
 def require_chromium() -> str:
     found = chromium_path()
     if found is None:
-        _missing("Chromium (apt-get install -y chromium)")
+        _missing("a headless Chromium (apt-get install -y chromium, or chromium-headless-shell; or set EVALCONV_CHROMIUM)")
     return found  # type: ignore[return-value]
 
 

@@ -17,6 +17,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# promptfoo runs on the Node.js the test command installs into .ci/node (the npm `node` package),
+# not on whatever node the machine has: tests/test_node_version.py says why and checks it.
+NODE_BIN = ROOT / ".ci" / "node" / "node_modules" / ".bin"
+if (NODE_BIN / "node").exists() and not os.environ.get("PATH", "").startswith(f"{NODE_BIN}{os.pathsep}"):
+    os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+
 
 def run_cli(args: list[str], capsys) -> tuple[int, str]:
     """The CLI in this process: its exit code and what it printed on stderr."""
