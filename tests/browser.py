@@ -203,12 +203,32 @@ OVERFLOW_JS = """(() => {
     const name = el.tagName + '.' + (el.className.baseVal ?? el.className);
     if (r.right > width + 0.5 || r.left < -0.5) bad.push(name + ' ' + r.left + '..' + r.right);
   }
-  for (const svg of document.querySelectorAll('svg.chart')) {
-    const box = svg.viewBox.baseVal;
-    for (const t of svg.querySelectorAll('text')) {
-      const b = t.getBBox();
-      if (b.x < -0.5 || b.x + b.width > box.width + 0.5) bad.push('chart text outside its chart: ' + t.textContent);
+  return bad;
+})()"""
+
+# What a person sees at a width (issue 26: at 1280 px the round-trip table split "identic|al", at 390
+# px it went one character a line, chart labels shrank to 7 px): the page does not scroll sideways
+# (a table scrolls inside its own .scroll box), no run of letters or digits is broken across lines
+# (runs over WORD_MAX characters, such as hashes, may wrap), and no visible text is under MIN_PX.
+LAYOUT_JS = """((MIN_PX, WORD_MAX) => {
+  const bad = [];
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > width) bad.push('page scrolls sideways: ' + document.documentElement.scrollWidth);
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!el || el.closest('script,style,title')) continue;
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 && box.height === 0) continue;  // not shown (a closed drill-down)
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    if (node.textContent.trim() && size < MIN_PX) bad.push('text under ' + MIN_PX + 'px (' + size + '): ' + node.textContent.slice(0, 40));
+    for (const m of node.textContent.matchAll(/[\\p{L}\\p{N}]+/gu)) {
+      if (m[0].length < 2 || m[0].length > WORD_MAX) continue;
+      range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+      const tops = [...range.getClientRects()].filter(r => r.width > 0).map(r => r.top);
+      if (Math.max(...tops) - Math.min(...tops) > size / 2) bad.push('word broken across lines: ' + m[0]);
     }
   }
   return bad;
-})()"""
+})(11, 24)"""

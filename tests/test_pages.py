@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from browser import OVERFLOW_JS, cli_page, page_data
+from browser import LAYOUT_JS, OVERFLOW_JS, cli_page, page_data
 from evalconv.cli import cli
 from evalconv.pages import kit
 from test_stats import GOLDEN, known_set
@@ -39,10 +39,11 @@ def test_stats_page_shows_the_json_numbers(browser, stats_page):
     page, data = stats_page
     browser.open(page, width=1366)
     assert browser.eval("JSON.parse(document.getElementById('evalconv-data').textContent)") == data
-    charts = browser.eval("""[...document.querySelectorAll('svg.chart')].map(svg => ({
-        slice: svg.dataset.slice,
-        bars: [...svg.querySelectorAll('rect.bar')].map(r => [r.dataset.value, +r.dataset.count, r.getBBox().width]),
-        shown: [...svg.querySelectorAll('tspan.count')].map(t => +t.textContent)}))""")
+    charts = browser.eval("""[...document.querySelectorAll('div.chart')].map(chart => ({
+        slice: chart.dataset.slice,
+        bars: [...chart.querySelectorAll('.bar')].map(r => [r.dataset.value, +r.dataset.count,
+               r.classList.contains('zero') ? 0 : r.getBoundingClientRect().width]),
+        shown: [...chart.querySelectorAll('b.count')].map(t => +t.textContent)}))""")
     assert [c["slice"] for c in charts] == list(data["slices"])
     for chart in charts:
         expected = list(data["slices"][chart["slice"]].items())[:kit.MAX_BARS]
@@ -68,15 +69,15 @@ def test_the_rows_behind_a_bar_are_one_click_away(browser, stats_page):
     page, data = stats_page
     browser.open(page, width=1366)
     assert browser.eval("[...document.querySelectorAll('.drill')].every(d => d.offsetHeight === 0)")
-    href = browser.eval("""document.querySelector('svg.chart[data-slice="case.caseFamily"] a')
+    href = browser.eval("""document.querySelector('div.chart[data-slice="case.caseFamily"] a')
         .getAttribute('href')""")
-    browser.eval("document.querySelector('svg.chart[data-slice=\"case.caseFamily\"] a')"
+    browser.eval("document.querySelector('div.chart[data-slice=\"case.caseFamily\"] a')"
                  ".dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))")
     shown = browser.eval(f"""(() => {{ const d = document.querySelector('{href}');
         return {{visible: d.offsetHeight > 0, top: d.getBoundingClientRect().top,
                  ids: [...d.querySelectorAll('span.id')].map(s => s.textContent)}}; }})()""")
     first_family = next(iter(data["slices"]["case.caseFamily"]))
-    assert shown["visible"] and 0 <= shown["top"] < 900  # scrolled into view
+    assert shown["visible"] and -1 <= shown["top"] < 900  # scrolled into view (to a subpixel)
     assert shown["ids"] == [r["id"] for r in data["samples"]["case.caseFamily"][first_family]]
     assert browser.eval(OVERFLOW_JS) == []
     cell = browser.eval("document.querySelector('table.heat td.cell a').getAttribute('href')")
@@ -94,11 +95,19 @@ def test_stats_page_fits_a_narrow_window_too(browser, stats_page):
     assert browser.eval(OVERFLOW_JS) == []
 
 
+@pytest.mark.parametrize("width", [390, 1280])
+def test_stats_page_is_legible_on_a_phone_and_a_laptop(browser, stats_page, width):
+    """Issue 26: chart labels shrank to about 7 px on a phone, table words broke inside."""
+    page, _ = stats_page
+    browser.open(page, width=width)
+    assert browser.eval(LAYOUT_JS) == []
+
+
 def test_stats_page_of_the_golden_folder(browser, tmp_path):
     page = tmp_path / "golden.html"
     assert run("stats", GOLDEN, "--html", page).exit_code == 0
     browser.open(page, width=1366)
-    assert browser.eval("document.querySelectorAll('svg.chart').length") >= 7
+    assert browser.eval("document.querySelectorAll('div.chart').length") >= 7
     assert browser.eval(OVERFLOW_JS) == []
 
 
@@ -160,6 +169,15 @@ def test_roundtrip_page_shows_the_gate(browser, roundtrip_page):
                              for (path, problem), ids in expected.items()]
     codes = browser.eval("[...document.querySelectorAll('#failed li')].map(li => li.dataset.code)")
     assert codes == ["dishonest: fail"]
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_roundtrip_page_is_legible_on_a_phone_and_a_laptop(browser, roundtrip_page, width):
+    """Issue 26: at 1280 px the table split words ("identic al", "carrie d"); at 390 px it went one
+    character a line and was clipped."""
+    page, _ = roundtrip_page
+    browser.open(page, width=width)
+    assert browser.eval(LAYOUT_JS) == []
 
 
 def test_roundtrip_html_is_refused_before_anything_runs(tmp_path):

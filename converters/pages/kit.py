@@ -1,4 +1,4 @@
-"""The page kit: a shell, tiles, cards, SVG bar charts, heat tables, gap lists, drill-downs.
+"""The page kit: a shell, tiles, cards, bar charts, heat tables, gap lists, drill-downs.
 
 Every function returns an HTML string; text goes through `esc`. See the package docstring.
 """
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import re
 from typing import Any, Iterable, Sequence
 
 from .. import __version__
@@ -32,7 +33,7 @@ font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,
 a{color:var(--accent)}
 header.top{background:var(--head);color:#fff;padding:26px 32px 54px}
 header.top h1{margin:0;font-size:22px;font-weight:650;letter-spacing:-.01em}
-header.top p{margin:6px 0 0;color:#b9c2d6;font-size:13px;overflow-wrap:anywhere}
+header.top p{margin:6px 0 0;color:#b9c2d6;font-size:13px;overflow-wrap:break-word}
 main{max-width:1240px;margin:0 auto;padding:0 24px 40px}
 .tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px;margin:-34px 0 22px}
 .tile{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 16px;
@@ -45,25 +46,30 @@ h2{font-size:16px;margin:28px 0 10px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px 12px;
 min-width:0;box-shadow:0 1px 2px rgba(16,24,40,.05)}
 .card h3{margin:0;font-size:14px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;
-overflow-wrap:anywhere}
+overflow-wrap:break-word}
 .card .note{color:var(--muted);font-size:12px;margin:2px 0 6px}
 .card.wide{grid-column:1/-1}
 .grid+.grid{margin-top:16px}
 tr.divider th{padding-top:14px;color:var(--ink);font-size:12px;border-bottom:1px solid #c9ced8}
-svg.chart{display:block;width:100%;height:auto;margin-top:6px}
-svg.chart text{font-size:12px;fill:var(--ink)}
-svg.chart .lbl{fill:#364056}
-svg.chart .num{fill:var(--muted);font-variant-numeric:tabular-nums}
-svg.chart .track{fill:#f0f2f6}
-svg.chart a:hover .bar{opacity:.8}
-svg.chart a:hover .lbl{text-decoration:underline}
-svg.chart .zero-mark{fill:var(--bad)}
+.chart{margin-top:6px}
+.chart .row{display:grid;grid-template-columns:minmax(0,38%) minmax(48px,1fr) auto;gap:8px;align-items:center;
+padding:2px 0;color:inherit;text-decoration:none;font-size:12px}
+.chart .lbl{color:#364056;text-align:right;min-width:0;overflow-wrap:break-word}
+.chart .track{display:block;height:15px;background:#f0f2f6;border-radius:3px}
+.chart .bar{display:block;height:100%;border-radius:3px}
+.chart .stack{display:flex;overflow:hidden}
+.chart .stack .bar{border-radius:0}
+.chart .bar.zero{width:7px!important;height:7px;margin:4px;border-radius:50%;background:var(--bad)!important}
+.chart .num{color:var(--muted);white-space:nowrap;font-variant-numeric:tabular-nums;min-width:64px}
+.chart .num b{color:var(--ink)}
+.chart a.row:hover .bar{opacity:.8}
+.chart a.row:hover .lbl{text-decoration:underline}
 .more{color:var(--muted);font-size:12px;margin:4px 0 0}
 details{margin-top:6px}
 summary{cursor:pointer;color:var(--accent);font-size:12px}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;width:100%;font-size:12.5px}
-th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
+th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:normal}
 th{color:var(--muted);font-weight:600;font-size:12px}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.heat{width:auto;min-width:50%}
@@ -78,7 +84,7 @@ table.heat td.total,table.heat th.total{color:var(--muted);text-align:center}
 .drill{display:none;margin:10px 0 2px;border:1px solid #c9d6f5;border-radius:8px;background:#f7f9ff;padding:8px 10px}
 .drill:target{display:block}
 .drill .head{display:flex;gap:8px;align-items:baseline;justify-content:space-between;margin-bottom:4px}
-.drill .head b{overflow-wrap:anywhere}
+.drill .head b{overflow-wrap:break-word}
 .drill .close{font-size:12px;white-space:nowrap}
 .grouped table{table-layout:fixed}
 .grouped th:nth-child(1){width:26%}.grouped th:nth-child(2){width:24%}.grouped th:nth-child(3){width:64px}
@@ -86,13 +92,13 @@ table.heat td.total,table.heat th.total{color:var(--muted);text-align:center}
 font-size:12px}
 .drill td.where{color:var(--muted);font-size:12px;white-space:nowrap}
 ul.gaps{list-style:none;margin:0;padding:0}
-ul.gaps li{display:flex;gap:10px;align-items:flex-start;padding:8px 2px;border-bottom:1px solid var(--line)}
+ul.gaps li{display:flex;flex-wrap:wrap;gap:4px 10px;align-items:flex-start;padding:8px 2px;border-bottom:1px solid var(--line)}
 ul.gaps li:last-child{border-bottom:0}
 .chip{font:600 11.5px ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;padding:2px 7px;
 border-radius:999px;background:#fff4e0;color:#8a5a00;white-space:nowrap}
 li.bad .chip{background:#fde8e7;color:#9f2a23}
 li.good .chip{background:#e3f5ec;color:#1d6b48}
-ul.gaps .msg{flex:1;min-width:0;overflow-wrap:anywhere}
+ul.gaps .msg{flex:1 1 220px;min-width:0;overflow-wrap:break-word}
 ul.gaps .ids{display:block;color:var(--muted);font-size:12px;margin-top:2px}
 ul.gaps .count{font-variant-numeric:tabular-nums;color:var(--muted);white-space:nowrap}
 .legend{display:flex;flex-wrap:wrap;gap:14px;font-size:12px;color:var(--muted);margin:4px 0 8px}
@@ -105,6 +111,16 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",m
 
 def esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
+
+
+_BREAK_AFTER = re.compile(r"([/.=_:,|])(?=\w)")
+
+
+def esc_wrap(text: Any) -> str:
+    """`esc`, with a line-break opportunity (<wbr>) after the punctuation inside paths, field names
+    and gate specs (`case.caseFamily=3`, `sets/a.jsonl`), so a narrow screen wraps them there and
+    not inside a word. The text a script reads (textContent) is unchanged."""
+    return _BREAK_AFTER.sub(r"\1<wbr>", esc(text))
 
 
 def drill_id(*parts: str) -> str:
@@ -127,7 +143,7 @@ def page(title: str, subtitle: str, body: str, data: Any) -> str:
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width,initial-scale=1">'
             f'<title>{esc(title)}</title><style>{CSS}</style></head><body>'
-            f'<header class="top"><h1>{esc(title)}</h1><p>{esc(subtitle)}</p></header>'
+            f'<header class="top"><h1>{esc(title)}</h1><p>{esc_wrap(subtitle)}</p></header>'
             f'<main>{body}<footer>Made by evalconv {esc(__version__)}. The data behind this page is '
             f'embedded in it (<code>script#evalconv-data</code>): exactly what <code>--format json</code> '
             f'prints.</footer></main>{embedded(data)}</body></html>\n')
@@ -142,7 +158,7 @@ def tiles(items: Iterable[tuple[str, Any, str]]) -> str:
 def card(title: str, body: str, *, id: str | None = None, note: str = "", wide: bool = False) -> str:
     attrs = f' id="{esc(id)}"' if id else ""
     note_html = f'<div class="note">{note}</div>' if note else ""
-    return f'<section class="card{" wide" if wide else ""}"{attrs}><h3>{esc(title)}</h3>{note_html}{body}</section>'
+    return f'<section class="card{" wide" if wide else ""}"{attrs}><h3>{esc_wrap(title)}</h3>{note_html}{body}</section>'
 
 
 def grid(cards: Iterable[str]) -> str:
@@ -168,44 +184,35 @@ def bar_colour(name: str, value: str, palette: dict[str, str] | None = None) -> 
 def bar_chart(name: str, counts: dict[str, int], *, total: int, link: Any = None,
               palette: dict[str, str] | None = None, limit: int = MAX_BARS) -> str:
     """A horizontal bar chart of `counts` (value -> count), in the given order. `total` is what
-    shares are taken of. `link(value)` gives the href a bar goes to (or None)."""
+    shares are taken of. `link(value)` gives the href a bar goes to (or None). The bars are HTML,
+    not SVG, so the text keeps its size on a phone and a long label wraps between words."""
     items = list(counts.items())
     shown, rest = items[:limit], items[limit:]
     top = max((n for _, n in shown), default=0) or 1
-    width, label_w, num_w, row_h, bar_h = 560, 226, 82, 24, 15
-    bar_w = width - label_w - num_w
     rows = []
-    for i, (value, count) in enumerate(shown):
-        y = 4 + i * row_h
-        length = 0.0 if count == 0 else max(2.0, count / top * bar_w)
+    for value, count in shown:
         share = f"{count / total * 100:.0f}%" if total else ""
         tip = f"{value}: {count} rows" + (f" ({share})" if share else "")
-        colour = bar_colour(name, value, palette)
-        mark = (f'<circle class="zero-mark" cx="{label_w + 4}" cy="{y + bar_h / 2 + 1:.1f}" r="3.5"/>'
-                if count == 0 else "")
-        inner = (f'<title>{esc(tip)}</title>'
-                 f'<text class="lbl" x="{label_w - 8}" y="{y + 12.5}" text-anchor="end">{esc(_cut(value))}</text>'
-                 f'<rect class="track" x="{label_w}" y="{y + 1}" width="{bar_w}" height="{bar_h}" rx="3"/>'
-                 f'<rect class="bar" x="{label_w}" y="{y + 1}" width="{length:.1f}" height="{bar_h}" rx="3" '
-                 f'fill="{colour}" data-value="{esc(value)}" data-count="{count}"/>{mark}'
-                 f'<text class="num" x="{label_w + bar_w + 8}" y="{y + 12.5}">'
-                 f'<tspan class="count" data-count="{count}" font-weight="600" fill="#182033">{count}</tspan>'
-                 f'<tspan dx="6">{esc(share)}</tspan></text>')
+        length = 0.0 if count == 0 else max(0.4, count / top * 100)
+        bar = (f'<span class="bar{" zero" if count == 0 else ""}" style="width:{length:.1f}%;'
+               f'background:{bar_colour(name, value, palette)}" data-value="{esc(value)}" data-count="{count}"></span>')
+        inner = (f'<span class="lbl">{esc(_cut(value))}</span><span class="track">{bar}</span>'
+                 f'<span class="num"><b class="count" data-count="{count}">{count}</b> {esc(share)}</span>')
         href = link(value) if link else None
-        rows.append(f'<a href="{esc(href)}">{inner}</a>' if href else f"<g>{inner}</g>")
-    height = 8 + len(shown) * row_h
-    svg = (f'<svg class="chart" data-slice="{esc(name)}" viewBox="0 0 {width} {height}" role="img" '
-           f'aria-label="{esc(name)}: rows by value" xmlns="http://www.w3.org/2000/svg">{"".join(rows)}</svg>')
+        rows.append(f'<a class="row" href="{esc(href)}" title="{esc(tip)}">{inner}</a>' if href
+                    else f'<div class="row" title="{esc(tip)}">{inner}</div>')
+    chart = (f'<div class="chart" data-slice="{esc(name)}" role="img" aria-label="{esc(name)}: rows by value">'
+           f'{"".join(rows)}</div>')
     if rest:
-        svg += f'<p class="more">{len(rest)} more values ({sum(n for _, n in rest)} rows): see the table below.</p>'
+        chart += f'<p class="more">{len(rest)} more values ({sum(n for _, n in rest)} rows): see the table below.</p>'
     if len(items) > 8:
         body = [[esc(v), f'<span data-count="{n}">{n}</span>'] for v, n in items[:MAX_TABLE_ROWS]]
         cut = (f'<p class="more">The first {MAX_TABLE_ROWS} of {len(items)} values; the embedded JSON has '
                f'them all.</p>' if len(items) > MAX_TABLE_ROWS else "")
         what = f"All {len(items)} values" if len(items) <= MAX_TABLE_ROWS else f"The first {MAX_TABLE_ROWS} values"
-        svg += (f'<details><summary>{what} as a table</summary>'
+        chart += (f'<details><summary>{what} as a table</summary>'
                 f'{table(["value", "rows"], body, numeric=(1,))}{cut}</details>')
-    return svg
+    return chart
 
 
 def heat_colour(share: float) -> tuple[str, str]:
@@ -258,7 +265,7 @@ def gap_list(gaps: Iterable[dict[str, Any]], *, tone: str = "warn", link: Any = 
                  if "count" in gap else "")
         items.append(f'<li class="{esc(gap.get("tone", tone))}" data-code="{esc(gap["code"])}">'
                      f'<span class="chip">{esc(gap["code"])}</span>'
-                     f'<span class="msg">{esc(gap["message"])}{more}{ids_html}</span>{count}</li>')
+                     f'<span class="msg">{esc_wrap(gap["message"])}{more}{ids_html}</span>{count}</li>')
     return f'<ul class="gaps">{"".join(items)}</ul>'
 
 
@@ -287,5 +294,5 @@ def drill(panel_id: str, title: str, rows: Sequence[dict[str, Any]], total: int,
     else:
         body = f'<p class="more">{esc(empty)}</p>'
     return (f'<div class="drill" id="{esc(panel_id)}" data-count="{total}"><div class="head">'
-            f'<b>{esc(title)}</b><span class="more">{total} rows · {showing}</span>'
+            f'<b>{esc_wrap(title)}</b><span class="more">{total} rows · {showing}</span>'
             f'<a class="close" href="#{esc(back)}">close</a></div>{body}</div>')

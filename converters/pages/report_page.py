@@ -20,46 +20,33 @@ def _cut(text: str, limit: int = LABEL_CHARS) -> str:
 
 
 def rate_chart(name: str, buckets: dict[str, dict[str, Any]]) -> str:
-    """One stacked bar a value (passed, failed, unscored cases), worst first, its pass rate at the end."""
+    """One stacked bar a value (passed, failed, unscored cases), worst first, its pass rate at the end.
+    HTML bars (the page kit's `.chart` rows), so the text keeps its size on a phone."""
     items = list(buckets.items())[:MAX_VALUES]
-    width, label_w, num_w, row_h, bar_h = 560, 226, 96, 24, 15
-    bar_w = width - label_w - num_w
     rows = []
-    for i, (value, bucket) in enumerate(items):
-        y = 4 + i * row_h
+    for value, bucket in items:
         total = bucket["passed"] + bucket["failed"] + bucket["unscored"] or 1
-        x = float(label_w)
-        parts = []
-        for outcome, colour in OUTCOMES:
-            length = bucket[outcome] / total * bar_w
-            if length:
-                parts.append(f'<rect class="bar {outcome}" x="{x:.1f}" y="{y + 1}" width="{length:.1f}" height="{bar_h}" '
-                             f'fill="{colour}" data-count="{bucket[outcome]}"/>')
-            x += length
+        parts = "".join(f'<span class="bar {outcome}" style="width:{bucket[outcome] / total * 100:.2f}%;background:{colour}" '
+                        f'data-count="{bucket[outcome]}"></span>' for outcome, colour in OUTCOMES if bucket[outcome])
         tip = (f"{value}: pass rate {_percent(bucket['passRate'])}; {bucket['passed']} passed, {bucket['failed']} "
                f"failed, {bucket['unscored']} unscored, {bucket['excluded']} results excluded")
         rows.append(
-            f'<g class="rate" data-value="{esc(value)}" data-passed="{bucket["passed"]}" data-failed="{bucket["failed"]}" '
-            f'data-unscored="{bucket["unscored"]}" data-rate="{"" if bucket["passRate"] is None else bucket["passRate"]}">'
-            f'<title>{esc(tip)}</title>'
-            f'<text class="lbl" x="{label_w - 8}" y="{y + 12.5}" text-anchor="end">{esc(_cut(value))}</text>'
-            f'<rect class="track" x="{label_w}" y="{y + 1}" width="{bar_w}" height="{bar_h}" rx="3"/>{"".join(parts)}'
-            f'<text class="num" x="{label_w + bar_w + 8}" y="{y + 12.5}"><tspan class="rate-text" font-weight="600" '
-            f'fill="#182033">{esc(_percent(bucket["passRate"]))}</tspan></text></g>')
-    height = 8 + len(items) * row_h
-    svg = (f'<svg class="chart" data-slice="{esc(name)}" viewBox="0 0 {width} {height}" role="img" '
-           f'aria-label="{esc(name)}: pass rate by value, worst first" xmlns="http://www.w3.org/2000/svg">'
-           f'{"".join(rows)}</svg>')
+            f'<div class="row rate" data-value="{esc(value)}" data-passed="{bucket["passed"]}" data-failed="{bucket["failed"]}" '
+            f'data-unscored="{bucket["unscored"]}" data-rate="{"" if bucket["passRate"] is None else bucket["passRate"]}" '
+            f'title="{esc(tip)}"><span class="lbl">{esc(_cut(value))}</span><span class="track stack">{parts}</span>'
+            f'<span class="num"><b class="rate-text">{esc(_percent(bucket["passRate"]))}</b></span></div>')
+    chart = (f'<div class="chart" data-slice="{esc(name)}" role="img" aria-label="{esc(name)}: pass rate by value, worst first">'
+           f'{"".join(rows)}</div>')
     more = len(buckets) - len(items)
     if more > 0:
-        svg += f'<p class="more">{more} more values are in the table below.</p>'
+        chart += f'<p class="more">{more} more values are in the table below.</p>'
     body = [[esc(value), _percent(b["passRate"]), *(f'<span data-count="{b[k]}">{b[k]}</span>'
                                                      for k in ("passed", "failed", "unscored", "excluded", "starter"))]
             for value, b in buckets.items()]
     header = ["value", "pass rate", "passed", "failed", "unscored", "excluded", "starter"]
-    svg += (f'<details><summary>All {len(buckets)} values as a table</summary>'
+    chart += (f'<details><summary>All {len(buckets)} values as a table</summary>'
             f'{table(header, body, numeric=tuple(range(1, 7)))}</details>')
-    return svg
+    return chart
 
 
 def _legend() -> str:
