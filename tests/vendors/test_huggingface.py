@@ -31,7 +31,7 @@ def test_the_folder_has_the_data_file_and_a_card_the_hub_reads(tmp_path):
         "README.md", "data/test-00000-of-00001.parquet"]
     header = _header(out)
     assert header["configs"] == [{"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*"}]}]
-    assert header["dataset_info"]["splits"] == [{"name": "test", "num_examples": 10}]
+    assert header["dataset_info"]["splits"] == [{"name": "test", "num_bytes": 5934, "num_examples": 10}]
     names = [f["name"] for f in header["dataset_info"]["features"]]
     assert names == pq.read_schema(out / "data" / "test-00000-of-00001.parquet").names
     text = (out / "README.md").read_text(encoding="utf-8")
