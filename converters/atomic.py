@@ -624,7 +624,7 @@ def _alive(owner: dict[str, Any]) -> bool:
     if owner.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 0:
         return False
     if pid == os.getpid():
-        return True
+        return False  # this process's live folders hold their locks: the lock decides
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
