@@ -349,8 +349,8 @@ class AtomicFolder:
             raise WriteError(f"cannot write: {err.strerror}", source=self.path) from None
         self.check_target()
         previous = os.path.join(self._temp, "previous")
-        seen = _listing(self.path) if os.path.lexists(self.path) else None
         try:
+            seen = _listing(self.path) if os.path.lexists(self.path) else None
             with _signals_held():  # Ctrl-C or SIGTERM lands after the swap, not between its renames
                 try:
                     if seen is not None:
