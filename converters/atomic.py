@@ -16,9 +16,13 @@ import contextlib
 import contextvars
 import errno
 import glob
+import hashlib
+import json
 import os
 import re
 import shutil
+import signal
+import socket
 import stat
 import sys
 import tempfile
@@ -286,61 +290,101 @@ def sweep_stale(folder: str, name: str) -> None:
 
 
 class AtomicFolder:
-    """A folder output (a dataset folder): written in a temporary folder beside the target,
-    then renamed into place. A folder already there is replaced only if evalconv wrote it."""
+    """A folder output (a dataset folder), written in a temporary folder beside the target and
+    swapped into place. A folder already there is replaced only if evalconv can prove it wrote
+    it (`check_target`), and survives until the new one is in place (`commit`).
 
-    def __init__(self, path: str, *, marker: str = "README.md") -> None:
+    The temporary folder `.NAME.XXXXXXXX.evalconv-tmp/` holds an owner marker (`OWNER`), the new
+    folder (`dataset/`) and, during the swap, the old one (`previous/`). The run holds a lock on
+    it (`flock`) from the moment the marker exists, so a later run sweeps it only once its
+    process is gone (`sweep_stale_folders`), restoring `previous/` if the kill came mid-swap."""
+
+    def __init__(self, path: str) -> None:
         self.path = path
-        self.marker = marker  # a file every folder this format writes holds (README.md)
-        self.folder: str | None = None
+        self.folder: str | None = None  # where the writer writes: <temp>/dataset
+        self._temp: str | None = None
+        self._lock: int | None = None
+        self._swapped = False  # the new folder is in place: what `previous/` holds is garbage
 
     @property
     def stream(self) -> Any:  # handed to a folder format's writer (typed `out: Any`) where a text stream goes
         return self
 
     def check_target(self) -> None:
-        """Refuse a target that is a file, or a folder holding anything evalconv did not write."""
+        """Refuse a target that is a file, or a folder holding anything evalconv cannot prove it wrote."""
         if not os.path.lexists(self.path):
             return
         if not os.path.isdir(self.path) or os.path.islink(self.path):
             raise UsageError("is a file; this format writes a folder", source=self.path)
-        entries = set(os.listdir(self.path))
-        if entries and not (self.marker in entries and _written_by_evalconv(os.path.join(self.path, self.marker))):
-            raise UsageError("the folder exists and evalconv did not write it; give a new or empty folder",
-                             source=self.path)
+        _refuse_unless_ours(self.path)
 
     def open(self) -> "AtomicFolder":
+        parent, name = _parent_and_name(self.path)
+        sweep_stale_folders(parent, name)
         self.check_target()
-        parent = os.path.dirname(os.path.abspath(self.path))
         try:
-            self.folder = tempfile.mkdtemp(prefix=f".{os.path.basename(self.path)}.", suffix=SUFFIX, dir=parent)
+            self._temp = tempfile.mkdtemp(prefix=f".{name}.", suffix=SUFFIX, dir=parent)
+            self._lock = os.open(self._temp, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            if fcntl is not None:
+                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with open(os.path.join(self._temp, OWNER), "w", encoding="utf-8") as f:
+                json.dump({"evalconv": OWNER_SAYS, "target": name, "pid": os.getpid(),
+                           "host": socket.gethostname()}, f)
+            self.folder = os.path.join(self._temp, "dataset")
+            os.mkdir(self.folder)  # the umask's mode, as an ordinary mkdir
         except OSError as err:
+            self.abort()
             raise WriteError(f"cannot write here: {err.strerror}", source=self.path) from None
         return self
 
     def commit(self) -> None:
-        assert self.folder is not None
-        old = None
+        """Swap the new folder in: the old one is moved aside, checked again there (nothing may
+        have arrived since `check_target`), the new one renamed in, and only then the old one
+        removed. A failure at any step puts the old one back."""
+        assert self.folder is not None and self._temp is not None
         try:
-            if os.path.isdir(self.path):
-                self.check_target()
-                old = tempfile.mkdtemp(prefix=f".{os.path.basename(self.path)}.old.", suffix=SUFFIX,
-                                       dir=os.path.dirname(os.path.abspath(self.path)))
-                os.replace(self.path, os.path.join(old, "previous"))
-            os.chmod(self.folder, 0o777 & ~_umask())  # mkdtemp makes it owner-only
-            os.replace(self.folder, self.path)
+            _write_manifest(self.folder)
         except OSError as err:
             self.abort()
-            raise WriteError(f"cannot write here: {err.strerror}", source=self.path) from None
-        finally:
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-        self.folder = None
+            raise WriteError(f"cannot write: {err.strerror}", source=self.path) from None
+        self.check_target()
+        previous = os.path.join(self._temp, "previous")
+        try:
+            seen = _listing(self.path) if os.path.lexists(self.path) else None
+            with _signals_held():  # Ctrl-C or SIGTERM lands after the swap, not between its renames
+                try:
+                    if seen is not None:
+                        os.rename(self.path, previous)
+                        if _listing(previous) != seen:
+                            raise _Changed()
+                    os.rename(self.folder, self.path)
+                    self._swapped = True
+                except BaseException:
+                    _put_back(previous, self.path)
+                    raise
+        except _Changed:
+            self.abort()
+            raise UsageError("files arrived in the folder while the dataset was written; nothing was "
+                             "replaced: run again", source=self.path) from None
+        except OSError as err:
+            kept = f"; the previous folder is kept in {previous}" if os.path.lexists(previous) else ""
+            self.abort()
+            raise WriteError(f"cannot write here: {err.strerror}{kept}", source=self.path) from None
+        self.abort()  # the old folder and the temporary one go
 
     def abort(self) -> None:
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
-            self.folder = None
+        """Remove the temporary folder, unless it still holds the old one (a swap whose undo failed)."""
+        try:
+            if self._temp is not None:
+                if not self._swapped and os.path.lexists(os.path.join(self._temp, "previous")):
+                    if self.folder is not None:
+                        shutil.rmtree(self.folder, ignore_errors=True)
+                else:
+                    shutil.rmtree(self._temp, ignore_errors=True)
+        finally:
+            if self._lock is not None:
+                os.close(self._lock)
+            self._lock = self._temp = self.folder = None
 
     def __enter__(self) -> "AtomicFolder":
         return self.open()
@@ -349,18 +393,242 @@ class AtomicFolder:
         self.abort()
 
 
-WRITTEN_BY = "written by evalconv"  # a folder whose card says so may be replaced by the next run
+# The manifest a folder output holds: every file it wrote, with its size and digest. A folder is
+# evalconv's to replace only if it holds nothing but these, unchanged.
+MANIFEST = ".evalconv-manifest.json"
+OWNER = ".evalconv-owner.json"  # in a temporary folder: which run made it, for what target
+OWNER_SAYS = "a folder output being written"
+WRITTEN_BY = "written by evalconv"  # in the card of a dataset the previous release wrote
+_MAX_ENTRIES = 10_000  # more than any folder evalconv writes: a larger folder is not one of them
+_SHOWN = 5
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+class _Changed(Exception):
+    """The folder moved aside is not the one checked."""
 
 
-def _written_by_evalconv(card: str) -> bool:
+def _parent_and_name(path: str) -> tuple[str, str]:
+    real = os.path.abspath(path)
+    return os.path.dirname(real), os.path.basename(real)
+
+
+def _put_back(previous: str, target: str) -> None:
+    """Undo the first half of a swap: the old folder returns, if it was moved and nothing took its place."""
+    if os.path.lexists(previous) and not os.path.lexists(target):
+        os.rename(previous, target)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
-        with open(card, encoding="utf-8", errors="replace") as f:
-            return WRITTEN_BY in f.read(1 << 16)
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _entries(folder: str) -> list[str]:
+    """Every entry under the folder, relative, '/'-separated: files, links and other non-folders,
+    and folders with nothing in them (marked with a trailing '/'). Stops past `_MAX_ENTRIES`."""
+    found: list[str] = []
+    stack = [""]
+    while stack and len(found) <= _MAX_ENTRIES:
+        relative = stack.pop()
+        with os.scandir(os.path.join(folder, relative)) as listing:
+            children = sorted(listing, key=lambda e: e.name)
+        if not children and relative:
+            found.append(relative + "/")
+        for entry in children:
+            name = f"{relative}/{entry.name}" if relative else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(name)
+            else:
+                found.append(name)
+    return sorted(found)
+
+
+def _listing(folder: str) -> list[tuple[str, int]]:
+    """Names and sizes: what must not change between the check and the swap."""
+    return [(name, 0 if name.endswith("/") else os.lstat(os.path.join(folder, name)).st_size)
+            for name in _entries(folder)]
+
+
+def _digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _write_manifest(folder: str) -> None:
+    files = [{"path": name, "bytes": os.path.getsize(os.path.join(folder, name)),
+              "sha256": _digest(os.path.join(folder, name))}
+             for name in _entries(folder) if not name.endswith("/")]
+    with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8", newline="\n") as f:
+        json.dump({"written_by": "evalconv", "files": files}, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _manifest(folder: str) -> dict[str, dict[str, Any]] | None:
+    """The files a folder's manifest lists (path -> entry), or None when it has no manifest of ours."""
+    path = os.path.join(folder, MANIFEST)
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode) or os.path.getsize(path) > 1 << 20:
+            return None
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(value, dict) or value.get("written_by") != "evalconv" or not isinstance(value.get("files"), list):
+        return None
+    listed = {entry["path"]: entry for entry in value["files"]
+              if isinstance(entry, dict) and isinstance(entry.get("path"), str)}
+    return listed if len(listed) == len(value["files"]) else None
+
+
+def _unchanged(folder: str, name: str, entry: dict[str, Any]) -> bool:
+    path = os.path.join(folder, name)
+    try:
+        info = os.lstat(path)
+        return stat.S_ISREG(info.st_mode) and info.st_size == entry.get("bytes") and _digest(path) == entry.get("sha256")
     except OSError:
         return False
+
+
+def _refuse_unless_ours(folder: str) -> None:
+    """A folder evalconv may replace holds only what it wrote: the files its manifest lists,
+    unchanged (or, with no manifest, only what the previous release's hf writer wrote). Otherwise
+    refuse, naming what replacing it would lose."""
+    try:
+        entries = _entries(folder)
+    except OSError as err:
+        raise UsageError(f"cannot read the folder: {err.strerror}", source=folder) from None
+    if not entries:
+        return
+    listed = _manifest(folder)
+    if listed is not None:
+        foreign = [e for e in entries if e not in listed and e != MANIFEST]
+        changed = [e for e in entries if e in listed and not _unchanged(folder, e, listed[e])]
+    else:
+        foreign = [e for e in entries if not _previous_release_file(folder, e)]
+        changed = []
+    if len(entries) > _MAX_ENTRIES:
+        foreign.append("...")
+    problems = []
+    if foreign:
+        problems.append(f"holds files evalconv did not write ({_names(foreign)})")
+    if changed:
+        problems.append(f"holds files changed since evalconv wrote them ({_names(changed)})")
+    if problems:
+        raise UsageError(f"the folder {' and '.join(problems)}; replacing it would lose them, so nothing "
+                         "was written: give a new or empty folder", source=folder)
+
+
+def _names(paths: list[str]) -> str:
+    more = len(paths) - _SHOWN
+    return ", ".join(paths[:_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+_PREVIOUS_DATA_FILE = re.compile(r"data/[A-Za-z0-9_]+-\d{5}-of-\d{5}\.parquet")
+
+
+def _previous_release_file(folder: str, name: str) -> bool:
+    """A file the hf writer of the release before manifests wrote: its card, or a Parquet data file."""
+    path = os.path.join(folder, name)
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        with open(path, "rb") as f:
+            head = f.read(1 << 20)
+    except OSError:
+        return False
+    if name == "README.md":
+        return _previous_release_card(head.decode("utf-8", errors="replace"))
+    return bool(_PREVIOUS_DATA_FILE.fullmatch(name)) and head.startswith(b"PAR1")
+
+
+def _previous_release_card(text: str) -> bool:
+    """The card that release wrote: its YAML header (evalconv's tag, the one default config over
+    data/) and the words it wrote in the body. The words alone prove nothing."""
+    import yaml
+
+    end = text.find("\n---\n", 3)
+    if not text.startswith("---\n") or end < 0 or WRITTEN_BY not in text[end:]:
+        return False
+    try:
+        header = yaml.safe_load(text[4:end])
+    except (yaml.YAMLError, RecursionError):
+        return False
+    if not isinstance(header, dict) or "evalconv" not in (header.get("tags") or []):
+        return False
+    configs = header.get("configs")
+    if not isinstance(configs, list) or len(configs) != 1 or not isinstance(configs[0], dict):
+        return False
+    files = configs[0].get("data_files")
+    return (configs[0].get("config_name") == "default" and isinstance(files, list) and len(files) == 1
+            and isinstance(files[0], dict) and files[0].get("path") == f"data/{files[0].get('split')}-*")
+
+
+def sweep_stale_folders(parent: str, name: str) -> None:
+    """Remove the temporary folders killed runs left for this target: only folders whose owner
+    marker says evalconv made them for it, older than `_NEWBORN_SECONDS`, whose lock is free and
+    whose process is gone. A kill between the swap's renames left the old folder aside and no
+    target: it is put back instead of removed."""
+    if fcntl is None:
+        return
+    for temp in glob.glob(os.path.join(glob.escape(parent), f".{glob.escape(name)}.*{SUFFIX}")):
+        try:
+            if not stat.S_ISDIR(os.lstat(temp).st_mode):
+                continue
+            owner = _owner(os.path.join(temp, OWNER), name)
+            if owner is None or _alive(owner):
+                continue
+            fd = os.open(temp, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _put_back(os.path.join(temp, "previous"), os.path.join(parent, name))
+            if not os.path.lexists(os.path.join(temp, "previous")):
+                shutil.rmtree(temp, ignore_errors=True)
+        except OSError:
+            continue  # a live run holds it, or the old folder cannot go back: leave it all
+        finally:
+            os.close(fd)
+
+
+def _owner(marker: str, name: str) -> dict[str, Any] | None:
+    try:
+        info = os.lstat(marker)
+        if not stat.S_ISREG(info.st_mode) or time.time() - info.st_mtime < _NEWBORN_SECONDS:
+            return None
+        with open(marker, encoding="utf-8") as f:
+            value = json.loads(f.read(4096))
+    except (OSError, ValueError):
+        return None
+    ours = isinstance(value, dict) and value.get("evalconv") == OWNER_SAYS and value.get("target") == name
+    return value if ours else None
+
+
+def _alive(owner: dict[str, Any]) -> bool:
+    """The run that made it is still running on this machine (a lock a network file system
+    does not keep is not trusted alone)."""
+    pid = owner.get("pid")
+    if owner.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return False  # this process's live folders hold their locks: the lock decides
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True

@@ -28,10 +28,10 @@ def test_the_folder_has_the_data_file_and_a_card_the_hub_reads(tmp_path):
     result = evalconv.convert(str(GOLDEN), str(out), to="hf")
     assert result.exit_code == 0
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
-        "README.md", "data/test-00000-of-00001.parquet"]
+        ".evalconv-manifest.json", "README.md", "data/test-00000-of-00001.parquet"]
     header = _header(out)
     assert header["configs"] == [{"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*"}]}]
-    assert header["dataset_info"]["splits"] == [{"name": "test", "num_examples": 10}]
+    assert header["dataset_info"]["splits"] == [{"name": "test", "num_bytes": 5934, "num_examples": 10}]
     names = [f["name"] for f in header["dataset_info"]["features"]]
     assert names == pq.read_schema(out / "data" / "test-00000-of-00001.parquet").names
     text = (out / "README.md").read_text(encoding="utf-8")
@@ -72,7 +72,7 @@ def test_writing_again_replaces_the_folder_it_wrote_but_never_a_foreign_one(tmp_
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
     result = CliRunner().invoke(cli, ["convert", str(GOLDEN), "--to", "hf", "-o", str(foreign)])
-    assert result.exit_code == 2 and "evalconv did not write it" in result.stderr
+    assert result.exit_code == 2 and "holds files evalconv did not write (notes.txt)" in result.stderr
     assert os.listdir(foreign) == ["notes.txt"]
 
 

@@ -10,7 +10,7 @@ import pytest
 import evalconv
 from conftest import ROOT
 from interop import require_module
-from test_parquet import DISTINCTIONS
+from test_parquet import DISTINCTIONS, _row
 
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
 pytestmark = pytest.mark.interop
@@ -84,3 +84,34 @@ def test_pandas_reads_the_parquet_evalconv_writes(tmp_path):
     assert list(df.loc["lists", "case.evaluationCriteria"]) == [""]
     assert evalconv.from_dataframe(df.reset_index()).rows == DISTINCTIONS
     assert os.path.getsize(path) > 0
+
+
+def test_hf_card_splits_load_without_a_malformed_splits_warning(tmp_path, datasets):
+    """Issue 24 §5: `datasets` 5.2 ignores a card split without `num_bytes` ("the `splits` field
+    in YAML is malformed"). The card's splits are what `datasets` itself writes, num_bytes as it
+    counts them, over more than one row group; loading logs no warning."""
+    import logging
+    import warnings
+
+    from evalconv.canonical.parquet_format import ROW_GROUP_ROWS
+    from evalconv.vendors.hf import card
+    rows = [_row(f"case-{i}", input=f"question {i}" * (i % 7)) for i in range(ROW_GROUP_ROWS + 7)]
+    out = tmp_path / "ds"
+    evalconv.write(rows, str(out), "hf")
+    info = card.read_header((out / "README.md").read_text(encoding="utf-8"))["dataset_info"]
+    parsed = datasets.DatasetInfo._from_yaml_dict(dict(info))
+    assert parsed._to_yaml_dict()["splits"] == info["splits"]  # every field datasets writes, nothing else
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("datasets")  # datasets' loggers do not propagate to the root
+    logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ds = datasets.load_dataset(str(out), split="test")
+    finally:
+        logger.removeHandler(handler)
+    assert [r.getMessage() for r in records] == [] and [str(w.message) for w in caught] == []
+    assert info["splits"] == [{"name": "test", "num_bytes": ds.info.splits["test"].num_bytes,
+                               "num_examples": len(rows)}]

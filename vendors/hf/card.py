@@ -27,6 +27,7 @@ _TOP = {
 @dataclass
 class CardStats:
     rows: int = 0
+    num_bytes: int = 0  # the rows' size in Arrow, as `datasets` counts a split (`Table.nbytes`)
     starters: list[str] = field(default_factory=list)
     starter_count: int = 0
     carried: dict[str, int] = field(default_factory=dict)  # column -> rows that needed it
@@ -60,7 +61,7 @@ def render(title: str, split: str, data_file: str, stats: CardStats) -> str:
         "configs": [{"config_name": "default",
                      "data_files": [{"split": split, "path": f"{DATA_DIR}/{split}-*"}]}],
         "dataset_info": {"features": features(),
-                         "splits": [{"name": split, "num_examples": stats.rows}]},
+                         "splits": [{"name": split, "num_bytes": stats.num_bytes, "num_examples": stats.rows}]},
     }
     out = ["---", yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=1000).rstrip(), "---", "",
            f"# {title}", "",

@@ -231,6 +231,7 @@ class DatasetWriter:
         """The card's counts and the loss report, from the columns of each row group."""
         stats = self.stats
         stats.rows += table.num_rows
+        stats.num_bytes += table.nbytes
         column = {name: table.column(name).to_pylist()
                   for name in ("id", "case.provenance", "input:json", "expected:json", "case.extensions",
                                "metadata:json")}
