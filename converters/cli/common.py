@@ -10,9 +10,9 @@ import click
 from ..canonical import jsonvalue
 from ..canonical.errors import EvalconvError
 from ..canonical.findings import Finding
-from ..canonical.suggest import count
 
 SHOWN_PER_KIND = 50
+ALL_FINDINGS_VIA_VALIDATE = "`evalconv validate FILE --format json` lists them all"
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -37,7 +37,9 @@ def handles_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def print_findings(findings: Iterable[Finding], total: int, kind: str) -> None:
+def print_findings(findings: Iterable[Finding], total: int, kind: str, *, see_all: str) -> None:
+    """The first SHOWN_PER_KIND findings on stderr, then how many more and `see_all`: how the
+    command at hand lists them all (a flag it has; tests/cli check every hint's flags)."""
     shown = 0
     for finding in findings:
         if shown == SHOWN_PER_KIND:
@@ -45,8 +47,8 @@ def print_findings(findings: Iterable[Finding], total: int, kind: str) -> None:
         click.echo(finding.render(), err=True)
         shown += 1
     if total > shown:
-        more = count(total - shown, kind.rstrip("s"))
-        click.echo(f"... and {more} more (use --format json or --report for all)", err=True)
+        more = total - shown
+        click.echo(f"... and {more} more {kind if more != 1 else kind.rstrip('s')} ({see_all})", err=True)
 
 
 def echo_json(value: Any) -> None:

@@ -14,7 +14,7 @@ from ..registry import REGISTRY
 from ..sources import delimiter_option, folder_format
 from .batch import run_folder
 from .common import delimiter_flag, outside_refs_flag
-from .common import encoding_option, from_option, handles_errors, print_findings
+from .common import ALL_FINDINGS_VIA_VALIDATE, encoding_option, from_option, handles_errors, print_findings
 
 
 class _WithFormatOptions(click.Command):
@@ -91,8 +91,8 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
                          **options)
     for notice in result.read.notices():
         click.echo(f"evalconv: {result.source}: edited in the file: {notice}", err=True)
-    print_findings(result.log.errors, result.log.error_count, "errors")
-    print_findings(result.log.warnings, result.log.warning_count, "warnings")
+    print_findings(result.log.errors, result.log.error_count, "errors", see_all=ALL_FINDINGS_VIA_VALIDATE)
+    print_findings(result.log.warnings, result.log.warning_count, "warnings", see_all=ALL_FINDINGS_VIA_VALIDATE)
     for notice in result.loss.notices if result.wrote_output else ():
         click.echo(f"evalconv: note: {notice}", err=True)
     if report_path and not result.wrote_output:

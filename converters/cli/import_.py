@@ -48,9 +48,9 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
                                        provenance=provenance, encoding=encoding, **options)
     for line in summary_lines(result):
         click.echo(line, err=True)
-    print_findings(result.log.errors, result.log.error_count, "errors")
+    print_findings(result.log.errors, result.log.error_count, "errors", see_all="--report FILE lists them all")
     shown = [f for f in result.log.warnings if f.code != "starter-example"]
-    print_findings(shown, len(shown), "warnings")
+    print_findings(shown, len(shown), "warnings", see_all="--report FILE lists them all")
     if report_path:
         with AtomicOutput(report_path) as out:
             out.stream.write(jsonvalue.dumps(result.to_json(), indent=True) + "\n")

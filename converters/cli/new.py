@@ -13,7 +13,7 @@ from ..canonical.errors import UsageError
 from ..canonical.pack import PackError
 from ..packs_doc import packs_markdown
 from ..texttable import aligned
-from .common import echo_json, fail, handles_errors, print_findings
+from .common import ALL_FINDINGS_VIA_VALIDATE, echo_json, fail, handles_errors, print_findings
 
 EVALUATORS = list(next(iter(ADMISSIBILITY.values())))
 
@@ -73,9 +73,9 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
     options = {"excel_safe": True} if excel_safe else {}
     result = builder.new_set(family, output, to=to, pack_files=packs, case_families=case_families,
                              evaluator=evaluator, **options)
-    print_findings(result.log.errors, result.log.error_count, "errors")
+    print_findings(result.log.errors, result.log.error_count, "errors", see_all=ALL_FINDINGS_VIA_VALIDATE)
     shown = [f for f in result.log.warnings if f.code != "starter-example"]
-    print_findings(shown, len(shown), "warnings")
+    print_findings(shown, len(shown), "warnings", see_all=ALL_FINDINGS_VIA_VALIDATE)
     if report_path and not result.log.error_count:
         with AtomicOutput(report_path) as out:
             out.stream.write(jsonvalue.dumps(result.loss.to_json(), indent=True) + "\n")

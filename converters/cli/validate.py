@@ -50,8 +50,8 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
             if result.unreadable is not None:
                 click.echo(f"evalconv: error: {result.unreadable}", err=True)
                 continue
-            print_findings(result.log.errors, result.log.error_count, "errors")
-            print_findings(result.log.warnings, result.log.warning_count, "warnings")
+            print_findings(result.log.errors, result.log.error_count, "errors", see_all="--format json lists them all")
+            print_findings(result.log.warnings, result.log.warning_count, "warnings", see_all="--format json lists them all")
             if from_ is None and _read_as_vendor_by_content(result.path, result.format):
                 click.echo(f"evalconv: note: {result.path} was read as {result.format} by its content; "
                            f"if it is a canonical set, name it with --from", err=True)
