@@ -195,3 +195,23 @@ def test_every_inspect_edit_is_named_edited_never_inferred():
     assert {p for p, _ in report.edited.entries} == {"$.input", "$.expected",
                                                      "$.metadata.case.extensions.inspect.choices"}
     assert not report.inferred.entries
+
+
+def test_inspect_edits_are_printed_on_stderr_with_row_and_path(tmp_path, capsys):
+    """Issue 24: every Inspect edit was listed as inferred (or not at all), so the terminal said nothing."""
+    from conftest import run_cli
+    rows = [{"id": "ref", "input": "q", "expected": "a", "metadata": {"case": case(caseId="ref")}},
+            {"id": "calls", "input": "q", "expected": [{"name": "lookup"}],
+             "metadata": {"case": case("expected-tool-calls", caseId="calls")}}]
+    text, _ = write_text("inspect", [Row.from_json(r) for r in rows], path="x.inspect.jsonl")
+    samples = [jsonvalue.loads(line) for line in text.splitlines()]
+    samples[0].update(input="q, edited", target="b")
+    samples[1]["target"] = "lookup"
+    path = tmp_path / "edited.inspect.jsonl"
+    path.write_text("".join(jsonvalue.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    code, err = run_cli([str(path), "--from", "inspect", "--to", "jsonl", "-o", str(tmp_path / "out.jsonl")], capsys)
+    assert code == 0
+    for where in ("row 'ref' $.input", "row 'ref' $.expected", "row 'calls' $.metadata.case.extensions.inspect.target"):
+        assert where in err, err
+    out = [jsonvalue.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert out[1]["expected"] == [{"name": "lookup"}]
