@@ -117,6 +117,17 @@ EXTRA_ROWS = [
                            "unacceptableBehavior": ["calls delete_account"], "provenance": "expert-authored",
                            "evaluator": "trajectory-or-state-check"}}},
 ]
+EXTRA_ROWS.append(  # a chat whose history already holds a call: only the calls the model makes count
+    {"id": "refund-after-lookup", "input": {"messages": [
+        {"role": "user", "content": "Refund order A1."},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c0", "function": "lookup_order", "arguments": {"order_id": "A1"}}]},
+        {"role": "tool", "content": "paid", "tool_call_id": "c0", "function": "lookup_order"},
+        {"role": "user", "content": "Go ahead."}]},
+     "expected": [{"name": "issue_refund"}],
+     "metadata": {"case": {"caseId": "refund-after-lookup", "oracleType": "expected-tool-calls",
+                           "expectedBehavior": "Refunds", "provenance": "expert-authored",
+                           "evaluator": "trajectory-or-state-check"}}})
 CANNOT_CHECK = {"expected-tool-calls", "expected-final-state", "expected-behavior-only"}
 
 
@@ -162,7 +173,7 @@ def test_inspect_stock_scorers_never_pass_a_case_they_cannot_check(dataset, tmp_
     rows, path = export_cases(tmp_path, variant)
     scores = run_eval(dataset, path, {}, [match(), includes(), exact(), case_scorer()], tmp_path / "logs")
     unchecked = [r.id for r in rows if r.case["oracleType"] in CANNOT_CHECK]
-    assert len(unchecked) == 5
+    assert len(unchecked) == 6
     for row_id in unchecked:  # an echo answer: the old empty target made every one of these CORRECT
         assert scores[row_id]["match"] == scores[row_id]["includes"] == scores[row_id]["exact"] == "I", row_id
         if row_id != "no-tool-needed":  # an echo calls no tool, which is what that case asks
@@ -177,7 +188,7 @@ def test_case_scorer_checks_each_oracle_type_as_the_case_means(dataset, tmp_path
     right = {"cs-refund-valid-receipt": by_id["cs-refund-valid-receipt"].expected, "capital-member": "Lyon",
              "cs-return-window-phrasing": "sixty days", "no-tool-needed": "4",
              "cs-order-status-tool": by_id["cs-order-status-tool"].expected,
-             "refund-in-order": by_id["refund-in-order"].expected,
+             "refund-in-order": by_id["refund-in-order"].expected, "refund-after-lookup": [{"name": "issue_refund"}],
              "cs-extract-receipt": jsonvalue.dumps(by_id["cs-extract-receipt"].expected)}
     scores = run_eval(dataset, path, right, [case_scorer(), includes()], tmp_path / "right")
     assert {i for i, s in scores.items() if s["case_scorer"] == "C"} == set(right)

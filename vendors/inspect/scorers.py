@@ -6,7 +6,8 @@
 `case_scorer()` checks each sample by its oracle type (metadata.case.oracleType):
 reference-answer: the answer is the reference (`exact`); acceptable-set: the answer is one of
 the members (`membership`, not a substring test as `includes` is); expected-tool-calls: the
-calls made are the expected ones in order (`tool_calls`). Rubric, final-state and
+calls the model made (not those in the input's history) are the expected ones in order
+(`tool_calls`). Rubric, final-state and
 behaviour-only cases need a judge, a state check or a person: they score NOANSWER with the
 reason, never CORRECT. Needs inspect_ai (imported here, not by the format).
 """
@@ -99,8 +100,10 @@ def tool_calls() -> Scorer:
         present, expected = case_expected(state, target)
         if not (present and isinstance(expected, list)):
             return _no_expected(state)
-        made = [{"name": call.function, "arguments": call.arguments}
-                for message in state.messages for call in (getattr(message, "tool_calls", None) or [])]
+        history = {m.id for m in state.input if m.id} if isinstance(state.input, list) else set()
+        made = [{"name": call.function, "arguments": call.arguments}  # calls in the input are history
+                for message in state.messages if message.id not in history
+                for call in (getattr(message, "tool_calls", None) or [])]
         answer = jsonvalue.dumps(made)
         if len(made) != len(expected):
             return Score(value=INCORRECT, answer=answer,
