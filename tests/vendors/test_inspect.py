@@ -190,9 +190,10 @@ def test_every_inspect_edit_is_named_edited_never_inferred():
     value = {"id": "c1", "input": "q", "expected": "a", "metadata": {"case": case(extensions={"inspect": {"choices": ["a", "b"]}})}}
     sample = jsonvalue.loads(one(value)[0])
     sample.update(input="q2", target="b", choices=["a", "b", "c"])
+    sample["metadata"]["topic"] = "billing"
     checked, report = back(jsonvalue.dumps(sample) + "\n")
-    assert checked.row.input == "q2" and checked.row.expected == "b"
-    assert {p for p, _ in report.edited.entries} == {"$.input", "$.expected",
+    assert checked.row.input == "q2" and checked.row.expected == "b" and checked.row.metadata["topic"] == "billing"
+    assert {p for p, _ in report.edited.entries} == {"$.input", "$.expected", "$.metadata.topic",
                                                      "$.metadata.case.extensions.inspect.choices"}
     assert not report.inferred.entries
 

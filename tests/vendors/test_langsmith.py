@@ -350,15 +350,16 @@ def test_langsmith_edits_to_every_native_field_are_kept_and_named(tmp_path, caps
     record["outputs"]["criteria"] = ["Polite", "Brief"]
     record["split"] = "regression"
     record["metadata"]["case_family"] = "billing"
+    record["metadata"]["reviewer"] = "dana"
     [checked], report = read_text("langsmith", jsonvalue.dumps(record) + "\n")
     got = checked.row
     assert got.input == {"question": "Refund now?"} and got.expected == "No"
-    assert got.metadata["dataset_split"] == "regression"
+    assert got.metadata["dataset_split"] == "regression" and got.metadata["reviewer"] == "dana"
     assert got.case["extensions"]["langsmith"]["outputs"] == {"rationale": "policy 4.2"}
     assert got.case["evaluationCriteria"] == ["Polite", "Brief"] and got.case["caseFamily"] == "billing"
     assert report.edited.paths_for("cs-1") == {
         "$.input", "$.expected", "$.metadata.dataset_split", "$.metadata.case.evaluationCriteria",
-        "$.metadata.case.caseFamily", "$.metadata.case.extensions.langsmith.outputs"}
+        "$.metadata.case.caseFamily", "$.metadata.case.extensions.langsmith.outputs", "$.metadata.reviewer"}
     assert not report.inferred.entries
     again, _ = one(got.to_json())  # the rationale goes back where LangSmith shows it
     assert again["outputs"]["rationale"] == "policy 4.2"

@@ -143,7 +143,26 @@ def edited_fields(record: dict[str, Any], envelope: dict[str, Any]) -> list[str]
     sums = envelope.get(SUMS)
     if not isinstance(sums, dict):
         return []
-    return [key for key, digest in sums.items() if fingerprint(record.get(key)) != digest]
+    return [key for key, digest in sums.items()
+            if isinstance(digest, str) and fingerprint(record.get(key)) != digest]  # metadata: per key
+
+
+def metadata_sums(metadata: dict[str, Any]) -> dict[str, str]:
+    """The fingerprint of each metadata key, so that a key added, changed or removed is named."""
+    return {key: fingerprint(value) for key, value in metadata.items()}
+
+
+def name_metadata_edits(metadata: dict[str, Any], envelope: dict[str, Any], vendor: str, row_id: str,
+                        report: ReadReporter) -> None:
+    """Report each metadata key added, changed or removed in the vendor since evalconv wrote it."""
+    sums = envelope.get(SUMS)
+    kept = sums.get("metadata") if isinstance(sums, dict) else None
+    if not isinstance(kept, dict):
+        return  # written before fingerprints were kept
+    for key in sorted(metadata.keys() | kept.keys()):
+        if key not in metadata or key not in kept or fingerprint(metadata[key]) != kept[key]:
+            what = "added" if key not in kept else "removed" if key not in metadata else "changed"
+            report.edit(f"$.metadata.{key}", row_id, f"metadata.{key} {what} in {vendor} after export; the edit is kept")
 
 
 def restore_shadowed(metadata: dict[str, Any], envelope: dict[str, Any], keys: tuple[str, ...]) -> None:

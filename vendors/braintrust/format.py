@@ -105,7 +105,7 @@ def dataset_record(row: Row) -> dict[str, Any]:
     # input, expected and the metadata keys have no other copy: their fingerprints tell an edit
     envelope[rec.SUMS] = {"input": rec.fingerprint(row.input),
                           **({"expected": rec.fingerprint(row.expected)} if row.has_expected else {}),
-                          "metadata": {k: rec.fingerprint(v) for k, v in row.metadata.items()}}
+                          "metadata": rec.metadata_sums(row.metadata)}
     record["metadata"] = rec.add_envelope(row.metadata, envelope)
     return record
 
@@ -246,13 +246,7 @@ def _name_edits(value: dict[str, Any], meta: dict[str, Any], envelope: dict[str,
         report.edit("$.input", row_id, "input " + EDITED)
     if (rec.fingerprint(value["expected"]) if "expected" in value else None) != sums.get("expected"):
         report.edit("$.expected", row_id, "expected " + EDITED)
-    kept = sums.get("metadata")
-    if not isinstance(kept, dict):
-        return
-    for key in sorted(meta.keys() | kept.keys()):
-        if key not in meta or key not in kept or rec.fingerprint(meta[key]) != kept[key]:
-            what = "added" if key not in kept else "removed" if key not in meta else "changed"
-            report.edit(f"$.metadata.{key}", row_id, f"metadata.{key} {what} in Braintrust after export; the edit is kept")
+    rec.name_metadata_edits(meta, envelope, "Braintrust", row_id, report)
 
 
 def _take_tag_edits(case: dict[str, Any], tags: list[str], own: Any, row_id: str, report: ReadReporter) -> dict[str, Any]:

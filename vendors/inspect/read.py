@@ -131,6 +131,7 @@ def _own_row(sample: dict[str, Any], metadata: dict[str, Any], report: ReadRepor
     rec.restore_shadowed(meta, envelope, (rec.ENVELOPE,))
     if envelope.get("starter"):
         meta.pop(STARTER_KEY, None)
+    rec.name_metadata_edits(meta, envelope, "Inspect", row_id, report)
     value: dict[str, Any] = {"id": row_id}
     value["input"] = envelope["input"] if "input" in envelope else _natural_input(sample["input"])
     target = sample.get("target")

@@ -53,9 +53,9 @@ def build_sample(row: Row, report: LossReporter, *, csv_cells: bool = False) -> 
     sample: dict[str, Any] = {"id": _sample_id(row.id, ext)}
     sample["input"] = _input(row, envelope, report, csv_cells)
     sample["target"] = _target(row, envelope, report, csv_cells)
-    sums = {key: rec.fingerprint(sample[key]) for key in _uncopied(row, envelope)}
-    if sums:  # no other copy of these: the fingerprint tells an edit made in Inspect
-        envelope[rec.SUMS] = sums
+    # no other copy of these: the fingerprints tell an edit made in Inspect
+    envelope[rec.SUMS] = {**{key: rec.fingerprint(sample[key]) for key in _uncopied(row, envelope)},
+                          "metadata": rec.metadata_sums(row.metadata)}
     for key in () if csv_cells else EXTENSION_FIELDS:
         if key in ext:
             sample[key] = ext[key]

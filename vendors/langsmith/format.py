@@ -164,7 +164,9 @@ def example_record(row: Row) -> dict[str, Any]:
     # inputs, expected and the split have no other copy: their fingerprints tell an edit
     envelope[rec.SUMS] = {"inputs": rec.fingerprint(record["inputs"]),
                           **({"expected": rec.fingerprint(row.expected)} if row.has_expected else {}),
-                          **({"split": rec.fingerprint(split)} if "split" in envelope else {})}
+                          **({"split": rec.fingerprint(split)} if "split" in envelope else {}),
+                          "metadata": rec.metadata_sums({k: v for k, v in row.metadata.items()
+                                                         if k != SPLIT_KEY or "split" not in envelope})}
     record["metadata"] = rec.add_envelope(metadata, envelope)
     if "split" in envelope:
         record["split"] = split
@@ -296,6 +298,9 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
         value["expected"] = _unwrap(outputs, EXPECTED_KEY in wrapped, EXPECTED_KEY, "$.outputs", partial)
     projected = _strings(envelope.get("projected"))
     meta = {k: v for k, v in metadata.items() if k not in (rec.ENVELOPE, SPLIT_KEY) and k not in projected}
+    user = dict(meta)  # the row's own metadata as it is now, before the case takes the native edits
+    rec.restore_shadowed(user, envelope, (SPLIT_KEY, rec.ENVELOPE))
+    rec.name_metadata_edits(user, envelope, "LangSmith", row_id, report)
     case = meta.get("case")
     if isinstance(case, dict):
         case = meta["case"] = dict(case)
