@@ -51,3 +51,21 @@ def test_the_finding_codes_in_errors_md_are_generated_from_the_table():
     from evalconv.canonical.findings import codes_markdown
     page = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
     assert codes_markdown() in page, "regenerate the code list in docs/errors.md from canonical.findings.codes_markdown()"
+
+
+# ---------------------------------------------------------------- every snippet a user would paste runs
+
+from doc_snippets import all_snippets, run  # noqa: E402
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("snippet", [s for s in all_snippets() if s.not_run is None], ids=lambda s: s.name)
+def test_every_python_snippet_in_the_vendor_docs_runs_against_a_fresh_export(snippet, tmp_path):
+    run(snippet, tmp_path)
+
+
+def test_a_snippet_that_does_not_run_says_why_and_most_do():
+    found = all_snippets()
+    assert len(found) >= 8, [s.name for s in found]  # the extraction finds the blocks, indented ones too
+    assert all(s.not_run.strip() for s in found if s.not_run is not None)
+    assert sum(s.not_run is None for s in found) > sum(s.not_run is not None for s in found)

@@ -38,10 +38,12 @@ def test_record_is_the_canonical_row_plus_facet_tags():
     record, loss = one(source)
     assert list(record) == ["id", "tags", "input", "expected", "metadata"]
     assert record["id"] == "cs-refund" and record["input"] == "Question?" and record["expected"] == "Yes"
-    assert record["metadata"] == source["metadata"]  # verbatim, no bookkeeping needed
+    sums = record["metadata"].pop("evalconv")["sums"]  # only the fingerprints that name an edit
+    assert record["metadata"] == source["metadata"] and set(sums) == {"input", "expected", "metadata"}
     assert record["tags"] == ["family:refunds", "oracle:reference-answer", "concern:fraud", "concern:pii"]
     assert loss.carried.paths_for("cs-refund") == {f"$.metadata.case.{k}" for k in source["metadata"]["case"]}
     assert not loss.lossy
+    record["metadata"]["evalconv"] = {"sums": sums}
     assert jsonvalue.same(back(jsonvalue.dumps(record) + "\n"), source)
 
 
@@ -64,7 +66,8 @@ def test_absent_and_null_expected_survive_braintrusts_null(expected):
     source = row(expected=expected)
     record, _ = one(source)
     assert ("expected" in record) == (expected != ())
-    assert record["metadata"].get("evalconv") == ({"expectedNull": True} if expected == (None,) else None)
+    envelope = {k: v for k, v in record["metadata"]["evalconv"].items() if k != "sums"}
+    assert envelope == ({"expectedNull": True} if expected == (None,) else {})
     assert jsonvalue.same(back(jsonvalue.dumps(record) + "\n"), source)
     stored = {**record, "expected": record.get("expected")}  # what Braintrust stores and fetch() returns
     assert jsonvalue.same(back(jsonvalue.dumps(stored) + "\n"), source)
@@ -74,7 +77,7 @@ def test_a_user_evalconv_key_is_shadowed_and_restored():
     source = row()
     source["metadata"]["evalconv"] = "mine"
     record, loss = one(source)
-    assert record["metadata"]["evalconv"] == {"shadowed": {"evalconv": "mine"}}
+    assert record["metadata"]["evalconv"]["shadowed"] == {"evalconv": "mine"}
     assert "$.metadata.evalconv" in loss.carried.paths_for("cs-1")
     assert jsonvalue.same(back(jsonvalue.dumps(record) + "\n"), source)
 
@@ -225,7 +228,7 @@ def test_any_record_reads_to_a_row_or_a_finding(records):
 
 def test_an_edited_facet_tag_wins_and_is_said():
     """Issue 14: an edit in Braintrust's native field wins over the copy in metadata.case, and
-    the read says so; an edit to input or expected (no copy) is simply what the row holds."""
+    the read says so; an edit to expected (no copy but its fingerprint) is named too (issue 24)."""
     value = row("cs-1", caseFamily="refunds", linkedConcerns=["money", "trust"])
     text, _ = write_text("braintrust", [Row.from_json(value)])
     record = jsonvalue.loads(text)
@@ -236,6 +239,38 @@ def test_an_edited_facet_tag_wins_and_is_said():
     assert got.case["caseFamily"] == "returns" and got.case["linkedConcerns"] == ["money"]
     assert got.expected == "Edited"
     edited = {e["path"]: e["ids"] for e in report.to_json()["edited"]}
-    assert edited == {"$.metadata.case.caseFamily": ["cs-1"], "$.metadata.case.linkedConcerns": ["cs-1"]}
+    assert edited == {"$.metadata.case.caseFamily": ["cs-1"], "$.metadata.case.linkedConcerns": ["cs-1"],
+                      "$.expected": ["cs-1"]}
     _, quiet = read_text("braintrust", text)
     assert "edited" not in quiet.to_json()
+
+
+def test_braintrust_edits_to_expected_metadata_and_tags_are_kept_and_named(tmp_path, capsys):
+    """Issue 24: a changed expected, an added metadata key and added tags read back with no word."""
+    from conftest import run_cli
+    source = row("cs-1", caseFamily="refunds")
+    source["metadata"].update(source="faq", tags=["mine"])
+    record, _ = one(source)
+    record["input"] = "Question, edited?"
+    record["expected"] = "No"
+    record["metadata"]["reviewer"] = "dana"
+    record["metadata"]["source"] = "chat"
+    record["metadata"]["case"]["expectedBehavior"] = "Says no."
+    record["tags"] = [*record["tags"], "reviewed"]
+    [checked], report = read_text("braintrust", jsonvalue.dumps(record) + "\n")
+    got = checked.row
+    assert got.input == "Question, edited?" and got.expected == "No"
+    assert got.metadata["reviewer"] == "dana" and got.metadata["tags"] == ["mine", "reviewed"]
+    assert got.case["expectedBehavior"] == "Says no."
+    assert report.edited.paths_for("cs-1") == {"$.input", "$.expected", "$.metadata.reviewer", "$.metadata.source",
+                                                "$.metadata.case", "$.metadata.tags"}
+    assert not report.inferred.entries
+    again, _ = one(got.to_json())
+    [checked], report = read_text("braintrust", jsonvalue.dumps(again) + "\n")
+    assert checked.row == got and not report.edited.entries
+    path = tmp_path / "edited.braintrust.jsonl"
+    path.write_text(jsonvalue.dumps(record) + "\n", encoding="utf-8")
+    code, err = run_cli([str(path), "--from", "braintrust", "--to", "jsonl", "-o", str(tmp_path / "out.jsonl")], capsys)
+    assert code == 0
+    for where in ("$.expected", "$.metadata.reviewer", "$.metadata.tags"):
+        assert f"row 'cs-1' {where}" in err, err

@@ -153,3 +153,35 @@ def test_regression_braintrust_eval_scores_every_reference_and_edits_come_back()
     records[0]["expected"] = "$1,500"
     checked, _ = read_text("braintrust", "".join(jsonvalue.dumps(r) + "\n" for r in records))
     assert checked[0].row.expected == "$1,500"
+
+
+def test_the_documented_scorer_checks_each_oracle_type_under_braintrust_eval(tmp_path):
+    """Issue 24: the scorer in docs/vendors/braintrust.md, run by Braintrust's own Eval offline."""
+    from doc_snippets import run, snippet_defining
+    braintrust = require_module("braintrust")
+    space = run(snippet_defining("braintrust.md", "correct"), tmp_path)
+    data, correct = space["data"], space["correct"]
+    by_id = {d["id"]: d for d in data}
+
+    def scores(replies):
+        def task(input):
+            row_id = next(i for i, d in by_id.items() if d["input"] == input)
+            reply = replies.get(row_id, "")
+            return {"answer": "done", "tool_calls": reply} if isinstance(reply, list) else {"answer": reply}
+        result = braintrust.Eval("evalconv-docs", data=data, task=task, scores=[correct], no_send_logs=True)
+        return {r.metadata["case"]["caseId"]: r.scores["correct"] for r in result.results}
+
+    right = {"cs-refund-valid-receipt": by_id["cs-refund-valid-receipt"]["expected"], "cs-return-window-phrasing": "sixty days",
+             "cs-order-status-tool": by_id["cs-order-status-tool"]["expected"],
+             "refund-in-order": by_id["refund-in-order"]["expected"], "no-tool-needed": [],
+             "cs-extract-receipt": json.dumps(by_id["cs-extract-receipt"]["expected"])}
+    got = scores(right)
+    assert {i for i, s in got.items() if s == 1} == set(right), got
+    for row_id, d in by_id.items():
+        if d["metadata"]["case"]["oracleType"] in ("rubric", "expected-final-state", "expected-behavior-only"):
+            assert got[row_id] is None, row_id
+    wrong = {"refund-in-order": list(reversed(by_id["refund-in-order"]["expected"])), "no-tool-needed": [{"name": "calc"}],
+             "cs-order-status-tool": [*by_id["cs-order-status-tool"]["expected"], {"name": "delete_account"}],
+             "cs-return-window-phrasing": "60 days, or sixty days"}
+    got = scores(wrong)
+    assert all(got[i] == 0 for i in wrong), got

@@ -9,11 +9,16 @@ import pytest
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import WriteError
 from evalconv.canonical.row import Row
+from evalconv.vendors.inspect.fields import NO_TARGET_CSV
 from evalconv.vendors.inspect.read import FieldSpec, read_samples
 from evalconv.reports import ReadReport
 from evalconv.canonical.source import Lines
 from roundtrip_helpers import parse_finding, read_text, write_text
 
+
+
+NO_TARGET_MARK = {"jsonl": '"target":[]', "csv": NO_TARGET_CSV}
+TYPED = {"jsonl": '"target":"lookup then refund"', "csv": "lookup then refund"}
 
 
 def case(oracle="reference-answer", **extra):
@@ -79,7 +84,7 @@ def test_regression_an_edited_target_wins_over_the_carried_copy(variant):
     assert edited != text
     checked, report = back(edited)
     assert checked.row.expected == "1500 USD"
-    assert "$.expected" in {p for p, _ in report.inferred.entries}
+    assert "$.expected" in {p for p, _ in report.edited.entries} and not report.inferred.entries
 
 
 def test_an_edited_set_and_criteria_win():
@@ -138,3 +143,76 @@ def test_starter_rows_are_marked_where_an_inspect_user_looks_and_read_back_unmar
         assert "starter example, not a validated gold-standard answer" in text
         checked, _ = back(text)
         assert checked.row == Row.from_json(value)
+
+
+@pytest.mark.parametrize("variant", ["jsonl", "csv"])
+@pytest.mark.parametrize("oracle, expected", [
+    ("expected-tool-calls", [{"name": "lookup", "arguments": {"id": 1}}, {"name": "refund"}]),
+    ("expected-tool-calls", []),
+    ("expected-final-state", {"order": "cancelled"}),
+    ("expected-behavior-only", None),
+    ("reference-answer", ""),
+    ("reference-answer", None),
+])
+def test_a_case_with_no_target_text_gets_a_target_no_answer_matches(variant, oracle, expected):
+    value = {"id": "c1", "input": "q", "metadata": {"case": case(oracle)}}
+    if expected is not None:
+        value["expected"] = expected
+    text, _ = one(value, variant)
+    checked, report = back(text)
+    assert checked.row == Row.from_json(value) and not report.edited.entries
+    if variant == "jsonl":
+        assert jsonvalue.loads(text)["target"] == []
+    else:
+        assert NO_TARGET_CSV in text
+
+
+@pytest.mark.parametrize("variant", ["jsonl", "csv"])
+def test_a_target_typed_on_a_tool_call_row_keeps_the_calls_and_is_named_as_edited(variant):
+    calls = [{"name": "lookup", "arguments": {"id": 1}}, {"name": "refund"}]
+    value = {"id": "c1", "input": "q", "expected": calls, "metadata": {"case": case("expected-tool-calls")}}
+    text, _ = one(value, variant)
+    marker = NO_TARGET_MARK[variant]
+    assert marker in text
+    checked, report = back(text.replace(marker, TYPED[variant], 1))
+    row = checked.row
+    assert row.expected == calls
+    assert row.case["extensions"]["inspect"]["target"] == "lookup then refund"
+    assert {p for p, _ in report.edited.entries} == {"$.metadata.case.extensions.inspect.target"}
+    again, _ = write_text("inspect", [row], path=f"x.inspect.{variant}")
+    checked, report = back(again)
+    assert checked.row == row and not report.edited.entries  # the typed target goes back in place
+    cleared, _ = back(again.replace(TYPED[variant], NO_TARGET_MARK[variant], 1))
+    assert cleared.row == Row.from_json(value)
+
+
+def test_every_inspect_edit_is_named_edited_never_inferred():
+    value = {"id": "c1", "input": "q", "expected": "a", "metadata": {"case": case(extensions={"inspect": {"choices": ["a", "b"]}})}}
+    sample = jsonvalue.loads(one(value)[0])
+    sample.update(input="q2", target="b", choices=["a", "b", "c"])
+    sample["metadata"]["topic"] = "billing"
+    checked, report = back(jsonvalue.dumps(sample) + "\n")
+    assert checked.row.input == "q2" and checked.row.expected == "b" and checked.row.metadata["topic"] == "billing"
+    assert {p for p, _ in report.edited.entries} == {"$.input", "$.expected", "$.metadata.topic",
+                                                     "$.metadata.case.extensions.inspect.choices"}
+    assert not report.inferred.entries
+
+
+def test_inspect_edits_are_printed_on_stderr_with_row_and_path(tmp_path, capsys):
+    """Issue 24: every Inspect edit was listed as inferred (or not at all), so the terminal said nothing."""
+    from conftest import run_cli
+    rows = [{"id": "ref", "input": "q", "expected": "a", "metadata": {"case": case(caseId="ref")}},
+            {"id": "calls", "input": "q", "expected": [{"name": "lookup"}],
+             "metadata": {"case": case("expected-tool-calls", caseId="calls")}}]
+    text, _ = write_text("inspect", [Row.from_json(r) for r in rows], path="x.inspect.jsonl")
+    samples = [jsonvalue.loads(line) for line in text.splitlines()]
+    samples[0].update(input="q, edited", target="b")
+    samples[1]["target"] = "lookup"
+    path = tmp_path / "edited.inspect.jsonl"
+    path.write_text("".join(jsonvalue.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    code, err = run_cli([str(path), "--from", "inspect", "--to", "jsonl", "-o", str(tmp_path / "out.jsonl")], capsys)
+    assert code == 0
+    for where in ("row 'ref' $.input", "row 'ref' $.expected", "row 'calls' $.metadata.case.extensions.inspect.target"):
+        assert where in err, err
+    out = [jsonvalue.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert out[1]["expected"] == [{"name": "lookup"}]

@@ -81,6 +81,7 @@ def test_files_written_before_every_expected_was_wrapped_still_read():
     record, _ = one(source)
     record["outputs"] = record["outputs"]["expected"]
     record["metadata"]["evalconv"]["wrapped"].remove("expected")
+    del record["metadata"]["evalconv"]["sums"]  # nor kept fingerprints
     checked, _ = read_text("langsmith", jsonvalue.dumps(record) + "\n")
     assert jsonvalue.same(checked[0].row.to_json(), source)
 
@@ -256,7 +257,7 @@ def test_split_set_in_langsmith_after_export_is_kept_and_base_is_ignored():
     assert "dataset_split" not in checked[0].row.metadata
     assert checked[1].row.metadata["dataset_split"] == ["gold"]
     assert ("$.split" in report.ignored.paths_for("cs-1")
-            and "$.metadata.dataset_split" in report.inferred.paths_for("cs-2"))
+            and "$.metadata.dataset_split" in report.edited.paths_for("cs-2"))
 
 
 @pytest.mark.parametrize("line, path, words", [
@@ -334,3 +335,39 @@ _RECORDS = st.fixed_dictionaries({}, optional={
 def test_any_record_reads_to_a_row_or_a_finding(records):
     checked, _ = read_text("langsmith", "".join(jsonvalue.dumps(r) + "\n" for r in records))
     assert len(checked) == len(records)
+
+
+def test_langsmith_edits_to_every_native_field_are_kept_and_named(tmp_path, capsys):
+    """Issue 24: an added outputs key (a rationale) was dropped and a changed split kept unreported."""
+    from conftest import run_cli
+    source = row(expected=("Yes",), oracle="reference-answer", caseFamily="refunds",
+                 evaluationCriteria=["Polite"])
+    source["input"] = {"question": "Refund?"}
+    source["metadata"]["dataset_split"] = "smoke"
+    record, _ = one(source)
+    record["inputs"] = {"question": "Refund now?"}
+    record["outputs"].update(expected="No", rationale="policy 4.2")
+    record["outputs"]["criteria"] = ["Polite", "Brief"]
+    record["split"] = "regression"
+    record["metadata"]["case_family"] = "billing"
+    record["metadata"]["reviewer"] = "dana"
+    [checked], report = read_text("langsmith", jsonvalue.dumps(record) + "\n")
+    got = checked.row
+    assert got.input == {"question": "Refund now?"} and got.expected == "No"
+    assert got.metadata["dataset_split"] == "regression" and got.metadata["reviewer"] == "dana"
+    assert got.case["extensions"]["langsmith"]["outputs"] == {"rationale": "policy 4.2"}
+    assert got.case["evaluationCriteria"] == ["Polite", "Brief"] and got.case["caseFamily"] == "billing"
+    assert report.edited.paths_for("cs-1") == {
+        "$.input", "$.expected", "$.metadata.dataset_split", "$.metadata.case.evaluationCriteria",
+        "$.metadata.case.caseFamily", "$.metadata.case.extensions.langsmith.outputs", "$.metadata.reviewer"}
+    assert not report.inferred.entries
+    again, _ = one(got.to_json())  # the rationale goes back where LangSmith shows it
+    assert again["outputs"]["rationale"] == "policy 4.2"
+    [checked], report = read_text("langsmith", jsonvalue.dumps(again) + "\n")
+    assert checked.row == got and not report.edited.entries
+    path = tmp_path / "edited.langsmith.jsonl"
+    path.write_text(jsonvalue.dumps(record) + "\n", encoding="utf-8")
+    code, err = run_cli([str(path), "--from", "langsmith", "--to", "jsonl", "-o", str(tmp_path / "out.jsonl")], capsys)
+    assert code == 0
+    for where in ("$.input", "$.expected", "$.metadata.dataset_split", "$.metadata.case.extensions.langsmith.outputs"):
+        assert f"row 'cs-1' {where}" in err, err

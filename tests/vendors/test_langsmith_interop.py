@@ -117,3 +117,36 @@ def test_regression_one_evaluator_reads_every_reference_and_the_judge_sees_crite
             assert set(dump["outputs"]) == {"expected"}  # one shape for every oracle type
     assert scores == {"answer": (1, ""), "state": (1, ""), "set": (1, ""),
                       "judged": (0, "Names the amount; Cites the policy")}
+
+
+def test_the_documented_evaluator_checks_each_oracle_type_under_langsmith_evaluate(tmp_path):
+    """Issue 24: the evaluator in the docs treated ordered tool calls as a set, scored "no calls"
+    false and raised KeyError('expected') on rubric and behaviour-only rows."""
+    from doc_snippets import run, snippet_defining
+    langsmith = require_module("langsmith")
+    space = run(snippet_defining("langsmith.md", "correct"), tmp_path)
+    examples, correct = space["examples"], space["correct"]
+    by_id = {ex.metadata["evalconv"]["id"]: ex for ex in examples}
+
+    def scores(replies):
+        def target(inputs):
+            row_id = next(i for i, ex in by_id.items() if ex.inputs == inputs)
+            reply = replies.get(row_id, "")
+            return {"answer": "done", "tool_calls": reply} if isinstance(reply, list) else {"answer": reply}
+        results = langsmith.evaluate(target, data=examples, evaluators=[correct], upload_results=False)
+        return {r["example"].metadata["evalconv"]["id"]: r["evaluation_results"]["results"][0].score for r in results}
+
+    expected = {i: (ex.outputs or {}).get("expected") for i, ex in by_id.items()}
+    right = {"cs-refund-valid-receipt": expected["cs-refund-valid-receipt"], "cs-return-window-phrasing": "sixty days",
+             "cs-order-status-tool": expected["cs-order-status-tool"], "refund-in-order": expected["refund-in-order"],
+             "no-tool-needed": [], "cs-extract-receipt": json.dumps(expected["cs-extract-receipt"])}
+    got = scores(right)
+    assert {i for i, s in got.items() if s is True} == set(right), got
+    for row_id, ex in by_id.items():  # rubric, final state, behaviour: not checked here, never a KeyError
+        if ex.metadata["case"]["oracleType"] in ("rubric", "expected-final-state", "expected-behavior-only"):
+            assert got[row_id] is None, row_id
+    wrong = {"refund-in-order": list(reversed(expected["refund-in-order"])), "no-tool-needed": [{"name": "calc"}],
+             "cs-order-status-tool": [*expected["cs-order-status-tool"], {"name": "delete_account"}],
+             "cs-return-window-phrasing": "60 days, or sixty days"}
+    got = scores(wrong)
+    assert all(got[i] is False for i in wrong), got

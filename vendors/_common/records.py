@@ -4,7 +4,9 @@ envelope in vendor metadata, the case profile of an imported row, value guards a
 from __future__ import annotations
 
 import csv
+import hashlib
 import itertools
+import json
 from itertools import chain
 
 import math
@@ -121,6 +123,46 @@ def add_envelope(metadata: dict[str, Any], envelope: dict[str, Any]) -> dict[str
     if envelope:
         out[ENVELOPE] = envelope
     return out
+
+
+SUMS = "sums"  # envelope key: field -> fingerprint of what evalconv wrote there (no other copy)
+
+
+def fingerprint(value: Any) -> str:
+    """A short digest of a JSON value, key order aside (`jsonvalue.same` values agree). Kept in the
+    envelope beside a native field that has no other copy, so that a reader can name an edit."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # integers beyond 64 bits, deep nesting
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return hashlib.sha256(text).hexdigest()[:12]
+
+
+def edited_fields(record: dict[str, Any], envelope: dict[str, Any]) -> list[str]:
+    """The record's keys whose value (None when gone) no longer has the fingerprint the writer kept."""
+    sums = envelope.get(SUMS)
+    if not isinstance(sums, dict):
+        return []
+    return [key for key, digest in sums.items()
+            if isinstance(digest, str) and fingerprint(record.get(key)) != digest]  # metadata: per key
+
+
+def metadata_sums(metadata: dict[str, Any]) -> dict[str, str]:
+    """The fingerprint of each metadata key, so that a key added, changed or removed is named."""
+    return {key: fingerprint(value) for key, value in metadata.items()}
+
+
+def name_metadata_edits(metadata: dict[str, Any], envelope: dict[str, Any], vendor: str, row_id: str,
+                        report: ReadReporter) -> None:
+    """Report each metadata key added, changed or removed in the vendor since evalconv wrote it."""
+    sums = envelope.get(SUMS)
+    kept = sums.get("metadata") if isinstance(sums, dict) else None
+    if not isinstance(kept, dict):
+        return  # written before fingerprints were kept
+    for key in sorted(metadata.keys() | kept.keys()):
+        if key not in metadata or key not in kept or fingerprint(metadata[key]) != kept[key]:
+            what = "added" if key not in kept else "removed" if key not in metadata else "changed"
+            report.edit(f"$.metadata.{key}", row_id, f"metadata.{key} {what} in {vendor} after export; the edit is kept")
 
 
 def restore_shadowed(metadata: dict[str, Any], envelope: dict[str, Any], keys: tuple[str, ...]) -> None:

@@ -45,6 +45,8 @@ SYSTEM_FIELDS = {
 }
 RECORD_FIELDS = {"id", "input", "expected", "output", "metadata", "tags"}
 
+EDITED = ("edited in Braintrust: it differs from what evalconv wrote (its fingerprint in metadata.evalconv.sums); "
+          "the edit is kept")
 _CASE_REASON = "Braintrust has no case profile; carried for the round trip, nothing in Braintrust reads it"
 
 
@@ -100,6 +102,10 @@ def dataset_record(row: Row) -> dict[str, Any]:
         record["expected"] = row.expected
         if row.expected is None:
             envelope["expectedNull"] = True
+    # input, expected and the metadata keys have no other copy: their fingerprints tell an edit
+    envelope[rec.SUMS] = {"input": rec.fingerprint(row.input),
+                          **({"expected": rec.fingerprint(row.expected)} if row.has_expected else {}),
+                          "metadata": rec.metadata_sums(row.metadata)}
     record["metadata"] = rec.add_envelope(row.metadata, envelope)
     return record
 
@@ -212,6 +218,7 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str],
         value["expected"] = expected
     meta = {k: v for k, v in metadata.items() if k != rec.ENVELOPE}
     rec.restore_shadowed(meta, envelope, (rec.ENVELOPE,))
+    _name_edits(value, meta, envelope, row_id, report)
     if isinstance(meta.get("case"), dict):
         meta["case"] = _take_tag_edits(dict(meta["case"]), tags, meta.get("tags"), row_id, report)
     known = set(facet_tags(meta.get("case"), meta))
@@ -220,11 +227,26 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], tags: list[str],
         own = meta.get("tags")
         if own is None or (isinstance(own, list) and all(isinstance(t, str) for t in own)):
             meta["tags"] = (own or []) + extra
-            report.infer("$.metadata.tags", row_id, "tags added in Braintrust after export")
+            report.edit("$.metadata.tags", row_id, f"tags {', '.join(extra)} added in Braintrust after export; "
+                        "kept in metadata.tags")
         else:
             report.ignore("$.tags", row_id, "tags added in Braintrust; metadata.tags is not a list to keep them in")
     value["metadata"] = meta
     return value
+
+
+def _name_edits(value: dict[str, Any], meta: dict[str, Any], envelope: dict[str, Any], row_id: str,
+                report: ReadReporter) -> None:
+    """input, expected and metadata have no copy: a value whose fingerprint changed was edited in
+    Braintrust (the edit is what the row holds); a metadata key added or removed there too."""
+    sums = envelope.get(rec.SUMS)
+    if not isinstance(sums, dict):
+        return  # written before fingerprints were kept
+    if rec.fingerprint(value["input"]) != sums.get("input"):
+        report.edit("$.input", row_id, "input " + EDITED)
+    if (rec.fingerprint(value["expected"]) if "expected" in value else None) != sums.get("expected"):
+        report.edit("$.expected", row_id, "expected " + EDITED)
+    rec.name_metadata_edits(meta, envelope, "Braintrust", row_id, report)
 
 
 def _take_tag_edits(case: dict[str, Any], tags: list[str], own: Any, row_id: str, report: ReadReporter) -> dict[str, Any]:

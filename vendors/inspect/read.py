@@ -18,11 +18,13 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 
 from .._common import records as rec
-from .fields import EXTENSION_FIELDS, SAMPLE_FIELDS, VENDOR
+from .fields import CARRIED_ORACLES, EXTENSION_FIELDS, NO_TARGET_CSV, SAMPLE_FIELDS, VENDOR
 from .write import STARTER_KEY, build_sample
 
 csv.field_size_limit(MAX_LINE_BYTES)
 EDITED = "edited in Inspect: the native value differs from the copy evalconv carried; the edit wins"
+EDITED_ONLY_COPY = ("edited in Inspect: the value differs from what evalconv wrote (its fingerprint in "
+                    "metadata.evalconv.sums); the edit is what the row holds")
 
 
 @dataclass(frozen=True)
@@ -129,12 +131,14 @@ def _own_row(sample: dict[str, Any], metadata: dict[str, Any], report: ReadRepor
     rec.restore_shadowed(meta, envelope, (rec.ENVELOPE,))
     if envelope.get("starter"):
         meta.pop(STARTER_KEY, None)
+    rec.name_metadata_edits(meta, envelope, "Inspect", row_id, report)
     value: dict[str, Any] = {"id": row_id}
     value["input"] = envelope["input"] if "input" in envelope else _natural_input(sample["input"])
     target = sample.get("target")
     if "expected" in envelope:
         value["expected"] = envelope["expected"]
-    elif envelope.get("target") != "criteria" and target not in (None, "", []):
+    elif (envelope.get("target") != "criteria" and metadata["case"]["oracleType"] not in CARRIED_ORACLES
+          and _blank(target) is not None):
         value["expected"] = target
     value["metadata"] = meta
     _take_edits(value, sample, envelope, report, cells)
@@ -152,22 +156,26 @@ def _take_edits(value: dict[str, Any], sample: dict[str, Any], envelope: dict[st
     row_id, case = value["id"], value["metadata"]["case"]
     if not jsonvalue.same(written["input"], sample["input"]):
         value["input"] = _natural_input(sample["input"])
-        report.infer("$.input", row_id, EDITED)
+        report.edit("$.input", row_id, EDITED)
     native, ours = sample.get("target"), written.get("target")
     if not jsonvalue.same(_blank(native), _blank(ours)):
-        if envelope.get("target") == "criteria" and "expected" not in value:
+        if case["oracleType"] in CARRIED_ORACLES:
+            _take_typed_target(case, native, row_id, report)
+        elif envelope.get("target") == "criteria" and "expected" not in value:
             criteria = native.split("\n") if isinstance(native, str) else native
             if criteria in (None, ""):
                 case.pop("evaluationCriteria", None)
             else:
                 case["evaluationCriteria"] = criteria
-            report.infer("$.metadata.case.evaluationCriteria", row_id, EDITED)
+            report.edit("$.metadata.case.evaluationCriteria", row_id, EDITED)
         else:
             if _blank(native) is None:
                 value.pop("expected", None)
             else:
                 value["expected"] = native
-            report.infer("$.expected", row_id, EDITED)
+            report.edit("$.expected", row_id, EDITED)
+    for key in rec.edited_fields(sample, envelope):  # fields with no other copy than their fingerprint
+        report.edit("$.expected" if key == "target" else f"$.{key}", row_id, EDITED_ONLY_COPY)
     ext = case.get("extensions", {}).get(VENDOR)
     for key in EXTENSION_FIELDS:
         if not jsonvalue.same(sample.get(key), written.get(key)):
@@ -176,11 +184,30 @@ def _take_edits(value: dict[str, Any], sample: dict[str, Any], envelope: dict[st
                 ext[key] = sample[key]
             else:
                 ext.pop(key, None)
-            report.infer(f"$.metadata.case.extensions.{VENDOR}.{key}", row_id, EDITED)
+            report.edit(f"$.metadata.case.extensions.{VENDOR}.{key}", row_id, EDITED)
+
+
+def _take_typed_target(case: dict[str, Any], native: Any, row_id: str, report: ReadReporter) -> None:
+    """A target typed on a case whose expected value is not a text (tool calls, a final state,
+    behaviour) is kept beside that value, in extensions.inspect.target, never in its place."""
+    extensions = case.setdefault("extensions", {})
+    ext = extensions.setdefault(VENDOR, {})
+    if _blank(native) is None:
+        ext.pop("target", None)
+        if not ext:
+            del extensions[VENDOR]
+        if not extensions:
+            del case["extensions"]
+    else:
+        ext["target"] = native
+    report.edit(f"$.metadata.case.extensions.{VENDOR}.target", row_id,
+                f"the target was edited in Inspect on an {case['oracleType']} case, whose expected value is "
+                f"not a text: kept in metadata.case.extensions.{VENDOR}.target (written back as the target); "
+                "the expected value is unchanged")
 
 
 def _blank(value: Any) -> Any:
-    return None if value in ("", [], None) else value
+    return None if value in ("", [], None, NO_TARGET_CSV) else value
 
 
 def _foreign_row(sample: dict[str, Any], metadata: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:

@@ -15,7 +15,8 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.validator import STARTER_MARK, is_starter
 
 from .._common import records as rec
-from .fields import CARRIED, EXTENSION_FIELDS, MESSAGE_KEYS, MESSAGE_ROLES, REASONS, VENDOR
+from .fields import (CARRIED, CARRIED_ORACLES, EXTENSION_FIELDS, MESSAGE_KEYS, MESSAGE_ROLES, NO_TARGET,
+                     NO_TARGET_CSV, REASONS, VENDOR)
 
 # csv_dataset reads an empty files/sandbox/setup/choices cell as a value (an empty files cell
 # fails to load), so the CSV has only these columns; the sample fields stay carried in
@@ -51,9 +52,10 @@ def build_sample(row: Row, report: LossReporter, *, csv_cells: bool = False) -> 
     ext = extension(row)
     sample: dict[str, Any] = {"id": _sample_id(row.id, ext)}
     sample["input"] = _input(row, envelope, report, csv_cells)
-    target = _target(row, envelope, report, csv_cells)
-    if target is not None:
-        sample["target"] = target
+    sample["target"] = _target(row, envelope, report, csv_cells)
+    # no other copy of these: the fingerprints tell an edit made in Inspect
+    envelope[rec.SUMS] = {**{key: rec.fingerprint(sample[key]) for key in _uncopied(row, envelope)},
+                          "metadata": rec.metadata_sums(row.metadata)}
     for key in () if csv_cells else EXTENSION_FIELDS:
         if key in ext:
             sample[key] = ext[key]
@@ -67,6 +69,14 @@ def build_sample(row: Row, report: LossReporter, *, csv_cells: bool = False) -> 
     if rec.ENVELOPE in row.metadata:
         report.carry("$.metadata.evalconv", row.id, CARRIED["$.metadata.evalconv"])
     return _as_cells(sample) if csv_cells else sample
+
+
+def _uncopied(row: Row, envelope: dict[str, Any]) -> list[str]:
+    """The sample fields written from the row with no copy in the envelope or the case profile."""
+    keys = [] if "input" in envelope else ["input"]
+    if row.has_expected and "expected" not in envelope and envelope.get("target") != "criteria":
+        keys.append("target")
+    return keys
 
 
 def _sample_id(row_id: str, ext: dict[str, Any]) -> str | int:
@@ -94,8 +104,20 @@ def _input(row: Row, envelope: dict[str, Any], report: LossReporter, csv_cells: 
 
 
 def _target(row: Row, envelope: dict[str, Any], report: LossReporter, csv_cells: bool) -> Any:
+    """The target text(s); a case with none gets a target no answer matches, never the "" every answer does."""
     oracle = row.case["oracleType"]
     criteria = row.case.get("evaluationCriteria")
+    text = _target_text(row, oracle, criteria, envelope, report, csv_cells)
+    if text is not None:
+        return text
+    typed = extension(row).get("target") if oracle in CARRIED_ORACLES else None  # typed in Inspect
+    if (isinstance(typed, str) and typed and not (csv_cells and "\r" in typed)) or (not csv_cells and _texts(typed)):
+        return typed
+    return NO_TARGET_CSV if csv_cells else list(NO_TARGET)
+
+
+def _target_text(row: Row, oracle: str, criteria: Any, envelope: dict[str, Any], report: LossReporter,
+                 csv_cells: bool) -> Any:
     if not row.has_expected:
         if oracle == "rubric" and isinstance(criteria, list) and criteria:
             envelope["target"] = "criteria"

@@ -32,6 +32,9 @@ INPUT_KEY = "input"        # a non-object input is written as {"input": value}
 EXPECTED_KEY = "expected"  # expected is written as outputs {"expected": value}, whatever its type
 CRITERIA_KEY = "criteria"  # evaluationCriteria, also in outputs: the judge's reference
 SPLIT_KEY = "dataset_split"
+OUTPUTS_KEY = "outputs"  # extensions.langsmith.outputs: outputs keys added in LangSmith
+EDITED = ("edited in LangSmith: it differs from what evalconv wrote (its fingerprint in metadata.evalconv.sums); "
+          "the edit is kept")
 # Top-level metadata keys LangSmith users filter and group by -> the case field projected there.
 PROJECTIONS = {"case_family": "caseFamily", "oracle_type": "oracleType"}
 STARTER_KEY = "starter_example"  # metadata key that tells a LangSmith user a row is a starter example
@@ -53,6 +56,10 @@ _PROJECTED_REASON = _CASE_REASON + "; also a top-level metadata key so the UI ca
 
 
 def _case_entry(name: str) -> FieldLoss:
+    if name == "extensions":
+        return FieldLoss("$.metadata.case.extensions", "carried", "metadata.case.extensions; "
+                         "extensions.langsmith.outputs also native, as outputs keys beside expected",
+                         "outputs keys added in LangSmith (a rationale, say) are kept here and go back in place")
     projected = {v: k for k, v in PROJECTIONS.items()}.get(name)
     if projected:
         return FieldLoss(f"$.metadata.case.{name}", "carried",
@@ -111,6 +118,11 @@ def _is_split(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, list) and all(isinstance(s, str) for s in value))
 
 
+def _extension(row: Row) -> dict[str, Any]:
+    ext = row.case.get("extensions", {}).get(VENDOR)
+    return ext if isinstance(ext, dict) else {}
+
+
 def example_record(row: Row) -> dict[str, Any]:
     """The `create_examples` dict for one row."""
     envelope: dict[str, Any] = {"id": row.id}
@@ -128,6 +140,9 @@ def example_record(row: Row) -> dict[str, Any]:
     if criteria:  # labels: where LangSmith's LLM-as-judge evaluators read references
         outputs[CRITERIA_KEY] = criteria
         envelope["criteria"] = True
+    extra = _extension(row).get(OUTPUTS_KEY)
+    if isinstance(extra, dict):  # outputs keys added in LangSmith, kept in the case's extensions
+        outputs.update((k, v) for k, v in extra.items() if k not in outputs)
     if outputs:
         record["outputs"] = outputs
     metadata = {k: v for k, v in row.metadata.items() if k != SPLIT_KEY}
@@ -146,6 +161,12 @@ def example_record(row: Row) -> dict[str, Any]:
         envelope["wrapped"] = wrapped
     if projected:
         envelope["projected"] = projected
+    # inputs, expected and the split have no other copy: their fingerprints tell an edit
+    envelope[rec.SUMS] = {"inputs": rec.fingerprint(record["inputs"]),
+                          **({"expected": rec.fingerprint(row.expected)} if row.has_expected else {}),
+                          **({"split": rec.fingerprint(split)} if "split" in envelope else {}),
+                          "metadata": rec.metadata_sums({k: v for k, v in row.metadata.items()
+                                                         if k != SPLIT_KEY or "split" not in envelope})}
     record["metadata"] = rec.add_envelope(metadata, envelope)
     if "split" in envelope:
         record["split"] = split
@@ -264,10 +285,22 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
         criteria = outputs.pop(CRITERIA_KEY, None)
         if not outputs and EXPECTED_KEY not in wrapped:
             outputs = None
-    if outputs is not None:
+    sums = envelope.get(rec.SUMS)
+    extra: dict[str, Any] = {}
+    if isinstance(sums, dict):  # written with fingerprints: outputs holds expected and the kept extra keys
+        if outputs is not None and not isinstance(outputs, dict):
+            raise RowError("outputs must be an object", "$.outputs", partial)
+        extra = {k: v for k, v in (outputs or {}).items() if k != EXPECTED_KEY}
+        if outputs is not None and EXPECTED_KEY in outputs:
+            value["expected"] = outputs[EXPECTED_KEY]
+        _name_edits(value, record, sums, row_id, report)
+    elif outputs is not None:
         value["expected"] = _unwrap(outputs, EXPECTED_KEY in wrapped, EXPECTED_KEY, "$.outputs", partial)
     projected = _strings(envelope.get("projected"))
     meta = {k: v for k, v in metadata.items() if k not in (rec.ENVELOPE, SPLIT_KEY) and k not in projected}
+    user = dict(meta)  # the row's own metadata as it is now, before the case takes the native edits
+    rec.restore_shadowed(user, envelope, (SPLIT_KEY, rec.ENVELOPE))
+    rec.name_metadata_edits(user, envelope, "LangSmith", row_id, report)
     case = meta.get("case")
     if isinstance(case, dict):
         case = meta["case"] = dict(case)
@@ -278,6 +311,8 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
             if key in PROJECTIONS:
                 rec.take_native_edit(case, PROJECTIONS[key], metadata.get(key), f"$.metadata.{key}", "LangSmith",
                                      row_id, report)
+        if isinstance(sums, dict):
+            _take_extra_outputs(case, extra, row_id, report)
     rec.restore_shadowed(meta, envelope, (SPLIT_KEY, rec.ENVELOPE))
     found = record.get("split")
     if found is None:
@@ -290,11 +325,46 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
         elif envelope.get("split") or found not in ("base", ["base"]):
             meta[SPLIT_KEY] = found
             if not envelope.get("split"):
-                report.infer(f"$.metadata.{SPLIT_KEY}", row_id, "a split set in LangSmith after export")
+                report.edit(f"$.metadata.{SPLIT_KEY}", row_id, "a split set in LangSmith after export; kept")
         else:
             report.ignore("$.split", row_id, "LangSmith's default split 'base'; the row had no split")
+    if isinstance(sums, dict) and "split" in sums and SPLIT_KEY in meta and \
+            rec.fingerprint(meta[SPLIT_KEY]) != sums["split"]:
+        report.edit(f"$.metadata.{SPLIT_KEY}", row_id, "the split was changed in LangSmith; the edit is kept")
     value["metadata"] = meta
     return value
+
+
+def _name_edits(value: dict[str, Any], record: dict[str, Any], sums: dict[str, Any], row_id: str,
+                report: ReadReporter) -> None:
+    """inputs and outputs.expected have no copy: a value whose fingerprint changed was edited."""
+    if rec.fingerprint(record.get("inputs")) != sums.get("inputs"):
+        report.edit("$.input", row_id, "inputs " + EDITED)
+    now = rec.fingerprint(value["expected"]) if "expected" in value else None
+    if now != sums.get("expected"):
+        report.edit("$.expected", row_id, "outputs.expected " + EDITED)
+
+
+def _take_extra_outputs(case: dict[str, Any], extra: dict[str, Any], row_id: str, report: ReadReporter) -> None:
+    """outputs keys other than expected and criteria (added in LangSmith) live in extensions.langsmith.outputs."""
+    extensions = case.get("extensions")
+    ext = extensions.get(VENDOR) if isinstance(extensions, dict) else None
+    kept = ext.get(OUTPUTS_KEY) if isinstance(ext, dict) else None
+    if jsonvalue.same(extra, kept if isinstance(kept, dict) else {}):
+        return
+    extensions = case["extensions"] = dict(extensions) if isinstance(extensions, dict) else {}
+    ext = extensions[VENDOR] = dict(ext) if isinstance(ext, dict) else {}
+    if extra:
+        ext[OUTPUTS_KEY] = extra
+    else:
+        ext.pop(OUTPUTS_KEY, None)
+        if not ext:
+            del extensions[VENDOR]
+        if not extensions:
+            del case["extensions"]
+    report.edit(f"$.metadata.case.extensions.{VENDOR}.{OUTPUTS_KEY}", row_id,
+                f"outputs keys {', '.join(sorted(extra)) or '(none)'} set in LangSmith beside expected: kept in "
+                f"metadata.case.extensions.{VENDOR}.{OUTPUTS_KEY} and written back in outputs")
 
 
 def _strings(value: Any) -> list[str]:
