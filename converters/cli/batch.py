@@ -6,10 +6,12 @@ from typing import Any
 
 import click
 
+from ..api import ledger_path_for
 from ..atomic import AtomicOutput
 from ..batch import FAILED, BatchResult, FileOutcome, convert_tree, plan
 from ..canonical import jsonvalue
 from ..canonical.suggest import count
+from ..output_paths import check_outputs
 from ..texttable import aligned
 
 
@@ -18,7 +20,12 @@ WARNINGS_SHOWN = 3  # per file; a folder of many files must stay readable
 
 def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, include: tuple[str, ...],
                exclude: tuple[str, ...], jobs: int, options: dict[str, Any], **kwargs: Any) -> None:
-    total = len(plan(source, outdir, to=to, include=include, exclude=exclude))
+    pairs = plan(source, outdir, to=to, include=include, exclude=exclude)
+    outputs = [out for _, out in pairs]
+    ledgers = [ledger_path_for(found.path, out) for found, out in pairs] if kwargs.get("keep_going") else []
+    check_outputs([source], {"--summary": summary_path}, created={"-o": outputs, "--keep-going's ledger": ledgers},
+                  stdout=True, include=include, skip=outdir)
+    total = len(pairs)
     bar = None
     if sys.stderr.isatty():
         bar = click.progressbar(length=total, label="converting", file=sys.stderr,
