@@ -1,6 +1,7 @@
 """`evalconv DIR --to FORMAT -o OUTDIR`: the folder half of the convert command."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -23,7 +24,9 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
     pairs = plan(source, outdir, to=to, include=include, exclude=exclude)
     outputs = [out for _, out in pairs]
     ledgers = [ledger_path_for(found.path, out) for found, out in pairs] if kwargs.get("keep_going") else []
-    check_outputs([source], {"--summary": summary_path}, created={"-o": outputs, "--keep-going's ledger": ledgers},
+    in_outdir = [summary_path] if summary_path and _inside(summary_path, outdir) else []  # a folder the run makes
+    check_outputs([source], {"--summary": None if in_outdir else summary_path},
+                  created={"-o": outputs, "--keep-going's ledger": ledgers, "--summary": in_outdir},
                   stdout=True, include=include, skip=outdir)
     total = len(pairs)
     bar = None
@@ -66,6 +69,10 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
     click.echo(f"evalconv: {count(len(result.files), 'file')}, {count(sum(f.rows for f in result.files), 'row')}, "
                f"{failed} failed", err=True)
     sys.exit(result.exit_code)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.realpath(path).startswith(os.path.realpath(folder) + os.sep)
 
 
 def summary_table(result: BatchResult) -> str:

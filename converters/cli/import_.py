@@ -43,8 +43,10 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
       evalconv import answers.csv --map map.yaml -o set.csv     import with your map
     """
     written, replaced, to_stdout = main_output(output, REGISTRY.get(output_format(output, to)).folder)
+    if suggest_map:  # prints the map; writes nothing
+        written, replaced, to_stdout = {}, {}, True
     check_outputs([sheet, *([map_path] if map_path else [])], {**written, "--report": report_path}, folders=replaced,
-                  stdout=to_stdout or suggest_map)
+                  stdout=to_stdout)
     if suggest_map:
         cmap = sheet_import.plan(sheet_import.read_sheet(sheet, encoding), map_path, need_input=False)
         click.echo(sheet_import.suggested_map(cmap), nl=False)

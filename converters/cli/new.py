@@ -47,7 +47,9 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
       evalconv new rag-qa --to promptfoo -o tests.yaml --case-family grounded-fact
     """
     written, replaced, to_stdout = main_output(output, REGISTRY.get(builder.output_format(output, to)).folder)
-    check_outputs(packs, {**written, "--report": report_path}, folders=replaced, stdout=to_stdout or list_)
+    if list_:  # prints the list; writes nothing
+        written, replaced, to_stdout = {}, {}, True
+    check_outputs(packs, {**written, "--report": report_path}, folders=replaced, stdout=to_stdout)
     try:
         index = builder.load_packs(packs)
     except PackError as err:  # every problem of a broken pack, each on its own line
