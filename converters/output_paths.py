@@ -43,6 +43,8 @@ REFUSALS: dict[str, tuple[str, str]] = {
                      "set.jsonl: standard output is the input set.jsonl; evalconv never overwrites its input"),
     "same-output": ("two outputs are one file: `import sheet.csv -o set.csv --report set.csv`",
                     "set.csv: --report and -o set.csv name the same file"),
+    "inside-output": ("an output file inside a folder output: `set.jsonl --to hf -o ds --report ds/report.json`",
+                      "ds/report.json: --report is inside -o ds, a folder the output replaces whole"),
     "stdout-closed": ("standard output is closed (`>&-`) and the command prints its result there "
                       "(`validate`, `stats`, `roundtrip`, `report`, `formats`, `schema`, ...)",
                       "<stdout>: standard output is closed; redirect it to a file, or to /dev/null to discard "
@@ -79,6 +81,10 @@ def check_outputs(inputs: Iterable[str], files: Mapping[str, str | None] | None 
     known = input_files(inputs, include, skip)
     if stdout:
         _check_stdout_not_input(known)
+    for option, folder in folders.items():
+        if folder is not None:
+            _check_holds_no_input(option, folder, known)
+            _check_holds_no_output(option, folder, [*files.items(), *((o, p) for o, ps in created.items() for p in ps)])
     seen: dict[str, tuple[str, str]] = {}
     for option, path in files.items():
         if path is not None:
@@ -89,9 +95,6 @@ def check_outputs(inputs: Iterable[str], files: Mapping[str, str | None] | None 
         for path in paths:
             _check_not_input(option, path, known)
             _check_not_repeated(option, path, seen)
-    for option, folder in folders.items():
-        if folder is not None:
-            _check_holds_no_input(option, folder, known)
 
 
 def input_files(inputs: Iterable[str], include: Sequence[str] = (), skip: str | None = None) -> dict[FileId, _Input]:
@@ -224,10 +227,17 @@ def _check_holds_no_input(option: str, folder: str, known: dict[FileId, _Input])
     if not os.path.lexists(folder):
         return
     real = os.path.realpath(folder)
-    inside = {(file_id): path for path in (_every_file(folder) if os.path.isdir(folder) else [])
-              if (file_id := _file_id(path)) is not None}
+    inside = {_file_id(path) for path in (_every_file(folder) if os.path.isdir(folder) else [])}
     for file_id, what in known.items():
         label = "standard input's file" if what.label == STDIO else what.label
         there = what.label != STDIO and (os.path.realpath(what.label) + os.sep).startswith(real + os.sep)
         if there or file_id in inside:
             raise UsageError(f"{option} holds the input {label}; evalconv never overwrites its input", source=folder)
+
+
+def _check_holds_no_output(option: str, folder: str, outputs: Iterable[tuple[str, str | None]]) -> None:
+    """A file output inside a folder output would be replaced with it, or left as a stranger in it."""
+    real = os.path.realpath(folder)
+    for other, path in outputs:
+        if path is not None and os.path.realpath(path).startswith(real + os.sep):
+            raise UsageError(f"{other} is inside {option} {folder}, a folder the output replaces whole", source=path)

@@ -181,6 +181,17 @@ def test_a_folder_output_that_holds_an_input_is_refused(workspace, capsys):
     assert snapshot(workspace) == before
 
 
+@pytest.mark.parametrize("exists", [False, True])
+def test_a_report_inside_a_dataset_folder_output_is_refused(workspace, capsys, exists):
+    """It would be replaced with the folder, or stay in it as a file the hf writer did not write."""
+    if exists:
+        code, err = run_cli(["set.jsonl", "--to", "hf", "-o", "ds"], capsys)
+        assert code == 0, err
+    before = snapshot(workspace)
+    refused(["set.jsonl", "--to", "hf", "-o", "ds", "--report", "ds/r.json"], capsys, "ds/r.json: --report is inside -o ds")
+    assert snapshot(workspace) == before and not (workspace / "ds" / "r.json").exists()
+
+
 def test_a_folder_conversion_never_writes_over_another_file_of_its_input(workspace, capsys):
     """`sets --to csv -o sets`: sets/b.csv is an input, and b.csv -> b.csv would replace it."""
     before = snapshot(workspace)
@@ -325,6 +336,7 @@ EXAMPLES = {
     "holds-input": ["out/a.jsonl", "--to", "hf", "-o", "out"],
     "stdout-input": ["stats", "set.jsonl"],
     "same-output": ["import", "sheet.csv", "-o", "set.csv", "--report", "set.csv"],
+    "inside-output": ["set.jsonl", "--to", "hf", "-o", "ds", "--report", "ds/report.json"],
     "stdout-closed": ["validate", "set.jsonl"],
 }
 
