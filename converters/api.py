@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import os
-import stat
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from . import parallel
+from . import output_paths, parallel
 from .atomic import AtomicFolder, AtomicOutput, target_kind, together
 from .canonical import jsonvalue
 from .canonical.errors import UsageError
@@ -144,44 +144,11 @@ def ledger_path_for(source: str, output: str) -> str:
 def check_written_paths(source: str, targets: dict[str, str | None]) -> None:
     """Refuse, before anything is read, a write that would land on the input (a file named on
     the command line or standard input redirected from one), on another output, in a folder that
-    does not exist, on a folder, or on what is neither a file nor a stream (a block device)."""
-    seen: dict[str, str] = {}
-    for option, path in targets.items():
-        if path is None:
-            if option in ("-o", "the output") and _same_file(source, STDIO, stdout=True):
-                raise UsageError("standard output is the input file; evalconv never overwrites its input",
-                                 source=label(source))
-            continue
-        if _same_file(source, path):
-            what = "the file standard input reads" if source == STDIO else "the input"
-            raise UsageError(f"{option} is {what}; evalconv never overwrites its input", source=path)
-        real = os.path.realpath(path)
-        if real in seen:
-            raise UsageError(f"{option} and {seen[real]} name the same file", source=path)
-        seen[real] = option
-        if os.path.isdir(path):
-            raise UsageError(f"{option} is a folder, not a file", source=path)
-        target_kind(path)  # refuses a block device or a socket
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            raise UsageError(f"{option}: the folder {folder} does not exist", source=path)
-
-
-def _file_id(fd_or_path: int | str) -> tuple[int, int] | None:
-    """(device, inode) of a regular file; None for anything else (a pipe, a terminal, nothing)."""
-    try:
-        info = os.fstat(fd_or_path) if isinstance(fd_or_path, int) else os.stat(fd_or_path)
-    except (OSError, ValueError):
-        return None
-    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
-
-
-def _same_file(source: str, target: str, *, stdout: bool = False) -> bool:
-    """Whether writing `target` (standard output with `stdout`) would write over the input."""
-    src = _file_id(0) if source == STDIO else _file_id(source)
-    if src is None:
-        return False
-    return src == (_file_id(1) if stdout else _file_id(target))
+    does not exist, on a folder, or on what is neither a file nor a stream (a block device).
+    A target None is standard output (refused when it is the input; when closed, on opening)."""
+    to_stdout = any(path is None for option, path in targets.items() if option in ("-o", "the output"))
+    output_paths.check_outputs([source], {option: path for option, path in targets.items() if path is not None},
+                               stdout=to_stdout and sys.stdout is not None)
 
 
 class _RejectLedger:

@@ -527,11 +527,12 @@ def test_a_closed_stdout_is_one_line_and_exit_2(args):
     assert one_line(done.stderr) == "evalconv: error: <stdout>: standard output is closed; name an output file with -o"
 
 
-def test_commands_that_print_to_a_closed_stdout_do_not_crash():
+def test_commands_that_print_to_a_closed_stdout_fail_the_same_way():
+    """Issue 23 item 11 (every command: tests/test_output_safety.py)."""
     for args in (["validate", str(GOLDEN)], ["formats"], ["schema"]):
         done = subprocess.run(evalconv_command() + args, stderr=subprocess.PIPE, preexec_fn=_close_stdout,
                               timeout=WAIT_SECONDS)
-        assert done.returncode == 0 and b"Traceback" not in done.stderr, (args, done.stderr)
+        assert done.returncode == 2 and "standard output is closed" in one_line(done.stderr), (args, done.stderr)
 
 
 @pytest.mark.parametrize("content", [b"\xef\xbb\xbf", b"\xef\xbb\xbf\n", b""], ids=["bom", "bom-newline", "empty"])

@@ -1,15 +1,18 @@
 """`evalconv DIR --to FORMAT -o OUTDIR`: the folder half of the convert command."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
 import click
 
+from ..api import ledger_path_for
 from ..atomic import AtomicOutput
 from ..batch import FAILED, BatchResult, FileOutcome, convert_tree, plan
 from ..canonical import jsonvalue
 from ..canonical.suggest import count
+from ..output_paths import check_outputs
 from ..texttable import aligned
 
 
@@ -18,7 +21,14 @@ WARNINGS_SHOWN = 3  # per file; a folder of many files must stay readable
 
 def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, include: tuple[str, ...],
                exclude: tuple[str, ...], jobs: int, options: dict[str, Any], **kwargs: Any) -> None:
-    total = len(plan(source, outdir, to=to, include=include, exclude=exclude))
+    pairs = plan(source, outdir, to=to, include=include, exclude=exclude)
+    outputs = [out for _, out in pairs]
+    ledgers = [ledger_path_for(found.path, out) for found, out in pairs] if kwargs.get("keep_going") else []
+    in_outdir = [summary_path] if summary_path and _inside(summary_path, outdir) else []  # a folder the run makes
+    check_outputs([source], {"--summary": None if in_outdir else summary_path},
+                  created={"-o": outputs, "--keep-going's ledger": ledgers, "--summary": in_outdir},
+                  stdout=True, include=include, skip=outdir)
+    total = len(pairs)
     bar = None
     if sys.stderr.isatty():
         bar = click.progressbar(length=total, label="converting", file=sys.stderr,
@@ -59,6 +69,10 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
     click.echo(f"evalconv: {count(len(result.files), 'file')}, {count(sum(f.rows for f in result.files), 'row')}, "
                f"{failed} failed", err=True)
     sys.exit(result.exit_code)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.realpath(path).startswith(os.path.realpath(folder) + os.sep)
 
 
 def summary_table(result: BatchResult) -> str:

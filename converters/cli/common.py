@@ -37,6 +37,14 @@ def handles_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def main_output(output: str | None, folder: bool) -> tuple[dict[str, str | None], dict[str, str | None], bool]:
+    """`-o` as `check_outputs` takes it: the file, the folder a folder format replaces whole, and
+    whether the output goes to standard output (no -o, or `-o -`)."""
+    to_stdout = output in (None, "-")
+    return ({"-o": None if to_stdout or folder else output}, {"-o": None if to_stdout or not folder else output},
+            to_stdout)
+
+
 def print_findings(findings: Iterable[Finding], total: int, kind: str, *, see_all: str) -> None:
     """The first SHOWN_PER_KIND findings on stderr, then how many more and `see_all`: how the
     command at hand lists them all (a flag it has; tests/cli check every hint's flags)."""

@@ -9,12 +9,14 @@ import click
 
 from .. import api
 from ..canonical.errors import UsageError
+from ..atomic import target_kind
 from ..canonical.suggest import count
+from ..output_paths import check_outputs
 from ..registry import REGISTRY
 from ..sources import delimiter_option, folder_format
 from .batch import run_folder
 from .common import delimiter_flag, outside_refs_flag
-from .common import ALL_FINDINGS_VIA_VALIDATE, encoding_option, from_option, handles_errors, print_findings
+from .common import ALL_FINDINGS_VIA_VALIDATE, encoding_option, from_option, handles_errors, main_output, print_findings
 
 
 class _WithFormatOptions(click.Command):
@@ -84,8 +86,12 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
         return
     if include or exclude or summary_path:
         raise UsageError("--include, --exclude and --summary apply to a folder", source=source)
-    api.check_written_paths(source, {"-o": None if output == "-" or REGISTRY.get(to).folder else output,
-                                     "--report": report_path, "--ledger": ledger, **file_options})
+    written, replaced, to_stdout = main_output(output, REGISTRY.get(to).folder)
+    default_ledger = keep_going and not ledger and written["-o"] is not None and target_kind(written["-o"]) == "file"
+    side = {"--report": report_path, "--ledger": ledger, **file_options}
+    if default_ledger:
+        side["--keep-going's ledger"] = api.ledger_path_for(source, output or "")
+    check_outputs([source], {**written, **side}, folders=replaced, stdout=to_stdout)
     result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
                          ledger=ledger, report=report_path, report_ids=bool(report_path), jobs=jobs, **reading,
                          **options)

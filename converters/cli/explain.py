@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from .. import explain as admissibility
+from ..output_paths import check_outputs
 from .common import echo_json, handles_errors
 
 
@@ -15,6 +16,7 @@ from .common import echo_json, handles_errors
 def explain_command(oracle_type: str, evaluator: str | None, output_format: str) -> None:
     """Print the admissibility map for ORACLE_TYPE (or one pairing), with the reasoning and, for
     conditional pairings, the conditions."""
+    check_outputs((), stdout=True)
     result = admissibility.explain(oracle_type, evaluator)
     if output_format == "json":
         echo_json(result)

@@ -6,11 +6,14 @@ import sys
 import click
 
 from .. import sheet_import
-from ..atomic import AtomicOutput
+from ..atomic import AtomicOutput, together
+from ..builder import output_format
 from ..canonical import jsonvalue
 from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.schema import enum
-from .common import echo_json, encoding_option, handles_errors, print_findings
+from ..output_paths import check_outputs
+from ..registry import REGISTRY
+from .common import echo_json, encoding_option, handles_errors, main_output, print_findings
 
 
 @click.command("import")
@@ -39,22 +42,28 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
       evalconv import answers.csv --suggest-map > map.yaml     see (and edit) how columns are matched
       evalconv import answers.csv --map map.yaml -o set.csv     import with your map
     """
+    written, replaced, to_stdout = main_output(output, REGISTRY.get(output_format(output, to)).folder)
+    if suggest_map:  # prints the map; writes nothing
+        written, replaced, to_stdout = {}, {}, True
+    check_outputs([sheet, *([map_path] if map_path else [])], {**written, "--report": report_path}, folders=replaced,
+                  stdout=to_stdout)
     if suggest_map:
         cmap = sheet_import.plan(sheet_import.read_sheet(sheet, encoding), map_path, need_input=False)
         click.echo(sheet_import.suggested_map(cmap), nl=False)
         return
     options = {"excel_safe": True} if excel_safe else {}
-    result = sheet_import.import_sheet(sheet, output, to=to, map_path=map_path, oracle_type=oracle_type,
-                                       provenance=provenance, encoding=encoding, **options)
+    with together():  # the rows and the report, both or neither
+        result = sheet_import.import_sheet(sheet, output, to=to, map_path=map_path, oracle_type=oracle_type,
+                                           provenance=provenance, encoding=encoding, **options)
+        if report_path:
+            with AtomicOutput(report_path) as out:
+                out.stream.write(jsonvalue.dumps(result.to_json(), indent=True) + "\n")
+                out.commit()
     for line in summary_lines(result):
         click.echo(line, err=True)
     print_findings(result.log.errors, result.log.error_count, "errors", see_all="--report FILE lists them all")
     shown = [f for f in result.log.warnings if f.code != "starter-example"]
     print_findings(shown, len(shown), "warnings", see_all="--report FILE lists them all")
-    if report_path:
-        with AtomicOutput(report_path) as out:
-            out.stream.write(jsonvalue.dumps(result.to_json(), indent=True) + "\n")
-            out.commit()
     click.echo(final_line(result), err=True)
     sys.exit(result.exit_code)
 

@@ -7,6 +7,7 @@ from ..canonical.errors import UsageError
 from ..canonical.field_table import field_table
 from ..canonical.runs import attempt_schema, result_schema
 from ..canonical.schema import case_profile_schema, row_schema
+from ..output_paths import check_outputs
 from ..registry import REGISTRY
 from ..texttable import aligned
 from .common import echo_json, handles_errors
@@ -59,6 +60,7 @@ def _yes(flag: bool) -> str:
 @handles_errors
 def formats_command(output_format: str) -> None:
     """Every format: whether it reads and writes, its extensions, and what it loses."""
+    check_outputs((), stdout=True)
     table = format_table()
     if output_format == "json":
         echo_json(table)
@@ -84,6 +86,7 @@ def formats_command(output_format: str) -> None:
 @handles_errors
 def schema_command(case_profile: bool, attempt: bool, result: bool) -> None:
     """Print the published JSON Schema of a canonical row (draft-07)."""
+    check_outputs((), stdout=True)
     if case_profile + attempt + result > 1:
         raise UsageError("give one of --case-profile, --attempt, --result")
     if attempt or result:

@@ -6,14 +6,16 @@ import sys
 import click
 
 from .. import builder
-from ..atomic import AtomicOutput
+from ..atomic import AtomicOutput, together
 from ..canonical import jsonvalue
 from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.errors import UsageError
 from ..canonical.pack import PackError
+from ..output_paths import check_outputs
 from ..packs_doc import packs_markdown
+from ..registry import REGISTRY
 from ..texttable import aligned
-from .common import ALL_FINDINGS_VIA_VALIDATE, echo_json, fail, handles_errors, print_findings
+from .common import ALL_FINDINGS_VIA_VALIDATE, echo_json, fail, handles_errors, main_output, print_findings
 
 EVALUATORS = list(next(iter(ADMISSIBILITY.values())))
 
@@ -44,6 +46,10 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
       evalconv new customer-support -o set.csv     a starter set to edit
       evalconv new rag-qa --to promptfoo -o tests.yaml --case-family grounded-fact
     """
+    written, replaced, to_stdout = main_output(output, REGISTRY.get(builder.output_format(output, to)).folder)
+    if list_:  # prints the list; writes nothing
+        written, replaced, to_stdout = {}, {}, True
+    check_outputs(packs, {**written, "--report": report_path}, folders=replaced, stdout=to_stdout)
     try:
         index = builder.load_packs(packs)
     except PackError as err:  # every problem of a broken pack, each on its own line
@@ -71,15 +77,16 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
     if excel_safe and builder.output_format(output, to) != "csv":
         raise UsageError("--excel-safe guards CSV cells; it goes with a CSV output")
     options = {"excel_safe": True} if excel_safe else {}
-    result = builder.new_set(family, output, to=to, pack_files=packs, case_families=case_families,
-                             evaluator=evaluator, **options)
+    with together():  # the set and its report, both or neither
+        result = builder.new_set(family, output, to=to, pack_files=packs, case_families=case_families,
+                                 evaluator=evaluator, **options)
+        if report_path and not result.log.error_count:
+            with AtomicOutput(report_path) as out:
+                out.stream.write(jsonvalue.dumps(result.loss.to_json(), indent=True) + "\n")
+                out.commit()
     print_findings(result.log.errors, result.log.error_count, "errors", see_all=ALL_FINDINGS_VIA_VALIDATE)
     shown = [f for f in result.log.warnings if f.code != "starter-example"]
     print_findings(shown, len(shown), "warnings", see_all=ALL_FINDINGS_VIA_VALIDATE)
-    if report_path and not result.log.error_count:
-        with AtomicOutput(report_path) as out:
-            out.stream.write(jsonvalue.dumps(result.loss.to_json(), indent=True) + "\n")
-            out.commit()
     click.echo(summary(result), err=True)
     sys.exit(result.exit_code)
 

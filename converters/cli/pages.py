@@ -1,14 +1,12 @@
 """What the commands that report on a set share (`stats`, `report`, `roundtrip`): `--format`,
-`--by`, `--html PAGE`, the checks on the page's path before any work, and writing the page."""
+`--by`, `--html PAGE`, and writing the page."""
 from __future__ import annotations
 
-import os
 from typing import Any, Callable
 
 import click
 
 from ..atomic import AtomicOutput
-from ..canonical.errors import UsageError
 
 JSON_HELP = "json prints exactly what the library returns."
 
@@ -29,23 +27,16 @@ def html_option(help: str) -> Callable[[Any], Any]:
     return click.option("--html", "html_path", metavar="PAGE", help=help)
 
 
-def check_page_path(path: str, inputs: tuple[str, ...]) -> None:
-    """Refuse a page path that cannot be written, before any work: a folder, a missing folder,
-    or one of the inputs."""
-    if os.path.isdir(path):
-        raise UsageError("--html is a folder, not a file", source=path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(f"--html: the folder {folder} does not exist", source=path)
-    for target in inputs:
-        if os.path.exists(target) and os.path.exists(path) and os.path.samefile(target, path):
-            raise UsageError("--html is an input; evalconv never overwrites its input", source=path)
-
-
 def write_page(path: str, html: str) -> None:
-    """Write the page whole or not at all, and say so on stderr."""
+    """Write the page whole or not at all; inside `together()`, with the command's other outputs.
+    Its path was checked with the command's other outputs before any work (`check_outputs`)."""
     with AtomicOutput(path) as out:
-        assert out.stream is not None
         out.stream.write(html)
         out.commit()
-    click.echo(f"evalconv: wrote {path}", err=True)
+
+
+def say_written(*paths: str | None) -> None:
+    """Once published: say where each output went, on stderr."""
+    for path in paths:
+        if path:
+            click.echo(f"evalconv: wrote {path}", err=True)

@@ -1,17 +1,19 @@
 """`evalconv report RUN... --cases SET...` and `evalconv runs import SOURCE... --store DIR`."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
 import click
 
-from .. import runreport, runstore
+from .. import runindex, runreport, runstore
 from ..canonical.errors import UsageError
+from ..output_paths import check_outputs
 from ..results_registry import RESULTS_REGISTRY
 from ..texttable import aligned
 from .common import echo_json, handles_errors
-from .pages import by_option, check_page_path, format_option, html_option, write_page
+from .pages import by_option, format_option, html_option, say_written, write_page
 
 _harness_option = click.option("--harness", type=click.Choice(sorted(RESULTS_REGISTRY.readers)), default=None,
                                help="Whose run output the files are (default: from their content).")
@@ -51,18 +53,18 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
     A RUN is a run store folder (`evalconv runs import`) or a harness's own output file
     (promptfoo, DeepEval, Braintrust, LangSmith). Exit 1 when a --fail-under gate is not met.
     """
-    if html_path is not None:
-        check_page_path(html_path, runs + cases)
+    check_outputs(runs + cases, {"--html": html_path}, stdout=True)
     result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
                               gates=gates, gate_field=gate_field, harness=harness)
-    if output_format == "json":
-        echo_json(result)
-    else:
-        click.echo(render_text(result))
     if html_path is not None:
         from ..pages.report_page import render
 
         write_page(html_path, render(result))
+    if output_format == "json":
+        echo_json(result)
+    else:
+        click.echo(render_text(result))
+    say_written(html_path)
     sys.exit(1 if any(not g["ok"] for g in result["gates"]) else 0)
 
 
@@ -133,6 +135,8 @@ def runs_group() -> None:
 def import_command(sources: tuple[str, ...], store: str, harness: str | None, output_format: str) -> None:
     """Append a harness's run output to the store. Importing the same run again adds nothing; a
     rerun adds attempts; a rescoring adds results. Exit 1 when a stored attempt would change."""
+    store_files = [os.path.join(store, name) for name in (*runstore.FILES.values(), runindex.INDEX)]
+    check_outputs(sources, created={"--store": store_files}, stdout=True)
     for path in sources:  # every file must be known before anything is appended
         (RESULTS_REGISTRY.get(harness) if harness else RESULTS_REGISTRY.detect(path))
     summary = runstore.import_runs(store, ((p, RESULTS_REGISTRY.read(p, harness)) for p in sources))

@@ -7,10 +7,12 @@ from typing import Sequence
 import click
 
 from .. import roundtrip as gate
+from ..atomic import together
 from ..junit import Case, write_junit
+from ..output_paths import check_outputs
 from ..texttable import aligned
 from .common import echo_json, encoding_option, from_option, handles_errors
-from .pages import check_page_path, format_option, html_option, write_page
+from .pages import format_option, html_option, say_written, write_page
 
 
 @click.command("roundtrip")
@@ -34,10 +36,18 @@ def roundtrip_command(targets: tuple[str, ...], via: tuple[str, ...], strict: bo
     Each set goes canonical -> FORMAT -> canonical. Canonical formats must come back identical;
     a vendor format must differ by exactly what its loss report lists.
     """
-    if html_path:
-        check_page_path(html_path, targets)
+    check_outputs(targets, {"--junit": junit_path, "--html": html_path}, stdout=True, include=include)
     report = gate.check(targets, via=via, from_=from_, strict=strict, include=include, exclude=exclude,
                         encoding=encoding)
+    written = report.exit_code != 2  # a failed run writes nothing
+    if written:
+        with together():  # both or neither
+            if junit_path:
+                write_junit(junit_path, junit_cases(report), name="evalconv roundtrip")
+            if html_path:
+                from ..pages.roundtrip_page import render
+
+                write_page(html_path, render(report.to_json()))
     for line in report.unreadable:
         click.echo(f"evalconv: error: {line}", err=True)
     if output_format == "json":
@@ -48,12 +58,8 @@ def roundtrip_command(targets: tuple[str, ...], via: tuple[str, ...], strict: bo
             for problem in result.problems:
                 click.echo(f"{result.file}: via {result.via}: {problem.id or '-'} {problem.path}: {problem.problem}",
                            err=True)
-    if junit_path:
-        write_junit(junit_path, junit_cases(report), name="evalconv roundtrip")
-    if html_path:
-        from ..pages.roundtrip_page import render
-
-        write_page(html_path, render(report.to_json()))
+    if written:
+        say_written(junit_path, html_path)
     sys.exit(report.exit_code)
 
 

@@ -7,9 +7,10 @@ from typing import Any
 import click
 
 from .. import stats as coverage
+from ..output_paths import check_outputs
 from ..texttable import aligned
 from .common import echo_json, encoding_option, from_option, handles_errors
-from .pages import by_option, check_page_path, format_option, html_option, write_page
+from .pages import by_option, format_option, html_option, say_written, write_page
 
 SHOWN_VALUES = 15  # per slice in text and markdown; JSON and the page have them all
 BAR_WIDTH = 28
@@ -46,12 +47,16 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
     All files (folders walked) count as one set. Exit 0 ok; 1 when a --min or --fail-on check
     fails or rows are invalid; 2 on usage errors or unreadable files.
     """
-    if html_path is not None:
-        check_page_path(html_path, targets)
+    check_outputs(targets, {"--html": html_path}, stdout=True, include=include)
     result = coverage.stats(targets, by=by, from_=from_, encoding=encoding, include=include, exclude=exclude,
                             samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on,
                             jobs=jobs)
     data = result.to_json()
+    written = html_path if html_path is not None and result.exit_code != 2 else None  # a failed run writes nothing
+    if written is not None:
+        from ..pages.stats_page import render
+
+        write_page(written, render(data))
     for line in result.unreadable:
         click.echo(f"evalconv: error: {line}", err=True)
     if output_format == "json":
@@ -60,10 +65,7 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
         click.echo(markdown(data))
     else:
         click.echo(text(data))
-    if html_path is not None:
-        from ..pages.stats_page import render
-
-        write_page(html_path, render(data))
+    say_written(written)
     if result.invalid:
         click.echo(f"evalconv: {coverage.plural(result.invalid, 'row')} invalid, not counted; run evalconv validate",
                    err=True)

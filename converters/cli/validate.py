@@ -11,6 +11,7 @@ from ..sources import delimiter_option
 from ..canonical.suggest import count
 from ..registry import REGISTRY
 from ..junit import Case, write_junit
+from ..output_paths import check_outputs
 from .common import outside_refs_flag
 from .common import delimiter_flag, echo_json, encoding_option, from_option, handles_errors, print_findings
 
@@ -38,10 +39,11 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
 
     Exit 0 with no errors (warnings allowed), 1 with any error, 2 when a file cannot be read.
     """
+    check_outputs(sources + packs, {"--junit": junit_path}, stdout=True)
     index = load_packs(packs) if packs else None
     report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs,
                           delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs, packs=index)
-    if junit_path:
+    if junit_path and report.exit_code != 2:  # a failed run writes nothing
         write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":
         echo_json(report.to_json())
