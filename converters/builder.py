@@ -83,20 +83,11 @@ def output_format(path: str | None, to: str | None) -> str:
         return to
     if path is None:
         return DEFAULT_FORMAT
-    lowered = path.lower()
-    best: tuple[int, int, str] | None = None
-    for fmt in REGISTRY.all():
-        if not fmt.can_write:
-            continue
-        length = max((len(e) for e in fmt.extensions if lowered.endswith(e)), default=0)
-        if length:
-            canonical = 1 if fmt.name in ("csv", "json", "jsonl") else 0
-            if best is None or (length, canonical) > best[:2]:
-                best = (length, canonical, fmt.name)
-    if best is None:
+    name = REGISTRY.for_output(path)
+    if name is None:
         raise UsageError("cannot tell the output format from the extension; name it with --to "
                          f"({', '.join(REGISTRY.names())})", source=path)
-    return best[2]
+    return name
 
 
 @dataclass

@@ -46,11 +46,39 @@ class Registry:
     def names(self) -> list[str]:
         return list(self._targets)
 
+    def for_output(self, path: str) -> str | None:
+        """The format an output's name says: the longest extension a writing format claims (the
+        canonical format wins a tie), or None."""
+        lowered = path.lower()
+        best: tuple[int, int, str] | None = None
+        for fmt in self.all():
+            if not fmt.can_write:
+                continue
+            length = max((len(e) for e in fmt.extensions if lowered.endswith(e)), default=0)
+            if length:
+                canonical = 1 if fmt.name in ("csv", "json", "jsonl") else 0
+                if best is None or (length, canonical) > best[:2]:
+                    best = (length, canonical, fmt.name)
+        return best[2] if best else None
+
+    def _extension_owner(self, word: str) -> str | None:
+        """The format a bare extension given as a format name belongs to (`--to yaml` -> promptfoo)."""
+        word = word.strip().lower().lstrip(".")
+        if not word or not word.replace("-", "").replace(".", "").isalnum():
+            return None
+        try:
+            return self.for_output(f"x.{word}")
+        except Exception:  # a broken plugin: no suggestion rather than a second error
+            return None
+
     def get(self, name: str) -> Format:
         target = self._targets.get(name)
         if target is None:
             known = by_closeness(name, self._targets)
-            raise UsageError(f"unknown format '{name}'{did_you_mean(name, known)} (known: {', '.join(known)})")
+            owner = self._extension_owner(name)
+            hint = (f"; .{name.lstrip('.').lower()} files are written by --to {owner}" if owner
+                    else did_you_mean(name, known))
+            raise UsageError(f"unknown format '{name}'{hint} (known: {', '.join(known)})")
         if isinstance(target, str):
             module, _, attr = target.partition(":")
             try:

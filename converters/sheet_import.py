@@ -10,6 +10,7 @@ import csv
 import hashlib
 import io
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -85,11 +86,14 @@ class Sheet:
 
 
 def read_sheet(path: str, encoding: str | None = None) -> Sheet:
-    if dataset_sheet.is_dataset(path):  # a Parquet file or a Hugging Face dataset folder
+    if path != "-" and dataset_sheet.is_dataset(path):  # a Parquet file or a Hugging Face dataset folder
         return dataset_sheet.read_dataset(path)
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        if path == "-":  # standard input: a CSV, TSV or JSONL sheet piped in
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                raw = f.read()
     except OSError as err:
         raise ReadError(f"cannot read the sheet: {err.strerror or err}", source=path) from None
     try:

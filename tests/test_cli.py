@@ -88,7 +88,7 @@ def test_output_equal_to_input_is_refused(tmp_path):
 @pytest.mark.parametrize("args,fragment", [
     (["missing.csv", "--to", "json"], "missing.csv: no such file"),
     ([str(GOLDEN), "--to", "nope"], "unknown format 'nope'"),
-    ([str(GOLDEN)], "Missing option '--to'"),
+    ([str(GOLDEN)], "name the output format with --to FORMAT"),
     ([str(GOLDEN), "--to", "json", "--from", "nope"], "unknown format 'nope'"),
 ])
 def test_usage_errors_exit_2(args, fragment):

@@ -239,8 +239,8 @@ def failing_write(monkeypatch):
 
 
 @pytest.mark.parametrize("args,late", [
-    (["import", "sheet.csv", "-o", "out.jsonl", "--report", "report.json"], "report.json"),
-    (["new", "customer-support", "-o", "out.jsonl", "--report", "report.json"], "report.json"),
+    (["import", "sheet.csv", "-o", "out.jsonl", "--report", "report.json", "--force"], "report.json"),
+    (["new", "customer-support", "-o", "out.jsonl", "--report", "report.json", "--force"], "report.json"),
     (["roundtrip", "set.jsonl", "--via", "jsonl", "--junit", "out.jsonl", "--html", "report.json"], "report.json"),
     (["roundtrip", "set.jsonl", "--via", "jsonl", "--junit", "report.json", "--html", "out.jsonl"], "report.json"),
 ])

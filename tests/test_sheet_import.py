@@ -23,7 +23,7 @@ def sheet(tmp_path, text: str, name: str = "sheet.csv", bom: bool = False):
 
 def imported(tmp_path, src, *args):
     out = tmp_path / "out.jsonl"
-    result = run("import", src, "-o", out, *args)
+    result = run("import", src, "-o", out, "--force", *args)  # tests import again over their out.jsonl
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] if out.exists() else []
     return result, rows
 

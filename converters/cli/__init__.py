@@ -31,7 +31,7 @@ class _DefaultToConvert(click.Group):
     """Routes `evalconv IN ...` to the convert command."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V"):
             if _mistyped_command(args[0]):
                 commands = by_closeness(args[0], self.commands)
                 ctx.fail(f"'{args[0]}' is neither a file or folder here nor a command"
@@ -50,7 +50,7 @@ def _mistyped_command(word: str) -> bool:
 
 
 @click.group(cls=_DefaultToConvert, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="evalconv")
+@click.version_option(__version__, "-V", "--version", prog_name="evalconv")
 def cli() -> None:
     """Move LLM evaluation golden sets between formats without losing what they mean.
 
@@ -83,6 +83,7 @@ cli.add_command(runs_group)
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE in sysexits.h
+COMPLETE_VAR = "_EVALCONV_COMPLETE"  # click's name for it: _{PROG}_COMPLETE
 
 
 def main(argv: list[str] | None = None) -> Any:
@@ -91,6 +92,10 @@ def main(argv: list[str] | None = None) -> Any:
     end = args.index("--") if "--" in args else len(args)
     debug = "--debug" in args[:end] or os.environ.get("EVALCONV_DEBUG", "") not in ("", "0")
     args = [a for i, a in enumerate(args) if a != "--debug" or i >= end]
+    if os.environ.get(COMPLETE_VAR):  # the shell asks for completions (docs: README, "Shell completion")
+        from click.shell_completion import shell_complete
+
+        sys.exit(shell_complete(cli, {}, "evalconv", COMPLETE_VAR, os.environ[COMPLETE_VAR]))
     # click's own main would turn a Ctrl-C in its code into a blank line and "Aborted!", exit 1.
     try:
         with cli.make_context("evalconv", args) as ctx:

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from typing import Any, Callable, Iterable, NoReturn
 
 import click
 
 from ..canonical import jsonvalue
-from ..canonical.errors import EvalconvError
+from ..canonical.errors import EvalconvError, UsageError
 from ..canonical.findings import Finding
 
 SHOWN_PER_KIND = 50
@@ -73,3 +74,18 @@ outside_refs_flag = click.option(
     help="promptfoo: follow file:// and vars references that lead outside the input's folder.")
 encoding_option = click.option("--encoding", metavar="NAME",
                                help="Input text encoding (default utf-8; e.g. cp1252 for old sheets).")
+
+
+force_flag = click.option("--force", is_flag=True,
+                          help="Replace OUT if it exists (it may hold a set someone edited).")
+
+
+def refuse_existing(output: str | None, force: bool, command: str) -> None:
+    """`new` and `import` start a set: one that already sits at OUT may hold a person's edits, so it
+    is replaced only with --force (a conversion rewrites its own output, as it always has)."""
+    if force or output in (None, "-") or not os.path.lexists(output):
+        return
+    if os.path.exists(output) and not (os.path.isfile(output) or os.path.isdir(output)):
+        return  # a FIFO or a device is streamed to, never replaced
+    raise UsageError(f"exists: `evalconv {command}` does not replace a set, which may hold edits; "
+                     f"choose another -o, or add --force to replace it", source=output)

@@ -42,7 +42,9 @@ def _flag(name: str, default: Any, meta: Any) -> click.Option:
 
 @click.command("convert", cls=_WithFormatOptions)
 @click.argument("source", metavar="IN")
-@click.option("--to", "to", required=True, metavar="FORMAT", help="Output format (see `evalconv formats`).")
+@click.option("--to", "to", metavar="FORMAT",
+              shell_complete=lambda ctx, param, incomplete: sorted(n for n in REGISTRY.names() if n.startswith(incomplete)),
+              help="Output format (see `evalconv formats`; default: told by the -o file's extension).")
 @click.option("-o", "--output", metavar="OUT", help="Output file (default: standard output).")
 @from_option
 @click.option("--report", "report_path", metavar="PATH", help="Write the loss report here as JSON.")
@@ -59,7 +61,7 @@ def _flag(name: str, default: Any, meta: Any) -> click.Option:
                    "JSONL file (default up to 2; 1 is serial).")
 @click.option("--summary", "summary_path", metavar="PATH", help="Folder: write the summary table as JSON.")
 @handles_errors
-def convert_command(source: str, to: str, output: str | None, from_: str | None, report_path: str | None,
+def convert_command(source: str, to: str | None, output: str | None, from_: str | None, report_path: str | None,
                     keep_going: bool, ledger: str | None, encoding: str | None, delimiter: str | None,
                     allow_outside_refs: bool,
                     include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
@@ -69,6 +71,7 @@ def convert_command(source: str, to: str, output: str | None, from_: str | None,
     If any row is invalid nothing is written and the exit code is 1, unless --keep-going.
     A folder is mirrored under -o OUTDIR; one bad file never stops the others.
     """
+    to = to or _format_of_output(source, output)
     REGISTRY.writer_options(REGISTRY.get(to), None, options)  # another format's option: refused now
     declared = REGISTRY.declared_options()
     file_options = {declared[name].metadata["flag"]: value for name, value in options.items()
@@ -132,3 +135,14 @@ def _summary(result: api.ConversionResult) -> str:
     else:
         parts.append("lossless")
     return head + ", ".join(parts)
+
+
+def _format_of_output(source: str, output: str | None) -> str:
+    """No --to: the format an output file's extension names, as `new` and `import` take it."""
+    named = None if output in (None, "-") or os.path.isdir(source) else REGISTRY.for_output(output)
+    if named is None:
+        where = ("a folder's output is a folder" if os.path.isdir(source) and output
+                 else "standard output has no extension" if output in (None, "-")
+                 else f"the extension of {output} names no format")
+        raise UsageError(f"name the output format with --to FORMAT ({where}; `evalconv formats` lists them)")
+    return named

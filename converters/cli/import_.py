@@ -13,7 +13,8 @@ from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.schema import enum
 from ..output_paths import check_outputs
 from ..registry import REGISTRY
-from .common import echo_json, encoding_option, handles_errors, main_output, print_findings
+from ..canonical.suggest import count
+from .common import force_flag, refuse_existing, echo_json, encoding_option, handles_errors, main_output, print_findings
 
 
 @click.command("import")
@@ -31,10 +32,11 @@ from .common import echo_json, encoding_option, handles_errors, main_output, pri
 @click.option("--report", "report_path", metavar="PATH", help="Write the import summary (with the loss report) as JSON.")
 @click.option("--excel-safe", is_flag=True, help="CSV: guard cells a spreadsheet would run as formulas.")
 @encoding_option
+@force_flag
 @handles_errors
 def import_command(sheet: str, output: str | None, to: str | None, map_path: str | None, suggest_map: bool,
                    oracle_type: str | None, provenance: str, report_path: str | None, excel_safe: bool,
-                   encoding: str | None) -> None:
+                   encoding: str | None, force: bool = False) -> None:
     """Turn an ad-hoc sheet (CSV, TSV or JSONL, any column names), a Parquet file or a Hugging
     Face dataset folder into canonical rows.
 
@@ -52,6 +54,7 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
         click.echo(sheet_import.suggested_map(cmap), nl=False)
         return
     options = {"excel_safe": True} if excel_safe else {}
+    refuse_existing(output, force, "import")
     with together():  # the rows and the report, both or neither
         result = sheet_import.import_sheet(sheet, output, to=to, map_path=map_path, oracle_type=oracle_type,
                                            provenance=provenance, encoding=encoding, **options)
@@ -70,7 +73,7 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
 
 def summary_lines(result: sheet_import.ImportResult) -> list[str]:
     cmap = result.cmap
-    out = [f"evalconv: import {result.sheet}: {result.rows} rows"
+    out = [f"evalconv: import {result.sheet}: {count(result.rows, 'row')}"
            + (f" ({result.blank} blank rows skipped)" if result.blank else "")]
     for how, title in (("matched", "matched"), ("mapped", "from --map"), ("unmapped", "kept as metadata")):
         cols = [f"{c} -> {t[2:]}" for c, t in cmap.targets.items() if cmap.how[c] == how]
@@ -87,10 +90,10 @@ def summary_lines(result: sheet_import.ImportResult) -> list[str]:
 def final_line(result: sheet_import.ImportResult) -> str:
     head = f"evalconv: {result.sheet} -> {result.output or '<stdout>'} ({result.format}): "
     if not result.wrote_output:
-        return head + f"nothing written: {result.log.error_count} errors (fix the sheet or the map)"
-    parts = [f"{result.loss.rows} rows written"]
+        return head + f"nothing written: {count(result.log.error_count, 'error')} (fix the sheet or the map)"
+    parts = [f"{count(result.loss.rows, 'row')} written"]
     if result.log.warning_count:
-        parts.append(f"{result.log.warning_count} warnings")
+        parts.append(count(result.log.warning_count, "warning"))
     if result.starters:
         parts.append(f"{result.starters} starter examples to replace before use")
     if result.loss.lossy:

@@ -15,7 +15,8 @@ from ..output_paths import check_outputs
 from ..packs_doc import packs_markdown
 from ..registry import REGISTRY
 from ..texttable import aligned
-from .common import ALL_FINDINGS_VIA_VALIDATE, echo_json, fail, handles_errors, main_output, print_findings
+from ..canonical.suggest import count
+from .common import force_flag, refuse_existing, ALL_FINDINGS_VIA_VALIDATE, echo_json, fail, handles_errors, main_output, print_findings
 
 EVALUATORS = list(next(iter(ADMISSIBILITY.values())))
 
@@ -35,10 +36,11 @@ EVALUATORS = list(next(iter(ADMISSIBILITY.values())))
 @click.option("--excel-safe", is_flag=True, help="CSV: guard cells a spreadsheet would run as formulas.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="--list: text, JSON, or the markdown of docs/packs.md.")
+@force_flag
 @handles_errors
 def new_command(family: str | None, list_: bool, output: str | None, to: str | None, packs: tuple[str, ...],
                 case_families: tuple[str, ...], evaluator: str | None, report_path: str | None,
-                excel_safe: bool, output_format: str) -> None:
+                excel_safe: bool, output_format: str, force: bool = False) -> None:
     """Start a set: write FAMILY's starter rows (edit them, then replace their expected behaviour).
 
     \b
@@ -77,6 +79,7 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
     if excel_safe and builder.output_format(output, to) != "csv":
         raise UsageError("--excel-safe guards CSV cells; it goes with a CSV output")
     options = {"excel_safe": True} if excel_safe else {}
+    refuse_existing(output, force, "new")
     with together():  # the set and its report, both or neither
         result = builder.new_set(family, output, to=to, pack_files=packs, case_families=case_families,
                                  evaluator=evaluator, **options)
@@ -94,9 +97,9 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
 def summary(result: builder.BuildResult) -> str:
     head = f"evalconv: new {result.family} -> {result.output or '<stdout>'} ({result.format}): "
     if result.log.error_count:
-        return head + f"nothing written: {result.log.error_count} errors in the starter rows"
+        return head + f"nothing written: {count(result.log.error_count, 'error')} in the starter rows"
     families = len(result.case_families)
-    parts = [f"{result.rows} rows written ({families} case famil{'y' if families == 1 else 'ies'})",
+    parts = [f"{count(result.rows, 'row')} written ({families} case famil{'y' if families == 1 else 'ies'})",
              f"{result.starters} starter examples to replace before use"]
     loss = result.loss
     if loss.lossy:

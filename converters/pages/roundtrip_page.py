@@ -5,6 +5,7 @@ import os
 from typing import Any
 
 from ..canonical.schema import CASE_FIELDS
+from ..canonical.suggest import count
 from .kit import PALETTES, card, drill, drill_id, esc, gap_list, page, table, tiles
 
 __all__ = ["drill_id", "fates", "render"]
@@ -153,7 +154,7 @@ def _failures(data: dict[str, Any]) -> list[dict[str, Any]]:
         if failed:
             paths = sorted({p["path"] for p in r["problems"]})
             ids = list(dict.fromkeys(p["id"] for p in r["problems"] if p["id"]))
-            message = (f"{r['file']} via {r['via']}: {len(r['problems'])} differences the loss report does not "
+            message = (f"{r['file']} via {r['via']}: {count(len(r['problems']), 'difference')} the loss report does not "
                        f"explain, at {', '.join(paths[:6])}" if r["problems"] else
                        f"{r['file']} via {r['via']}: lossy under --strict")
             out.append({"code": f"{r['via']}: {r['status']}", "message": message, "count": len(r["problems"]),
