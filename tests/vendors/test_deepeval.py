@@ -195,8 +195,8 @@ def test_labels_and_scenario_never_reach_input_or_a_top_level_scenario():
 
 
 def test_user_metadata_is_carried_and_deepeval_fields_go_back_in_place():
-    metadata = {"team": "billing",
-                "deepeval": {"context": ["Refunds take 5 days."], "comments": "note", "source_file": "kb.md",
+    metadata = {"team": "billing", "referenceContexts": ["Refunds take 5 days."],
+                "deepeval": {"context": ["old"], "comments": "note", "source_file": "kb.md",
                              "custom_column_key_values": {"tier": "gold"}, "user_description": "x",
                              "additional_metadata": {"ticket": "ZD-1"}},
                 "deepeval_run": {"actual_output": "ok", "token_cost": 0.5, "input_token_count": "bad"}}
@@ -208,13 +208,13 @@ def test_user_metadata_is_carried_and_deepeval_fields_go_back_in_place():
     assert golden["input_token_count"] is None
     assert golden["additional_metadata"]["ticket"] == "ZD-1"
     got = carried(report, "cs-1")
-    assert {"$.metadata.team", "$.metadata.deepeval.user_description",
+    assert {"$.metadata.team", "$.metadata.deepeval.user_description", "$.metadata.deepeval.context",
             "$.metadata.deepeval_run.input_token_count", "$.metadata.deepeval.additional_metadata"} <= set(got)
-    assert "$.metadata.deepeval.context" not in got
+    assert "$.metadata.referenceContexts" not in got
 
 
 def test_jsonl_keeps_lists_as_lists():
-    text, _ = write([make_row(metadata={"deepeval": {"context": ["a|b", "c"]}})], "jsonl")
+    text, _ = write([make_row(metadata={"referenceContexts": ["a|b", "c"]})], "jsonl")
     assert json.loads(text)["context"] == ["a|b", "c"]
 
 
@@ -246,10 +246,10 @@ def test_csv_reports_number_like_columns_only_when_the_whole_column_is():
 
 
 def test_csv_reports_pipes_in_list_items_and_nul_characters():
-    row = make_row(input="a\x00b", metadata={"deepeval": {"context": ["x|y", "z"]}})
+    row = make_row(input="a\x00b", metadata={"referenceContexts": ["x|y", "z"]})
     text, report = write([row], "csv")
     got = carried(report, "cs-1")
-    assert "$.metadata.deepeval.context[0]" in got and "$.input" in got
+    assert "$.metadata.referenceContexts[0]" in got and "$.input" in got
     assert "\x00" not in text
     (record,) = goldens(text, "csv")
     assert record["input"] == '"a\\u0000b"' and record["context"] == "x|y|z"
@@ -303,11 +303,13 @@ def test_fixture_reads_into_valid_rows_with_the_manifest_facts(name):
         if "expectations" in also:
             if also["expectations"]["must"] and "expected_tools" not in also:
                 assert row.case["evaluator"] == "llm-judge"
-            assert row.case["expectedBehavior"] == "\n".join(also["expectations"]["must"])
+            must = also["expectations"]["must"]
+            assert row.case["expectedBehavior"] == must[0]  # the rest are criteria, as the writer writes them
+            assert row.case.get("evaluationCriteria") == (must[1:] or (must if row.case["oracleType"] == "rubric"
+                                                                       else None))
             assert row.case["unacceptableBehavior"] == also["expectations"]["must_not"]
-        for key in ("context",):
-            if key in also:
-                assert row.metadata["deepeval"][key] == also[key]
+        if "context" in also:  # DeepEval's ground truth: the reference contexts
+            assert row.metadata["referenceContexts"] == also["context"]
         if "retrieval_context" in also:
             assert row.metadata["deepeval_run"]["retrieval_context"] == also["retrieval_context"]
 
@@ -372,7 +374,7 @@ def test_unknown_keys_are_kept_and_reported():
 
 def test_jsonl_pipe_joined_context_is_split_like_deepeval():
     checked, _ = read('{"input": "q", "name": "a", "context": "x|y", "retrieval_context": "r"}\n')
-    assert checked[0].row.metadata["deepeval"]["context"] == ["x", "y"]
+    assert checked[0].row.metadata["referenceContexts"] == ["x", "y"]
     assert checked[0].row.metadata["deepeval_run"]["retrieval_context"] == ["r"]
 
 
