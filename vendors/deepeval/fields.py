@@ -87,9 +87,10 @@ _FIELDS: dict[str, FieldLoss] = {
     "evaluationCriteria.blank": FieldLoss("$.metadata.case.evaluationCriteria[*]", "carried", _KEPT,
                                           "a blank criterion, which expectations.must rejects"),
     "referenceContexts": FieldLoss(f"$.metadata.{REFERENCE_CONTEXTS}", "native", "context",
-                                   "the ground-truth passages a correct answer rests on: DeepEval's contextual "
-                                   "recall, contextual precision and hallucination metrics read context (and "
-                                   "the expectations judge sees it as background)"),
+                                   "the ground-truth passages a correct answer rests on: DeepEval's "
+                                   "HallucinationMetric checks the output against context, and the expectations "
+                                   "judge sees it as background (its contextual recall and precision metrics "
+                                   "read retrieval_context, what the app retrieved, instead)"),
     "referenceContexts.other": FieldLoss(f"$.metadata.{REFERENCE_CONTEXTS}", "carried", _KEPT,
                                          "DeepEval's context is a list of strings: any other value is only carried"),
     "expectedBehavior.blank": FieldLoss("$.metadata.case.expectedBehavior", "carried", _KEPT,
