@@ -542,3 +542,46 @@ def test_edits_to_a_conversational_golden_come_back():
     assert checked[0].row.input == {"messages": [{"role": "user", "content": "Refund now?"}]}
     assert checked[0].row.expected == "Edited"
     assert {e["path"] for e in report.to_json()["edited"]} == {"$.input", "$.expected"}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_regression_added_context_comments_and_retrieval_context_are_kept_and_named(variant):
+    """Issue 24: context, comments and retrieval_context added to an exported golden were dropped
+    and the read said nothing. Each is kept where the canonical row holds it, and named."""
+    row = make_row(expected="$1,000")
+    text, _ = write([row], variant)
+
+    def items(*texts):  # save_as joins list cells with '|' in CSV
+        return "|".join(texts) if variant == "csv" else list(texts)
+
+    def change(golden):
+        golden.update(context=items("Refunds take 5 days."), comments="checked", retrieval_context=items("Policy."),
+                      actual_output="$1,000", source_file="kb.md")
+    checked, report = read(_edited(text, variant, change))
+    got = checked[0].row
+    assert got.metadata["referenceContexts"] == ["Refunds take 5 days."]
+    assert got.metadata["deepeval"] == {"comments": "checked", "source_file": "kb.md"}
+    assert got.metadata["deepeval_run"] == {"retrieval_context": ["Policy."], "actual_output": "$1,000"}
+    assert {e["path"] for e in report.to_json()["edited"]} == {
+        "$.metadata.referenceContexts", "$.metadata.deepeval.comments", "$.metadata.deepeval.source_file",
+        "$.metadata.deepeval_run.retrieval_context", "$.metadata.deepeval_run.actual_output"}
+    again, quiet = read(write([got], variant)[0])  # written back in place: no edit the second time
+    assert again[0].row == got and "edited" not in quiet.to_json()
+
+
+def test_regression_a_rubric_s_must_items_are_its_behaviour_then_its_criteria():
+    """Issue 24: the judge read only the expected behaviour; the criteria follow it in
+    expectations.must, and a golden read without the carried row gives both back."""
+    row = make_row(oracle="rubric", expected=(), evaluator="llm-judge", evaluationCriteria=[" Polite ", "Brief"])
+    once = make_row("one", oracle="rubric", expected=(), evaluationCriteria=["Says when it ships."])
+    text, report = write([row, once])
+    goldens_ = json.loads(text)
+    assert goldens_[0]["expectations"]["must"] == ["Says when it ships.", "Polite", "Brief"]
+    assert goldens_[1]["expectations"]["must"] == ["Says when it ships."]  # its one criterion is its behaviour
+    assert "$.metadata.case.evaluationCriteria" not in carried(report, "cs-1")
+    for golden in goldens_:
+        golden["additional_metadata"] = None
+    checked, _ = read(json.dumps(goldens_))
+    assert checked[0].row.case["evaluationCriteria"] == ["Polite", "Brief"]
+    assert checked[1].row.case["evaluationCriteria"] == ["Says when it ships."]
+    assert [c.row.case["expectedBehavior"] for c in checked] == ["Says when it ships."] * 2
