@@ -566,3 +566,26 @@ def test_regression_deepeval_4_3_metadata_is_read_without_its_deprecation_warnin
         warnings.simplefilter("error", DeprecationWarning)
         metric = _membership_metric()()
         assert metric.measure(case) == 1.0
+
+
+def test_regression_a_conversational_golden_saved_by_deepeval_keeps_its_turn_edits(deepeval):
+    """Issue 24: DeepEval's save_as writes every turn field (nulls too); an untouched chat set reads
+    back with no edit, and a turn edited with DeepEval's own objects keeps what was added."""
+    from deepeval.test_case import ToolCall
+    chat = {"messages": [{"role": "user", "content": "Refund?"}, {"role": "assistant", "content": "Which order?"}]}
+    rows = [Row.from_json({"id": f"c{i}", "input": chat, "metadata": {"case": {
+        "caseId": f"c{i}", "oracleType": "expected-behavior-only", "expectedBehavior": "Asks for the order.",
+        "provenance": "expert-authored", "scenario": "A refund request."}}}) for i in range(2)]
+    with scratch() as tmp:
+        export(rows, tmp / "set.json")
+        dataset = deepeval.EvaluationDataset()
+        dataset.add_goldens_from_json_file(str(tmp / "set.json"))
+        untouched = evalconv.read(dataset.save_as("json", str(tmp), file_name="same"), from_="deepeval")
+        dataset.goldens[0].turns[1].tools_called = [ToolCall(name="lookup_order")]
+        dataset.goldens[1].scenario = "A refund request for order 7."
+        edited = evalconv.read(dataset.save_as("json", str(tmp), file_name="edited"), from_="deepeval")
+    assert untouched.rows == rows and "edited" not in untouched.report.to_json()
+    assert edited.rows[0].input["messages"][1]["tools_called"][0]["name"] == "lookup_order"
+    assert edited.rows[1].case["scenario"] == "A refund request for order 7."
+    assert {(e["path"], tuple(e["ids"])) for e in edited.report.to_json()["edited"]} == {
+        ("$.input", ("c0",)), ("$.metadata.case.scenario", ("c1",))}

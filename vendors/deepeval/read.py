@@ -170,8 +170,7 @@ def _take_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, rep
     conversational = "input" not in golden and is_conversation(carried_row)
     if conversational:  # its turns, then the fields it shares with a single-turn golden
         written = build_conversational(carried_row, QuietLoss())
-        turns = [{k: t[k] for k in ("role", "content") if k in t} if isinstance(t, dict) else t
-                 for t in golden.get("turns") or []]
+        turns = _turns(golden.get("turns"))  # save_as writes every turn field, null ones too
         if "turns" in golden and not jsonvalue.same(turns, value["input"]["messages"]):
             row["input"] = {"messages": turns}
             _said(report, "$.input", value["id"], "turns")
