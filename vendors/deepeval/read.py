@@ -243,10 +243,6 @@ def _tools_as_saved(tools: Any) -> Any:
     return out
 
 
-def _is_messages(value: Any) -> bool:
-    return isinstance(value, dict) and isinstance(value.get("messages"), list)
-
-
 def _put(row: dict[str, Any], group: str, name: str, item: Any) -> str:
     """Keep a DeepEval field's value under metadata.<group>.<name> (None or empty removes it);
     returns its path. A user's own metadata.<group> that is not an object is left alone: the

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import hashlib
 from typing import Any, Iterator
 
 from evalconv.canonical import jsonvalue
@@ -21,7 +20,7 @@ from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 from .._common import records as rec
 from .fields import (CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS,
                      TYPE_TO_ROLE, VENDOR, WRITTEN)
-from .write import build_sample, csv_cell, digest
+from .write import build_sample, csv_cell, digest, digest_text
 
 csv.field_size_limit(MAX_LINE_BYTES)
 EDITED = "{field} was edited in the Ragas file; the edit is kept (it differs from what evalconv wrote)"
@@ -135,7 +134,7 @@ def _take_edits(value: dict[str, Any], sample: dict[str, Any], multi: bool, repo
         theirs = sample.get(field)
         if digests is not None and raw is not None:  # a CSV cell: "" is no value
             cell = raw.get(field, "")
-            same = digests[field] == _digest_text(cell) if field in digests else cell == ""
+            same = digests[field] == digest_text(cell) if field in digests else cell == ""
         elif digests is not None:
             same = field in digests and field in sample and digests[field] == digest(theirs, False)
         else:
@@ -181,10 +180,6 @@ def _take_edits(value: dict[str, Any], sample: dict[str, Any], multi: bool, repo
                 report.edit(path, row_id, f"{field} is not a Ragas sample field; added in the file, it is kept here")
                 continue
         report.edit(path, row_id, EDITED.format(field=field))
-
-
-def _digest_text(cell: str) -> str:
-    return hashlib.sha256(cell.encode("utf-8")).hexdigest()[:12]
 
 
 def _set(target: dict[str, Any], key: str, value: Any) -> None:

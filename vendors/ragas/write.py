@@ -116,7 +116,10 @@ def build_sample(row: Row, report: LossReporter, multi: bool, csv_cells: bool = 
 
 def digest(value: Any, csv_cells: bool) -> str:
     """A short fingerprint of a native field as the file holds it (the CSV cell, or the JSON value)."""
-    text = csv_cell(value) if csv_cells else jsonvalue.dumps(value)
+    return digest_text(csv_cell(value) if csv_cells else jsonvalue.dumps(value))
+
+
+def digest_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
