@@ -195,8 +195,8 @@ def test_labels_and_scenario_never_reach_input_or_a_top_level_scenario():
 
 
 def test_user_metadata_is_carried_and_deepeval_fields_go_back_in_place():
-    metadata = {"team": "billing",
-                "deepeval": {"context": ["Refunds take 5 days."], "comments": "note", "source_file": "kb.md",
+    metadata = {"team": "billing", "referenceContexts": ["Refunds take 5 days."],
+                "deepeval": {"context": ["old"], "comments": "note", "source_file": "kb.md",
                              "custom_column_key_values": {"tier": "gold"}, "user_description": "x",
                              "additional_metadata": {"ticket": "ZD-1"}},
                 "deepeval_run": {"actual_output": "ok", "token_cost": 0.5, "input_token_count": "bad"}}
@@ -208,13 +208,13 @@ def test_user_metadata_is_carried_and_deepeval_fields_go_back_in_place():
     assert golden["input_token_count"] is None
     assert golden["additional_metadata"]["ticket"] == "ZD-1"
     got = carried(report, "cs-1")
-    assert {"$.metadata.team", "$.metadata.deepeval.user_description",
+    assert {"$.metadata.team", "$.metadata.deepeval.user_description", "$.metadata.deepeval.context",
             "$.metadata.deepeval_run.input_token_count", "$.metadata.deepeval.additional_metadata"} <= set(got)
-    assert "$.metadata.deepeval.context" not in got
+    assert "$.metadata.referenceContexts" not in got
 
 
 def test_jsonl_keeps_lists_as_lists():
-    text, _ = write([make_row(metadata={"deepeval": {"context": ["a|b", "c"]}})], "jsonl")
+    text, _ = write([make_row(metadata={"referenceContexts": ["a|b", "c"]})], "jsonl")
     assert json.loads(text)["context"] == ["a|b", "c"]
 
 
@@ -246,10 +246,10 @@ def test_csv_reports_number_like_columns_only_when_the_whole_column_is():
 
 
 def test_csv_reports_pipes_in_list_items_and_nul_characters():
-    row = make_row(input="a\x00b", metadata={"deepeval": {"context": ["x|y", "z"]}})
+    row = make_row(input="a\x00b", metadata={"referenceContexts": ["x|y", "z"]})
     text, report = write([row], "csv")
     got = carried(report, "cs-1")
-    assert "$.metadata.deepeval.context[0]" in got and "$.input" in got
+    assert "$.metadata.referenceContexts[0]" in got and "$.input" in got
     assert "\x00" not in text
     (record,) = goldens(text, "csv")
     assert record["input"] == '"a\\u0000b"' and record["context"] == "x|y|z"
@@ -303,11 +303,13 @@ def test_fixture_reads_into_valid_rows_with_the_manifest_facts(name):
         if "expectations" in also:
             if also["expectations"]["must"] and "expected_tools" not in also:
                 assert row.case["evaluator"] == "llm-judge"
-            assert row.case["expectedBehavior"] == "\n".join(also["expectations"]["must"])
+            must = also["expectations"]["must"]
+            assert row.case["expectedBehavior"] == must[0]  # the rest are criteria, as the writer writes them
+            assert row.case.get("evaluationCriteria") == (must[1:] or (must if row.case["oracleType"] == "rubric"
+                                                                       else None))
             assert row.case["unacceptableBehavior"] == also["expectations"]["must_not"]
-        for key in ("context",):
-            if key in also:
-                assert row.metadata["deepeval"][key] == also[key]
+        if "context" in also:  # DeepEval's ground truth: the reference contexts
+            assert row.metadata["referenceContexts"] == also["context"]
         if "retrieval_context" in also:
             assert row.metadata["deepeval_run"]["retrieval_context"] == also["retrieval_context"]
 
@@ -372,7 +374,7 @@ def test_unknown_keys_are_kept_and_reported():
 
 def test_jsonl_pipe_joined_context_is_split_like_deepeval():
     checked, _ = read('{"input": "q", "name": "a", "context": "x|y", "retrieval_context": "r"}\n')
-    assert checked[0].row.metadata["deepeval"]["context"] == ["x", "y"]
+    assert checked[0].row.metadata["referenceContexts"] == ["x", "y"]
     assert checked[0].row.metadata["deepeval_run"]["retrieval_context"] == ["r"]
 
 
@@ -540,3 +542,46 @@ def test_edits_to_a_conversational_golden_come_back():
     assert checked[0].row.input == {"messages": [{"role": "user", "content": "Refund now?"}]}
     assert checked[0].row.expected == "Edited"
     assert {e["path"] for e in report.to_json()["edited"]} == {"$.input", "$.expected"}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_regression_added_context_comments_and_retrieval_context_are_kept_and_named(variant):
+    """Issue 24: context, comments and retrieval_context added to an exported golden were dropped
+    and the read said nothing. Each is kept where the canonical row holds it, and named."""
+    row = make_row(expected="$1,000")
+    text, _ = write([row], variant)
+
+    def items(*texts):  # save_as joins list cells with '|' in CSV
+        return "|".join(texts) if variant == "csv" else list(texts)
+
+    def change(golden):
+        golden.update(context=items("Refunds take 5 days."), comments="checked", retrieval_context=items("Policy."),
+                      actual_output="$1,000", source_file="kb.md")
+    checked, report = read(_edited(text, variant, change))
+    got = checked[0].row
+    assert got.metadata["referenceContexts"] == ["Refunds take 5 days."]
+    assert got.metadata["deepeval"] == {"comments": "checked", "source_file": "kb.md"}
+    assert got.metadata["deepeval_run"] == {"retrieval_context": ["Policy."], "actual_output": "$1,000"}
+    assert {e["path"] for e in report.to_json()["edited"]} == {
+        "$.metadata.referenceContexts", "$.metadata.deepeval.comments", "$.metadata.deepeval.source_file",
+        "$.metadata.deepeval_run.retrieval_context", "$.metadata.deepeval_run.actual_output"}
+    again, quiet = read(write([got], variant)[0])  # written back in place: no edit the second time
+    assert again[0].row == got and "edited" not in quiet.to_json()
+
+
+def test_regression_a_rubric_s_must_items_are_its_behaviour_then_its_criteria():
+    """Issue 24: the judge read only the expected behaviour; the criteria follow it in
+    expectations.must, and a golden read without the carried row gives both back."""
+    row = make_row(oracle="rubric", expected=(), evaluator="llm-judge", evaluationCriteria=[" Polite ", "Brief"])
+    once = make_row("one", oracle="rubric", expected=(), evaluationCriteria=["Says when it ships."])
+    text, report = write([row, once])
+    goldens_ = json.loads(text)
+    assert goldens_[0]["expectations"]["must"] == ["Says when it ships.", "Polite", "Brief"]
+    assert goldens_[1]["expectations"]["must"] == ["Says when it ships."]  # its one criterion is its behaviour
+    assert "$.metadata.case.evaluationCriteria" not in carried(report, "cs-1")
+    for golden in goldens_:
+        golden["additional_metadata"] = None
+    checked, _ = read(json.dumps(goldens_))
+    assert checked[0].row.case["evaluationCriteria"] == ["Polite", "Brief"]
+    assert checked[1].row.case["evaluationCriteria"] == ["Says when it ships."]
+    assert [c.row.case["expectedBehavior"] for c in checked] == ["Says when it ships."] * 2

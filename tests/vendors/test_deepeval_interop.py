@@ -75,7 +75,11 @@ def meant(row: Row, variant: str = "json") -> dict:
     elif expected is not None and not isinstance(expected, str):
         expected = jsonvalue.dumps(expected)
     judged = case.get("evaluator", "llm-judge" if case["oracleType"] == "rubric" else None) == "llm-judge"
-    must = [case["expectedBehavior"].strip()] if case["expectedBehavior"].strip() and judged else []
+    behavior = case["expectedBehavior"].strip()
+    criteria = [c.strip() for c in case.get("evaluationCriteria", []) if c.strip()]
+    if case["oracleType"] == "rubric" and behavior and criteria == [behavior]:
+        criteria = []  # written once
+    must = ([behavior] if behavior else []) + criteria if judged else []
     must_not = [i.strip() for i in case.get("unacceptableBehavior", []) if i.strip()] if judged else []
     return {"input": row.input if isinstance(row.input, str) else jsonvalue.dumps(row.input),
             "name": row.id, "expected_output": expected, "expected_tools": tools,
@@ -182,7 +186,11 @@ def test_fixtures_read_as_deepeval_reads_them(deepeval, name):
         elif golden.expected_output is not None:
             assert row.expected == golden.expected_output
         if golden.expectations is not None:
-            assert row.case["expectedBehavior"] == "\n".join(golden.expectations.must)
+            must = golden.expectations.must
+            if must:  # the first condition is the expected behaviour, the rest criteria
+                assert row.case["expectedBehavior"] == must[0]
+                assert row.case.get("evaluationCriteria") == (
+                    must[1:] or (must if row.case["oracleType"] == "rubric" else None))
             assert row.case.get("unacceptableBehavior", []) == golden.expectations.must_not
 
 
@@ -222,7 +230,7 @@ def test_files_save_as_writes_import_as_valid_rows(deepeval, file_type):
                 assert row.metadata["deepeval_run"]["tools_called"][0]["output"] == {"ok": True}
             elif golden.expected_output:
                 assert row.expected == golden.expected_output
-                assert row.metadata["deepeval"]["context"] == golden.context
+                assert row.metadata["referenceContexts"] == golden.context
                 assert row.metadata["deepeval_run"]["retrieval_context"] == golden.retrieval_context
                 assert row.metadata["deepeval"]["additional_metadata"] == {"k": [1, None, True]}
             else:
@@ -280,7 +288,8 @@ def _membership_metric():
 @pytest.mark.parametrize("variant", ["json", "jsonl", "csv"])
 def test_regression_stock_metrics_grade_what_they_may_and_no_judge_is_added(deepeval, variant):
     """Issue 14: every golden carried expectations (an LLM judge on exact and human cases), and an
-    acceptable set was JSON text in expected_output, so ExactMatchMetric scored a member 0.0."""
+    acceptable set was JSON text in expected_output, so ExactMatchMetric scored a member 0.0.
+    Test cases are built as DeepEval builds them from goldens (`metadata=`, issue 26 item 16)."""
     from deepeval.errors import MissingTestCaseParamsError
     from deepeval.metrics import ExactMatchMetric
     from deepeval.test_case import LLMTestCase
@@ -294,12 +303,12 @@ def test_regression_stock_metrics_grade_what_they_may_and_no_judge_is_added(deep
         report = export(rows, tmp / f"set.{variant}")
         goldens = {g.name: g for g in load(deepeval, tmp / f"set.{variant}")}
     assert [name for name, g in goldens.items() if g.expectations is not None] == ["judged"]
-    assert goldens["judged"].expectations.must == ["States the deductible."]
+    assert goldens["judged"].expectations.must == ["States the deductible.", "Names the amount"]
 
     def case(name: str, output: str) -> LLMTestCase:
         golden = goldens[name]
         return LLMTestCase(input=golden.input, actual_output=output, expected_output=golden.expected_output,
-                           additional_metadata=golden.additional_metadata)
+                           metadata=golden.additional_metadata)
 
     metric = ExactMatchMetric()
     assert metric.measure(case("exact", "$1,000"), _show_indicator=False) == 1.0
@@ -362,3 +371,221 @@ def test_regression_chats_load_as_conversational_goldens(deepeval, variant):
     assert goldens[0].expected_outcome == "Explains the HO-3 coverage."
     assert [type(g).__name__ for g in mixed] == ["Golden"] * 3
     assert "conversational goldens" in {r for (p, r), ids in report.carried.entries.items() if p == "$.input" and "c0" in ids}.pop()
+
+
+# --- issue 24: what DeepEval's judge and metrics read; edits made with DeepEval's own code -------
+
+def _issue24_rows() -> list[Row]:
+    """One row per shape the issue names: a judged rubric with criteria, reference contexts, a
+    case that expects no tool call, run output read from DeepEval, a reference answer."""
+    def row(row_id: str, oracle: str, expected=None, metadata=None, **case) -> Row:
+        value = {"id": row_id, "input": f"Question {row_id}?", "metadata": {"case": {
+            "caseId": row_id, "oracleType": oracle, "expectedBehavior": f"Answers {row_id}.",
+            "provenance": "expert-authored", **case}, **(metadata or {})}}
+        if expected is not None:
+            value["expected"] = expected
+        return Row.from_json(value)
+    return [row("rubric", "rubric", evaluator="llm-judge", evaluationCriteria=["Apologises once", "Offers the credit"],
+                unacceptableBehavior=["Blames the carrier"]),
+            row("grounded", "reference-answer", "5 days", evaluator="llm-judge",
+                metadata={"referenceContexts": ["Refunds post 5-7 business days.", "Receipts are required."]}),
+            row("no-tools", "expected-tool-calls", []),
+            row("ran", "reference-answer", "Yes", metadata={"deepeval_run": {"actual_output": "Yes",
+                                                                              "retrieval_context": ["Policy."]}})]
+
+
+class _Seen(Exception):
+    pass
+
+
+def _offline_judge():
+    """A DeepEval model that records the prompt it is given and answers nothing (no network)."""
+    from deepeval.models import DeepEvalBaseLLM
+
+    class Recorder(DeepEvalBaseLLM):
+        def __init__(self):
+            self.prompts: list[str] = []
+
+        def load_model(self):
+            return None
+
+        def generate(self, prompt, schema=None):
+            self.prompts.append(prompt)
+            raise _Seen()
+
+        async def a_generate(self, prompt, schema=None):
+            return self.generate(prompt, schema)
+
+        def get_model_name(self):
+            return "recorder"
+    return Recorder()
+
+
+@pytest.mark.parametrize("variant", ["json", "jsonl", "csv"])
+def test_regression_the_rubric_judge_and_hallucination_metric_read_the_criteria_and_contexts(deepeval, variant):
+    """Issue 24: a rubric's judge got only `must = [expectedBehavior]` (the criteria sat in
+    additional_metadata, which DeepEval does not read), and reference contexts went nowhere DeepEval
+    reads. DeepEval's own golden -> test case conversion, expectations judge and HallucinationMetric
+    now see them."""
+    import warnings
+
+    from deepeval.dataset.utils import convert_goldens_to_test_cases
+    from deepeval.evaluate.expectations import _SingleTurnExpectations
+    from deepeval.metrics import HallucinationMetric
+    rows = _issue24_rows()
+    with scratch() as tmp:
+        export(rows, tmp / f"set.{variant}")
+        cases = {c.name: c for c in convert_goldens_to_test_cases(load(deepeval, tmp / f"set.{variant}"))}
+    conditions, prompt = _SingleTurnExpectations()._prepare(cases["rubric"])
+    assert [(c["kind"], c["condition"]) for c in conditions] == [
+        ("must", "Answers rubric."), ("must", "Apologises once"), ("must", "Offers the credit"),
+        ("must_not", "Blames the carrier")]
+    assert "Apologises once" in prompt
+    grounded = cases["grounded"]
+    assert grounded.context == ["Refunds post 5-7 business days.", "Receipts are required."]
+    grounded.actual_output = "Five days."
+    judge = _offline_judge()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # its notice that the score direction changed
+        metric = HallucinationMetric(model=judge, async_mode=False)
+    with pytest.raises(_Seen):
+        metric.measure(grounded, _show_indicator=False)
+    assert "Refunds post 5-7 business days." in judge.prompts[0] and "Receipts are required." in judge.prompts[0]
+
+
+def test_regression_a_rubric_reads_back_from_deepeval_as_written(deepeval):
+    """Issue 24: the two directions agree: a golden's `must` read without evalconv's carrier (as a
+    file DeepEval made) gives back the expected behaviour and the criteria the writer wrote."""
+    from deepeval.dataset.golden import Golden
+    rows = [r for r in _issue24_rows() if r.id in ("rubric", "grounded")]
+    with scratch() as tmp:
+        export(rows, tmp / "set.json")
+        goldens = load(deepeval, tmp / "set.json")
+        bare = [Golden(**{**g.model_dump(exclude={"additional_metadata"}), "additional_metadata": None})
+                for g in goldens]  # what push/pull or a hand copy leaves: no carried row
+        path = Path(deepeval.EvaluationDataset(goldens=bare).save_as("json", str(tmp), file_name="bare"))
+        back = {r.id: r for r in evalconv.read(str(path), from_="deepeval").rows}
+    for row in rows:
+        case = back[row.id].case
+        assert case["expectedBehavior"] == row.case["expectedBehavior"]
+        assert case.get("evaluationCriteria") == row.case.get("evaluationCriteria")
+        assert case.get("unacceptableBehavior") == row.case.get("unacceptableBehavior")
+    assert back["grounded"].metadata["referenceContexts"] == rows[1].metadata["referenceContexts"]
+
+
+@pytest.mark.parametrize("file_type", ["json", "jsonl", "csv"])
+def test_regression_deepeval_load_and_save_as_of_an_untouched_export_is_no_edit(deepeval, file_type):
+    """Issue 24: DeepEval's own load-then-save_as turns `expected_tools: []` into null, which read
+    back as an edit deleting the expected value of the "call no tool" case."""
+    rows = _issue24_rows()
+    with scratch() as tmp:
+        export(rows, tmp / "set.json")
+        dataset = deepeval.EvaluationDataset()
+        dataset.add_goldens_from_json_file(str(tmp / "set.json"))
+        saved = Path(dataset.save_as(file_type, str(tmp), file_name="resaved"))
+        if file_type == "json":
+            assert [g["expected_tools"] for g in jsonvalue.loads(saved.read_text("utf-8"))][2] is None
+        result = evalconv.read(str(saved), from_="deepeval")
+    assert "edited" not in result.report.to_json(), result.report.to_json().get("edited")
+    assert result.rows == rows
+
+
+def test_regression_every_field_edited_with_deepeval_save_as_is_kept_and_named(deepeval, tmp_path, capsys):
+    """Issue 24: context, comments and retrieval_context added in DeepEval were dropped while the
+    CLI said "lossless". Every golden field a user touches, set with DeepEval's own objects and
+    saved with save_as, comes back and is named on stderr with the row and the path."""
+    from deepeval.test_case import ToolCall
+
+    from conftest import run_cli
+    rows = _issue24_rows()
+    with scratch() as tmp:
+        export(rows, tmp / "set.json")
+        dataset = deepeval.EvaluationDataset()
+        dataset.add_goldens_from_json_file(str(tmp / "set.json"))
+        rubric, grounded, no_tools, ran = dataset.goldens
+        rubric.expectations.must = ["Answers rubric.", "Apologises once", "Names the credit amount"]
+        rubric.comments = "reviewed by QA"
+        rubric.input = "Question rubric, edited?"
+        grounded.context = ["Refunds post in 5 days."]
+        grounded.expected_output = "5 business days"
+        grounded.source_file = "kb/refunds.md"
+        grounded.custom_column_key_values = {"tier": "gold"}
+        grounded.additional_metadata["ticket"] = "ZD-7"
+        no_tools.expected_tools = [ToolCall(name="lookup", input_parameters={"id": "7"})]
+        no_tools.name = "one-tool"
+        ran.retrieval_context = ["Policy v2."]
+        ran.actual_output = "No"
+        ran.tools_called = [ToolCall(name="search")]
+        saved = Path(dataset.save_as("json", str(tmp), file_name="edited"))
+        code, err = run_cli([str(saved), "--from", "deepeval", "--to", "jsonl", "-o", str(tmp_path / "back.jsonl")],
+                            capsys)
+    assert code == 0, err
+    back = {r["id"]: r for r in map(jsonvalue.loads, (tmp_path / "back.jsonl").read_text("utf-8").splitlines())}
+    assert back["rubric"]["input"] == "Question rubric, edited?"
+    assert back["rubric"]["metadata"]["case"]["evaluationCriteria"] == ["Apologises once", "Names the credit amount"]
+    assert back["rubric"]["metadata"]["deepeval"] == {"comments": "reviewed by QA"}
+    assert back["grounded"]["metadata"]["referenceContexts"] == ["Refunds post in 5 days."]
+    assert back["grounded"]["expected"] == "5 business days"
+    assert back["grounded"]["metadata"]["deepeval"] == {"source_file": "kb/refunds.md",
+                                                        "custom_column_key_values": {"tier": "gold"},
+                                                        "additional_metadata": {"ticket": "ZD-7"}}
+    assert back["one-tool"]["expected"] == [{"name": "lookup", "arguments": {"id": "7"}}]
+    assert back["ran"]["metadata"]["deepeval_run"] == {"actual_output": "No", "retrieval_context": ["Policy v2."],
+                                                       "tools_called": [{"name": "search", "type": "FUNCTION"}]}
+    for row_id, path in [("rubric", "$.input"), ("rubric", "$.metadata.case.evaluationCriteria"),
+                         ("rubric", "$.metadata.deepeval.comments"), ("grounded", "$.metadata.referenceContexts"),
+                         ("grounded", "$.expected"), ("grounded", "$.metadata.deepeval.source_file"),
+                         ("grounded", "$.metadata.deepeval.custom_column_key_values"),
+                         ("grounded", "$.metadata.deepeval.additional_metadata"), ("no-tools", "$.id"),
+                         ("no-tools", "$.expected"), ("ran", "$.metadata.deepeval_run.retrieval_context"),
+                         ("ran", "$.metadata.deepeval_run.actual_output"), ("ran", "$.metadata.deepeval_run.tools_called")]:
+        assert f"row '{row_id}' {path}: " in err, (row_id, path, err)
+    assert "13 edit(s) in the deepeval file taken (listed above)" in err
+
+
+def test_regression_deepeval_4_3_metadata_is_read_without_its_deprecation_warning(deepeval):
+    """Issue 26 item 16: DeepEval 4.3 warns that a test case's `additional_metadata` is deprecated
+    (`metadata` now). Goldens still hold `additional_metadata` (4.3.1's Golden model and loaders),
+    so evalconv writes that; DeepEval's own conversion hands it to the test case as `metadata`,
+    which the documented metric reads without a warning; a golden file naming it `metadata` reads too."""
+    import warnings
+
+    from deepeval.dataset.golden import Golden
+    from deepeval.dataset.utils import convert_goldens_to_test_cases
+    row = _case_row("set", "acceptable-set", ["approved", "under_review"])
+    assert "additional_metadata" in Golden.model_fields and "metadata" not in Golden.model_fields
+    with scratch() as tmp:
+        export([row], tmp / "set.json")
+        [case] = convert_goldens_to_test_cases(load(deepeval, tmp / "set.json"))
+        renamed = [{("metadata" if k == "additional_metadata" else k): v
+                    for k, v in g.items()} for g in jsonvalue.loads((tmp / "set.json").read_text("utf-8"))]
+        (tmp / "renamed.json").write_text(jsonvalue.dumps(renamed), "utf-8")
+        assert evalconv.read(str(tmp / "renamed.json"), from_="deepeval").rows == [row]
+    case.actual_output = "under_review"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        metric = _membership_metric()()
+        assert metric.measure(case) == 1.0
+
+
+def test_regression_a_conversational_golden_saved_by_deepeval_keeps_its_turn_edits(deepeval):
+    """Issue 24: DeepEval's save_as writes every turn field (nulls too); an untouched chat set reads
+    back with no edit, and a turn edited with DeepEval's own objects keeps what was added."""
+    from deepeval.test_case import ToolCall
+    chat = {"messages": [{"role": "user", "content": "Refund?"}, {"role": "assistant", "content": "Which order?"}]}
+    rows = [Row.from_json({"id": f"c{i}", "input": chat, "metadata": {"case": {
+        "caseId": f"c{i}", "oracleType": "expected-behavior-only", "expectedBehavior": "Asks for the order.",
+        "provenance": "expert-authored", "scenario": "A refund request."}}}) for i in range(2)]
+    with scratch() as tmp:
+        export(rows, tmp / "set.json")
+        dataset = deepeval.EvaluationDataset()
+        dataset.add_goldens_from_json_file(str(tmp / "set.json"))
+        untouched = evalconv.read(dataset.save_as("json", str(tmp), file_name="same"), from_="deepeval")
+        dataset.goldens[0].turns[1].tools_called = [ToolCall(name="lookup_order")]
+        dataset.goldens[1].scenario = "A refund request for order 7."
+        edited = evalconv.read(dataset.save_as("json", str(tmp), file_name="edited"), from_="deepeval")
+    assert untouched.rows == rows and "edited" not in untouched.report.to_json()
+    assert edited.rows[0].input["messages"][1]["tools_called"][0]["name"] == "lookup_order"
+    assert edited.rows[1].case["scenario"] == "A refund request for order 7."
+    assert {(e["path"], tuple(e["ids"])) for e in edited.report.to_json()["edited"]} == {
+        ("$.input", ("c0",)), ("$.metadata.case.scenario", ("c1",))}

@@ -47,20 +47,105 @@ def test_an_acceptable_set_is_never_written_as_one_reference():
     assert any("acceptable-set" in reason for _, reason in loss.carried.entries)
 
 
-def test_regression_an_edited_reference_wins_and_is_said():
-    # Native-only values (a text reference, reference contexts) are simply read as edited.
-    got, _ = samples([{"id": "c1", "input": "How much?", "expected": "$1,000", "metadata": {"case": case(),
-                                                                                             "referenceContexts": ["a"]}}])
-    got[0]["reference"] = "$1,500"
-    got[0]["reference_contexts"] = ["a", "b"]
-    checked, report = read_text("ragas", jsonvalue.dumps(got[0]) + "\n")
-    assert checked[0].row.expected == "$1,500" and checked[0].row.metadata["referenceContexts"] == ["a", "b"]
-    # A value carried beside its native text: the edited text wins, and the read says so.
-    got, _ = samples([{"id": "c1", "input": "How much?", "expected": {"usd": 1000}, "metadata": {"case": case()}}])
-    got[0]["reference"] = "1500 USD"
-    checked, report = read_text("ragas", jsonvalue.dumps(got[0]) + "\n")
-    assert checked[0].row.expected == "1500 USD"
-    assert "$.expected" in {p for p, _ in report.inferred.entries}
+@pytest.mark.parametrize("variant", ["jsonl", "json", "csv"])
+def test_regression_every_ragas_edit_is_edited_and_named_with_row_and_path(variant):
+    """Issue 24: a reference edited on the single-turn file was not listed at all (the native value
+    was read as the row's own), and every other edit was listed only as `inferred`. Now each edit is
+    `edited`, with the row and the path, native-only values included."""
+    rows = [Row.from_json({"id": "c1", "input": "How much?", "expected": "$1,000",
+                           "metadata": {"case": case(), "referenceContexts": ["a"],
+                                        "ragas_run": {"response": "$1,000"}}}),
+            Row.from_json({"id": "c2", "input": "How much now?", "expected": {"usd": 1000},
+                           "metadata": {"case": case(caseId="c2")}})]
+    text, _ = write_text("ragas", rows, path=f"x.ragas.{variant}")
+    samples_ = _parse(text, variant)
+    samples_[0].update(user_input="How much, exactly?", reference="$1,500", reference_contexts=["a", "b"],
+                       response="$1,500", persona_name="auditor", reviewer="kim")
+    samples_[1]["reference"] = "1500 USD"
+    checked, report = read_text("ragas", _unparse(samples_, variant))
+    one, two = (c.row for c in checked)
+    assert (one.input, one.expected, one.metadata["referenceContexts"]) == ("How much, exactly?", "$1,500", ["a", "b"])
+    assert one.metadata["ragas_run"] == {"response": "$1,500"}
+    assert one.case["extensions"]["ragas"] == {"persona_name": "auditor", "reviewer": "kim"}
+    assert two.expected == "1500 USD"
+    edited = {(path, tuple(ids)) for (path, _), ids in report.edited.entries.items()}
+    assert edited == {("$.input", ("c1",)), ("$.expected", ("c1", "c2")), ("$.metadata.referenceContexts", ("c1",)),
+                      ("$.metadata.ragas_run.response", ("c1",)), ("$.metadata.case.extensions.ragas.persona_name", ("c1",)),
+                      ("$.metadata.case.extensions.ragas.reviewer", ("c1",))}
+    assert report.inferred.entries == {}
+    untouched, quiet = read_text("ragas", text)
+    assert [c.row for c in untouched] == rows and not quiet.edited.entries
+
+
+def _parse(text: str, variant: str) -> list[dict]:
+    import csv
+    import io
+    if variant == "jsonl":
+        return [jsonvalue.loads(line) for line in text.splitlines()]
+    if variant == "json":
+        return jsonvalue.loads(text)
+    return list(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def _unparse(samples_: list[dict], variant: str) -> str:
+    """The file as a person (or pandas) saves it: JSON values, or to_csv's cells (str() of lists)."""
+    import csv
+    import io
+    if variant == "jsonl":
+        return "".join(jsonvalue.dumps(s) + "\n" for s in samples_)
+    if variant == "json":
+        return jsonvalue.dumps(samples_)
+    out = io.StringIO(newline="")
+    columns = list(dict.fromkeys(k for s in samples_ for k in s))
+    writer = csv.writer(out)
+    writer.writerow(columns)
+    for s in samples_:
+        writer.writerow([v if isinstance(v := s.get(k, ""), str) else str(v) for k in columns])
+    return out.getvalue()
+
+
+def test_regression_a_text_row_edited_in_a_multi_turn_file_stays_text():
+    """Issue 24: in a multi-turn file a text input is one human message; editing its content
+    turned the row's input into a chat."""
+    chat = {"messages": [{"role": "user", "content": "Where is order 42?"}]}
+    rows = [Row.from_json({"id": "c1", "input": chat, "metadata": {"case": case("expected-behavior-only")}}),
+            Row.from_json({"id": "c2", "input": "Hi", "expected": "Hello", "metadata": {"case": case(caseId="c2")}})]
+    got, _ = samples([r.to_json() for r in rows])
+    got[1]["user_input"][0]["content"] = "Hi there"
+    checked, report = read_text("ragas", "".join(jsonvalue.dumps(s) + "\n" for s in got))
+    assert checked[1].row.input == "Hi there"
+    assert {p for (p, _), ids in report.edited.entries.items() if ids == ["c2"]} == {"$.input"}
+
+
+def test_regression_rubric_criteria_are_written_as_ragas_rubrics():
+    """Issue 24: rubric criteria were not written as Ragas rubrics, so a rubric metric had nothing
+    to read. An LLM-judged rubric case now has rubrics naming the behaviour and every criterion;
+    a human-graded one gets none (no model grades it)."""
+    judged = {"id": "c1", "input": "Write the apology.", "metadata": {"case": case(
+        "rubric", evaluator="llm-judge", evaluationCriteria=["Apologises once", "Offers the credit"],
+        unacceptableBehavior=["Blames the carrier"])}}
+    human = {"id": "c2", "input": "Write it.", "metadata": {"case": case("rubric", caseId="c2", evaluator="rubric-human",
+                                                                          evaluationCriteria=["Polite"])}}
+    got, loss = samples([judged, human])
+    assert got[0]["rubrics"] == {
+        "score0_description": "Misses any of the requirements of score 1, or does what it rules out.",
+        "score1_description": "Meets every one of: b; Apologises once; Offers the credit. Does none of: Blames the carrier."}
+    assert "rubrics" not in got[1]
+    carried = {(p, ids[0]) for (p, _), ids in loss.carried.entries.items()}
+    assert ("$.metadata.case.evaluationCriteria", "c1") not in carried
+    assert ("$.metadata.case.evaluationCriteria", "c2") in carried
+
+
+def test_regression_multi_turn_contexts_and_system_messages_say_why_they_are_carried():
+    """Issue 24: checked against ragas 0.4.3: MultiTurnSample has no reference_contexts and Ragas has
+    no system message type, so both stay carried, and the report says exactly that."""
+    chat = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Refund?"}]}
+    got, loss = samples([{"id": "c1", "input": chat, "metadata": {"case": case("expected-behavior-only"),
+                                                                  "referenceContexts": ["Policy."]}}])
+    assert got[0]["user_input"] == [{"content": "Refund?", "type": "human"}]
+    reasons = {p: r for (p, r), _ in loss.carried.entries.items()}
+    assert "MultiTurnSample" in reasons["$.metadata.referenceContexts"]
+    assert "HumanMessage, AIMessage and ToolMessage only" in reasons["$.input"]
 
 
 def test_foreign_samples_get_ids_and_a_profile():

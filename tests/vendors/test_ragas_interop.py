@@ -88,3 +88,76 @@ def test_dataset_objects_in_and_out_with_what_an_object_cannot_hold_reported(rag
     for before, after in zip(rows, back):
         if before.case["oracleType"] == "reference-answer" and isinstance(before.expected, str) and before.expected:
             assert after.expected == before.expected
+
+
+# --- issue 24: what Ragas' rubric metric reads; edits made with `datasets` -----------------------
+
+def _rubric_rows():
+    from evalconv.canonical.row import Row
+
+    def row(row_id, text, **case):
+        return Row.from_json({"id": row_id, "input": text, "metadata": {"case": {
+            "caseId": row_id, "oracleType": "rubric", "expectedBehavior": "Apologises and offers the credit.",
+            "provenance": "expert-authored", **case}, "referenceContexts": ["Late deliveries earn a $15 credit."]}})
+    return [row("judged", "My tent came late.", evaluator="llm-judge",
+                evaluationCriteria=["Apologises once", "Offers the $15 credit"], unacceptableBehavior=["Blames the carrier"]),
+            row("human", "My boots came late.", evaluator="rubric-human", evaluationCriteria=["Polite"])]
+
+
+def test_regression_ragas_rubric_metric_reads_the_case_criteria(ragas, tmp_path):
+    """Issue 24: rubric criteria were not written as Ragas rubrics, so InstanceRubrics had nothing
+    to read. Its own prompt input, built from the sample Ragas loaded (no LLM), holds the expected
+    behaviour, every criterion and what must not happen; a human-graded rubric gives it no rubric."""
+    from ragas.metrics._instance_specific_rubrics import InstanceRubrics, SingleTurnInputWithRubric
+    path = tmp_path / "set.ragas.jsonl"
+    evalconv.write(_rubric_rows(), str(path), "ragas")
+    judged, human = ragas.EvaluationDataset.from_jsonl(str(path)).samples
+    metric = InstanceRubrics()
+    assert metric.required_columns["SINGLE_TURN"] >= {"rubrics"}
+    sample = judged.to_dict()
+    prompt = metric.single_turn_prompt.to_string(SingleTurnInputWithRubric(
+        user_input=sample["user_input"], response="Sorry! Here is $15.", reference=sample.get("reference"),
+        rubrics=sample["rubrics"]))
+    for text in ("Apologises and offers the credit.", "Apologises once", "Offers the $15 credit", "Blames the carrier"):
+        assert text in prompt
+    assert judged.reference_contexts == ["Late deliveries earn a $15 credit."]
+    assert human.rubrics is None  # InstanceRubrics refuses it ("Rubrics are not set") instead of scoring it
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "json"])
+def test_regression_edits_made_with_datasets_map_are_kept_and_named(ragas, tmp_path, suffix, capsys):
+    """Issue 24: edits made in the Ragas file vanished or were listed only as inferred. Every native
+    field a user touches, changed with `datasets` `.map()` and saved by `datasets`, comes back and is
+    named on stderr with the row and the path."""
+    import datasets
+
+    from conftest import run_cli
+    path = tmp_path / f"set.ragas.{suffix}"
+    evalconv.write(_rubric_rows(), str(path), "ragas")
+    loaded = datasets.load_dataset("json", data_files=str(path), split="train")
+
+    def edit(sample, index):
+        if index == 0:
+            sample["user_input"] = "My tent came a week late."
+            sample["reference_contexts"] = ["Late deliveries earn a $20 credit."]
+            sample["rubrics"] = {**sample["rubrics"], "score1_description": "Apologises; offers $20."}
+        return sample
+    edited = loaded.map(edit, with_indices=True)
+    out = tmp_path / "edited.jsonl"
+    edited.to_json(str(out), lines=True, force_ascii=False)
+    lines = [{k: v for k, v in jsonvalue.loads(line).items() if v is not None}  # datasets fills absent keys with null
+             for line in out.read_text("utf-8").splitlines()]
+    for line in lines:  # and a nested dict gains the keys of every other row's
+        line["rubrics"] = {k: v for k, v in line.get("rubrics", {}).items() if v is not None} or None
+        if line["rubrics"] is None:
+            del line["rubrics"]
+    out.write_text("".join(jsonvalue.dumps(line) + "\n" for line in lines), "utf-8")
+    code, err = run_cli([str(out), "--from", "ragas", "--to", "jsonl", "-o", str(tmp_path / "back.jsonl")], capsys)
+    assert code == 0, err
+    back = [jsonvalue.loads(line) for line in (tmp_path / "back.jsonl").read_text("utf-8").splitlines()]
+    assert back[0]["input"] == "My tent came a week late."
+    assert back[0]["metadata"]["referenceContexts"] == ["Late deliveries earn a $20 credit."]
+    assert back[0]["metadata"]["case"]["extensions"]["ragas"]["rubrics"]["score1_description"] == "Apologises; offers $20."
+    for where in ("$.input", "$.metadata.referenceContexts", "$.metadata.case.extensions.ragas.rubrics"):
+        assert f"row 'judged' {where}: " in err, (where, err)
+    assert "row 'human'" not in err

@@ -20,17 +20,18 @@ TOOL_KEYS = ("name", "type", "description", "reasoning", "output", "inputParamet
 CARRIER = "evalconv"            # additional_metadata["evalconv"] holds the whole canonical row
 VENDOR_KEY = "deepeval"         # metadata.deepeval: golden fields that are case data without a canonical place
 RUN_KEY = "deepeval_run"        # metadata.deepeval_run: what an app run produced (not case data)
+REFERENCE_CONTEXTS = "referenceContexts"  # metadata.referenceContexts: the ground truth, DeepEval's `context`
 RUN_FIELDS = ("actual_output", "tools_called", "retrieval_context", "token_cost",
               "input_token_count", "output_token_count")
 # metadata.<key>.<field> the writer puts back in the golden field of the same name when it fits.
-RESTORED = {VENDOR_KEY: ("context", "comments", "source_file", "custom_column_key_values", "expected_output"),
+RESTORED = {VENDOR_KEY: ("comments", "source_file", "custom_column_key_values", "expected_output"),
             RUN_KEY: RUN_FIELDS}
 # Text columns of the CSV, with the canonical path whose value the cell shows.
 CSV_TEXT_COLUMNS = {"input": "$.input", "expected_output": "$.expected", "name": "$.id",
                     "actual_output": "$.metadata.deepeval_run.actual_output",
                     "comments": "$.metadata.deepeval.comments",
                     "source_file": "$.metadata.deepeval.source_file"}
-CSV_LIST_COLUMNS = {"context": "$.metadata.deepeval.context",
+CSV_LIST_COLUMNS = {"context": f"$.metadata.{REFERENCE_CONTEXTS}",
                     "retrieval_context": "$.metadata.deepeval_run.retrieval_context"}
 
 _KEPT = "additional_metadata.evalconv"
@@ -75,6 +76,23 @@ _FIELDS: dict[str, FieldLoss] = {
     "expectedBehavior": FieldLoss("$.metadata.case.expectedBehavior", "native", "expectations.must[0]",
                                   "LLM-judged cases only: DeepEval 4.3+ judges it (without surrounding spaces); "
                                   "3.x ignores expectations"),
+    "evaluationCriteria": FieldLoss("$.metadata.case.evaluationCriteria", "native",
+                                    "expectations.must, after the expected behaviour",
+                                    "LLM-judged cases only: each criterion is a condition DeepEval 4.3+'s judge "
+                                    "checks (without surrounding spaces); a rubric whose one criterion is its "
+                                    "expected behaviour is written once"),
+    "evaluationCriteria.not_judged": FieldLoss("$.metadata.case.evaluationCriteria", "carried", _KEPT,
+                                               "the case is not graded by an LLM judge: as expectations the "
+                                               "criteria would make DeepEval attach an LLM-judged metric to it"),
+    "evaluationCriteria.blank": FieldLoss("$.metadata.case.evaluationCriteria[*]", "carried", _KEPT,
+                                          "a blank criterion, which expectations.must rejects"),
+    "referenceContexts": FieldLoss(f"$.metadata.{REFERENCE_CONTEXTS}", "native", "context",
+                                   "the ground-truth passages a correct answer rests on: DeepEval's "
+                                   "HallucinationMetric checks the output against context, and the expectations "
+                                   "judge sees it as background (its contextual recall and precision metrics "
+                                   "read retrieval_context, what the app retrieved, instead)"),
+    "referenceContexts.other": FieldLoss(f"$.metadata.{REFERENCE_CONTEXTS}", "carried", _KEPT,
+                                         "DeepEval's context is a list of strings: any other value is only carried"),
     "expectedBehavior.blank": FieldLoss("$.metadata.case.expectedBehavior", "carried", _KEPT,
                                         "blank text, which expectations.must rejects"),
     "unacceptableBehavior": FieldLoss("$.metadata.case.unacceptableBehavior", "native", "expectations.must_not",

@@ -15,7 +15,8 @@ from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.validator import STARTER_MARK, is_starter
 
 from .._common.grading import llm_judge_may_grade
-from .fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, RESTORED, TOOL_KEYS, VENDOR_KEY, field
+from .fields import (CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, REFERENCE_CONTEXTS, RESTORED, TOOL_KEYS, VENDOR_KEY,
+                     field)
 
 Carry = Callable[..., None]
 
@@ -65,12 +66,11 @@ def build_golden(row: Row, report: LossReporter, conversational: bool = False) -
     if llm_judge_may_grade(row):
         _place_expectations(row.case, golden, carry)
     else:
-        carry("expectedBehavior.not_judged")
-        if "unacceptableBehavior" in row.case:
-            carry("unacceptableBehavior.not_judged")
+        for name in _JUDGED:
+            if name in row.case:
+                carry(f"{name}.not_judged")
     for name in CASE_FIELDS:
-        if name in row.case and name not in ("expectedBehavior", "unacceptableBehavior") \
-                and not (conversational and name == "scenario"):
+        if name in row.case and name not in _JUDGED and not (conversational and name == "scenario"):
             carry(name)
     own_metadata = _place_metadata(row.metadata, golden, carry)
     if golden["comments"] is None and is_starter(row.case):  # shown beside the golden; never read back
@@ -121,15 +121,34 @@ def _tool(call: dict[str, Any], index: int, carry: Carry) -> dict[str, Any]:
     return tool
 
 
+# The case fields DeepEval's expectations judge reads (4.3+), written only where an LLM judge grades.
+_JUDGED = ("expectedBehavior", "evaluationCriteria", "unacceptableBehavior")
+
+
+def judged_criteria(case: CaseProfile) -> list[str]:
+    """The criteria written after the expected behaviour in expectations.must: stripped, blank
+    ones left out, and none when a rubric's one criterion is its expected behaviour (written once)."""
+    criteria = [item.strip() for item in case.get("evaluationCriteria", ()) if item.strip()]
+    behavior = case["expectedBehavior"].strip()
+    if case["oracleType"] == "rubric" and behavior and criteria == [behavior]:
+        return []
+    return criteria
+
+
 def _place_expectations(case: CaseProfile, golden: dict[str, Any], carry: Carry) -> None:
-    """expectedBehavior -> expectations.must, unacceptableBehavior -> must_not (4.3+), stripped
-    as DeepEval strips them; blank text, which DeepEval rejects, is only carried."""
+    """expectedBehavior, then evaluationCriteria -> expectations.must, unacceptableBehavior ->
+    must_not (4.3+): the judge reads them all. Stripped as DeepEval strips them; blank text,
+    which DeepEval rejects, is only carried."""
     must = []
     behavior = case["expectedBehavior"].strip()
     if behavior:
         must.append(behavior)
     else:
         carry("expectedBehavior.blank")
+    for i, item in enumerate(case.get("evaluationCriteria", ())):
+        if not item.strip():
+            carry("evaluationCriteria.blank", paths.join("$.metadata.case.evaluationCriteria", i))
+    must += judged_criteria(case)
     must_not = []
     for i, item in enumerate(case.get("unacceptableBehavior", ())):
         if item.strip():
@@ -144,8 +163,13 @@ def _place_metadata(metadata: dict[str, Any], golden: dict[str, Any], carry: Car
     """Put DeepEval fields read from a DeepEval file back in place; returns that file's own
     additional_metadata (to sit beside the carrier), if it had one."""
     own: dict[str, Any] = {}
+    if REFERENCE_CONTEXTS in metadata:
+        if _strings(metadata[REFERENCE_CONTEXTS]):
+            golden["context"] = list(metadata[REFERENCE_CONTEXTS])
+        else:
+            carry("referenceContexts.other")
     for key, value in metadata.items():
-        if key == "case":
+        if key in ("case", REFERENCE_CONTEXTS):
             continue
         if key not in RESTORED or not isinstance(value, dict):
             carry("metadata", paths.join("$.metadata", key))

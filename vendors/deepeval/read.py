@@ -11,17 +11,18 @@ import ast
 import copy
 import csv
 from itertools import chain
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
-from evalconv.canonical import jsonvalue, schema
+from evalconv.canonical import jsonvalue, paths, schema
 from evalconv.canonical.errors import ReadError, RowError
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
 from evalconv.canonical.reporting import QuietLoss, ReadReporter
 
-from .fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, RUN_FIELDS, RUN_KEY, VENDOR_KEY
-from .golden import build_golden
+from .._common.grading import llm_judge_may_grade
+from .fields import CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, REFERENCE_CONTEXTS, RUN_FIELDS, RUN_KEY, VENDOR_KEY
+from .golden import build_conversational, build_golden, is_conversation, is_tool_calls, judged_criteria
 from .write import csv_cell
 
 csv.field_size_limit(MAX_LINE_BYTES)
@@ -31,8 +32,6 @@ _JSON_FIELDS = ("tools_called", "expected_tools", "additional_metadata", "custom
                 "expectations", "turns", "persona")
 _NUMBER_FIELDS = ("token_cost", "input_token_count", "output_token_count")
 _KNOWN = frozenset(GOLDEN_KEYS) | frozenset(CONVERSATIONAL_KEYS)
-# Fields compared between the file and the carried row, to notice edits made after export.
-_COMPARED = ("input", "expected_output", "name", "expected_tools", "expectations")
 
 
 def read_goldens(lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
@@ -149,6 +148,8 @@ def _row(golden: dict[str, Any], line: int | None, record: int | None, index: in
 def _normalised(golden: dict[str, Any]) -> dict[str, Any]:
     """Undo the text forms JSONL and CSV use: '|'-joined lists, JSON-text tools."""
     out = dict(golden)
+    if out.get("additional_metadata") is None and isinstance(out.get("metadata"), dict):
+        out["additional_metadata"] = out.pop("metadata")  # the name DeepEval 4.3's test cases use for it
     for key in _LIST_FIELDS:
         if isinstance(out.get(key), str):
             out[key] = out[key].split("|")
@@ -164,27 +165,108 @@ def _take_edits(golden: dict[str, Any], value: dict[str, Any], variant: str, rep
     if not schema.is_valid(value):
         return value  # the validator reports what is wrong with the carried row
 
-    written = build_golden(Row.from_json(value), QuietLoss())
+    carried_row = Row.from_json(value)
     row = copy.deepcopy(value)
-    if "turns" in golden and "input" not in golden:  # a conversational golden: its turns and outcome
-        turns = [{k: t[k] for k in ("role", "content") if k in t} if isinstance(t, dict) else t
-                 for t in golden.get("turns") or []]
-        if _is_messages(value["input"]) and not jsonvalue.same(turns, value["input"]["messages"]):
+    conversational = "input" not in golden and is_conversation(carried_row)
+    if conversational:  # its turns, then the fields it shares with a single-turn golden
+        written = build_conversational(carried_row, QuietLoss())
+        turns = _turns(golden.get("turns"))  # save_as writes every turn field, null ones too
+        if "turns" in golden and not jsonvalue.same(turns, value["input"]["messages"]):
             row["input"] = {"messages": turns}
-            report.edit("$.input", value["id"], f"turns was edited in the DeepEval file; the edit is kept "
-                        f"(it differs from the copy in additional_metadata.{CARRIER})")
-        golden = {**golden, "expected_output": golden.get("expected_outcome")}
-    for key in _COMPARED:
-        want = decode_csv_cell(key, csv_cell(key, written[key])) if variant == "csv" else written[key]
-        if key in golden and not jsonvalue.same(_normalised({key: want})[key], golden[key]):
-            path = _EDIT[key](row, golden[key], value)
-            report.edit(path, value["id"], f"{key} was edited in the DeepEval file; the edit is kept "
-                        f"(it differs from the copy in additional_metadata.{CARRIER})")
+            _said(report, "$.input", value["id"], "turns")
+        keys: tuple[str, ...] = _CONVERSATIONAL_COMPARED
+    else:
+        written, keys = build_golden(carried_row, QuietLoss()), _COMPARED
+    for key in keys:
+        if key not in golden:
+            continue
+        want = written[key]
+        if key == "context" and want is None:  # an export made before context held the reference contexts
+            want = (value["metadata"].get(VENDOR_KEY) or {}).get("context") \
+                if isinstance(value["metadata"].get(VENDOR_KEY), dict) else None
+        if variant == "csv":
+            want = _normalised({key: decode_csv_cell(key, csv_cell(key, want))})[key]
+        if not _same(key, want, golden[key]):
+            _said(report, _EDIT[key](row, golden[key], value), value["id"], key)
+    for key, item in golden.items():  # a field DeepEval has no place for, added by hand
+        if key not in _KNOWN and item is not None:
+            where = _put(row, VENDOR_KEY, key, item)
+            report.edit(where, value["id"], f"{key} is not a DeepEval golden field; added in the file, it is "
+                        f"kept in {where.removeprefix('$.')}")
     return row
 
 
-def _is_messages(value: Any) -> bool:
-    return isinstance(value, dict) and isinstance(value.get("messages"), list)
+def _said(report: ReadReporter, path: str, row_id: str, key: str) -> None:
+    report.edit(path, row_id, f"{key} was edited in the DeepEval file; the edit is kept "
+                f"(it differs from the copy in additional_metadata.{CARRIER})")
+
+
+# Golden fields compared with what evalconv wrote for the carried row, to notice edits made after export.
+_COMPARED = ("input", "expected_output", "name", "expected_tools", "expectations", "context", "comments",
+             "source_file", "custom_column_key_values", "additional_metadata", *RUN_FIELDS)
+_CONVERSATIONAL_COMPARED = ("scenario", "expected_outcome", "name", "expectations", "context", "comments",
+                            "custom_column_key_values", "additional_metadata", "user_description", "persona")
+# DeepEval's save_as writes an empty list or mapping as null, and its CSV loader reads null as []:
+# one value for DeepEval, so neither is an edit.
+_EMPTY_IS_NONE = frozenset({"expected_tools", "tools_called", "context", "retrieval_context",
+                            "custom_column_key_values", "additional_metadata", "turns"})
+# save_as writes these null whatever the golden holds (deepeval 4.3.1, PR #3233): null there is no edit.
+_SAVE_AS_NULLS = frozenset({"token_cost", "input_token_count", "output_token_count"})
+
+
+def _same(key: str, want: Any, got: Any) -> bool:
+    if key in _SAVE_AS_NULLS and got is None:
+        return True
+    if key == "additional_metadata":  # the file's own keys beside the carrier
+        want, got = (_own_metadata(v) for v in (want, got))
+    if key in ("expected_tools", "tools_called"):
+        want, got = _tools_as_saved(want), _tools_as_saved(got)
+    if key in _EMPTY_IS_NONE:
+        want, got = (None if v == [] or v == {} else v for v in (want, got))
+    return jsonvalue.same(want, got)
+
+
+def _own_metadata(value: Any) -> Any:
+    return {k: v for k, v in value.items() if k != CARRIER} if isinstance(value, dict) else value
+
+
+def _tools_as_saved(tools: Any) -> Any:
+    """Tool calls as DeepEval's model_dump writes them: `type` filled in, `inputParameters`."""
+    if not isinstance(tools, list):
+        return tools
+    out = []
+    for tool in tools:
+        if isinstance(tool, dict):
+            tool = {"type": "FUNCTION", **{("inputParameters" if k == "input_parameters" else k): v
+                                           for k, v in tool.items() if v is not None}}
+        out.append(tool)
+    return out
+
+
+def _put(row: dict[str, Any], group: str, name: str, item: Any) -> str:
+    """Keep a DeepEval field's value under metadata.<group>.<name> (None or empty removes it);
+    returns its path. A user's own metadata.<group> that is not an object is left alone: the
+    value then goes to the case's extensions.deepeval."""
+    metadata = row["metadata"]
+    if group in metadata and not isinstance(metadata[group], dict):
+        bucket = metadata["case"].setdefault("extensions", {}).setdefault(VENDOR_KEY, {})
+        path = paths.join("$.metadata.case.extensions", VENDOR_KEY, name)
+    else:
+        bucket = metadata.setdefault(group, {})
+        path = paths.join("$.metadata", group, name)
+    if item is None or item == [] or item == {}:
+        bucket.pop(name, None)
+    else:
+        bucket[name] = item
+    if group in metadata and metadata[group] == {}:
+        del metadata[group]
+    return path
+
+
+def _edit_in(group: str, name: str) -> Callable[[dict[str, Any], Any, dict[str, Any]], str]:
+    def edit(row: dict[str, Any], item: Any, _: dict[str, Any]) -> str:
+        return _put(row, group, name, item)
+    return edit
 
 
 def _edit_name(row: dict[str, Any], name: Any, _: Any) -> str:
@@ -200,10 +282,14 @@ def _edit_input(row: dict[str, Any], text: Any, carried: dict[str, Any]) -> str:
 
 
 def _edit_expected_output(row: dict[str, Any], text: Any, carried: dict[str, Any]) -> str:
+    old = carried.get("expected")
+    oracle = carried["metadata"]["case"]["oracleType"]
+    if oracle in ("acceptable-set", "expected-final-state") or (oracle == "expected-tool-calls" and is_tool_calls(old)):
+        # the expected value is a set, a state or tool calls: text typed beside it is not that value
+        return _put(row, VENDOR_KEY, "expected_output", text)
     if text is None:
         row.pop("expected", None)
     else:
-        old = carried.get("expected")
         row["expected"] = text if old is None or isinstance(old, str) else _json_or_text(text)
     return "$.expected"
 
@@ -228,23 +314,61 @@ def _edit_expected_tools(row: dict[str, Any], tools: Any, carried: dict[str, Any
 
 
 def _edit_expectations(row: dict[str, Any], expectations: Any, carried: dict[str, Any]) -> str:
+    """The inverse of what the writer puts in expectations: must holds the expected behaviour
+    (unless it is blank), then the criteria (a rubric's one condition is both); must_not holds
+    the unacceptable behaviour. Only the parts that differ from what was written change."""
     scratch: dict[str, Any] = {}
-    _import_expectations(expectations, scratch, {})
-    case = row["metadata"]["case"]
-    old = carried["metadata"]["case"]
-    paths_changed = []
-    behavior = scratch.get("expectedBehavior", "")
-    if behavior != old["expectedBehavior"].strip():
-        case["expectedBehavior"] = behavior
-        paths_changed.append("$.metadata.case.expectedBehavior")
+    must = _import_expectations(expectations, scratch, {})
+    case, old = row["metadata"]["case"], carried["metadata"]["case"]
+    old_behavior = old["expectedBehavior"].strip()
+    judged = llm_judge_may_grade(Row.from_json(carried))
+    written_must = ([old_behavior] if old_behavior else []) + judged_criteria(old) if judged else []
+    changed = []
+    if must != written_must:
+        if old_behavior or not judged:
+            behavior, criteria = (must[0], must[1:]) if must else ("", [])
+            if len(must) == 1 and old["oracleType"] == "rubric":
+                criteria = [behavior]
+            if behavior != old_behavior:
+                case["expectedBehavior"] = behavior
+                changed.append("$.metadata.case.expectedBehavior")
+        else:
+            criteria = must  # a blank expected behaviour is not written
+        if criteria != [c.strip() for c in old.get("evaluationCriteria", ()) if c.strip()]:
+            if criteria:
+                case["evaluationCriteria"] = criteria
+            else:
+                case.pop("evaluationCriteria", None)
+            changed.append("$.metadata.case.evaluationCriteria")
     unacceptable = scratch.get("unacceptableBehavior", [])
     if unacceptable != [i.strip() for i in old.get("unacceptableBehavior", []) if i.strip()]:
         if unacceptable:
             case["unacceptableBehavior"] = unacceptable
         else:
             case.pop("unacceptableBehavior", None)
-        paths_changed.append("$.metadata.case.unacceptableBehavior")
-    return " and ".join(paths_changed) or "$.metadata.case.expectedBehavior"
+        changed.append("$.metadata.case.unacceptableBehavior")
+    return " and ".join(changed) or "$.metadata.case.expectedBehavior"
+
+
+def _edit_context(row: dict[str, Any], contexts: Any, _: Any) -> str:
+    if contexts is None or contexts == []:
+        row["metadata"].pop(REFERENCE_CONTEXTS, None)
+    else:
+        row["metadata"][REFERENCE_CONTEXTS] = contexts
+    return f"$.metadata.{REFERENCE_CONTEXTS}"
+
+
+def _edit_scenario(row: dict[str, Any], scenario: Any, _: Any) -> str:
+    case = row["metadata"]["case"]
+    if isinstance(scenario, str) and scenario.strip():
+        case["scenario"] = scenario
+    else:
+        case.pop("scenario", None)
+    return "$.metadata.case.scenario"
+
+
+def _edit_own_metadata(row: dict[str, Any], metadata: Any, _: Any) -> str:
+    return _put(row, VENDOR_KEY, "additional_metadata", _own_metadata(metadata))
 
 
 def _json_or_text(text: Any) -> Any:
@@ -256,8 +380,14 @@ def _json_or_text(text: Any) -> Any:
         return text
 
 
-_EDIT = {"name": _edit_name, "input": _edit_input, "expected_output": _edit_expected_output,
-         "expected_tools": _edit_expected_tools, "expectations": _edit_expectations}
+_EDIT: dict[str, Callable[[dict[str, Any], Any, dict[str, Any]], str]] = {
+    "name": _edit_name, "input": _edit_input, "expected_output": _edit_expected_output,
+    "expected_outcome": _edit_expected_output, "expected_tools": _edit_expected_tools,
+    "expectations": _edit_expectations, "context": _edit_context, "scenario": _edit_scenario,
+    "additional_metadata": _edit_own_metadata,
+    **{name: _edit_in(VENDOR_KEY, name) for name in ("comments", "source_file", "custom_column_key_values",
+                                                     "user_description", "persona")},
+    **{name: _edit_in(RUN_KEY, name) for name in RUN_FIELDS}}
 
 
 def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
@@ -283,7 +413,7 @@ def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[st
         row["input"] = golden["input"]
         _import_expected(golden, row, vendor)
         handled = {"input", "expected_output", "expected_tools"}
-    _import_expectations(golden.get("expectations"), case, vendor)
+    must = _import_expectations(golden.get("expectations"), case, vendor)
     conversational = "scenario" in case
     judged = "expectedBehavior" in case  # expectations.must: DeepEval has an LLM judge grade it
     oracle = ("expected-tool-calls" if golden.get("expected_tools") and not conversational
@@ -294,9 +424,11 @@ def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[st
     if judged and oracle in ("reference-answer", "rubric"):
         case["evaluator"] = "llm-judge"
         report.infer("$.metadata.case.evaluator", row_id, "expectations.must: DeepEval grades it with an LLM judge")
-        if oracle == "rubric":
-            case["evaluationCriteria"] = list(golden["expectations"]["must"])
-            report.infer("$.metadata.case.evaluationCriteria", row_id, "the expectations.must items")
+        if oracle == "rubric" and len(must) == 1:
+            case["evaluationCriteria"] = must  # one condition: the expected behaviour and the criterion
+    if "evaluationCriteria" in case:
+        report.infer("$.metadata.case.evaluationCriteria", row_id, "the expectations.must items after the "
+                     "first (a rubric's only item is also its criterion)")
     if "expectedBehavior" not in case:
         case["expectedBehavior"] = row["expected"] if conversational and "expected" in row else _BEHAVIOR[oracle]
         report.infer("$.metadata.case.expectedBehavior", row_id, "no expectations.must in the golden")
@@ -308,6 +440,11 @@ def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[st
         report.ignore(f"$.{key}", row_id, f"a run output, not case data; kept in metadata.{RUN_KEY}.{key}")
     for key, item in golden.items():
         if key in handled or key in RUN_FIELDS or key in ("name", "expectations") or item is None:
+            continue
+        if key == "context" and _strings(item):
+            metadata[REFERENCE_CONTEXTS] = item
+            report.infer(f"$.metadata.{REFERENCE_CONTEXTS}", row_id, "the golden's context: the ground-truth "
+                         "passages a correct answer rests on (a label, never input)")
             continue
         vendor[key] = item
         known = "" if key in _KNOWN else "not a DeepEval golden field; "
@@ -356,10 +493,11 @@ def _call(tool: Any, index: int) -> dict[str, Any]:
     return {"name": tool["name"], **({"arguments": params} if params is not None else {})}
 
 
-def _import_expectations(expectations: Any, case: dict[str, Any], vendor: dict[str, Any]) -> None:
-    """must -> expectedBehavior (several conditions one per line), must_not -> unacceptableBehavior."""
+def _import_expectations(expectations: Any, case: dict[str, Any], vendor: dict[str, Any]) -> list[str]:
+    """must[0] -> expectedBehavior, the other must items -> evaluationCriteria (the inverse of the
+    writer), must_not -> unacceptableBehavior; returns the must items."""
     if expectations is None:
-        return
+        return []
     if not isinstance(expectations, dict):
         raise RowError("'expectations' must be an object with 'must' and 'must_not'", "$.metadata.case")
     must = expectations.get("must") or []
@@ -368,11 +506,14 @@ def _import_expectations(expectations: Any, case: dict[str, Any], vendor: dict[s
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
             raise RowError(f"expectations.{label} must be a list of strings", "$.metadata.case")
     if must:
-        case["expectedBehavior"] = "\n".join(must)
+        case["expectedBehavior"] = must[0]
+    if must[1:]:
+        case["evaluationCriteria"] = list(must[1:])
     if must_not:
         case["unacceptableBehavior"] = list(must_not)
-    if len(must) > 1 or any(expectations.get(k) is not None for k in ("model", "eval_mode")):
+    if any(expectations.get(k) is not None for k in ("model", "eval_mode")):
         vendor["expectations"] = expectations
+    return list(must)
 
 
 def _turns(turns: Any) -> list[Any]:
@@ -382,6 +523,10 @@ def _turns(turns: Any) -> list[Any]:
         raise RowError("'turns' must be a list of turns", "$.input.messages")
     return [{k: v for k, v in turn.items() if v is not None} if isinstance(turn, dict) else turn
             for turn in turns]
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def _ordered(case: dict[str, Any]) -> dict[str, Any]:

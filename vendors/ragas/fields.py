@@ -38,8 +38,9 @@ REASONS = {
     "metadata": "Ragas samples have no metadata; " + _CARRIED,
     "input.text": "a Ragas user_input is text (or human/ai/tool messages): the JSON text of this value "
                   "is written; the exact value is " + _CARRIED,
-    "input.system": "Ragas messages have no system role: the system message is left out of user_input; "
-                    "the exact input is " + _CARRIED,
+    "input.system": "Ragas messages have no system role (ragas 0.4.3 has HumanMessage, AIMessage and "
+                    "ToolMessage only; its LangGraph converter skips system messages too): the system message "
+                    "is left out of user_input; the exact input is " + _CARRIED,
     "input.order": "Ragas loads a conversation only if each tool message follows an AI message with tool "
                    "calls (and not one of system messages alone): the JSON text of this chat is written as one "
                    "human message; the exact value is " + _CARRIED,
@@ -56,7 +57,15 @@ REASONS = {
     "expected.args": "a Ragas tool call always has args: a call without arguments reads back with "
                      "args {}; the exact calls are " + _CARRIED,
     "expected.other": "no Ragas field holds this oracle's payload; it is " + _CARRIED,
+    "contexts.multi": "a multi-turn sample has no reference_contexts (ragas 0.4.3's MultiTurnSample holds "
+                      "user_input, reference, reference_tool_calls, rubrics and reference_topics only); "
+                      + _CARRIED,
 }
+# The case fields a rubric judge reads, written as Ragas rubrics on a rubric case an LLM judge grades.
+RUBRIC_FIELDS = ("expectedBehavior", "evaluationCriteria", "unacceptableBehavior")
+RUBRIC_REASON = ("LLM-judged rubric cases: Ragas' rubric metrics (InstanceRubrics) read the sample's "
+                 "rubrics; score1_description is the expected behaviour and every criterion (and what "
+                 "must not happen), score0_description a miss")
 
 
 def _case_entry(name: str) -> FieldLoss:
@@ -74,11 +83,19 @@ FIELD_MAP: tuple[FieldLoss, ...] = (
     FieldLoss("$.expected", "native", "reference (text); expected tool calls as reference_tool_calls "
               "(multi-turn); anything else carried", "Ragas' reference-based metrics read it"),
     *(_case_entry(name) for name in CASE_FIELDS),
+    *(FieldLoss(f"$.metadata.case.{name}", "native", "rubrics", RUBRIC_REASON) for name in RUBRIC_FIELDS),
     FieldLoss("$.metadata.referenceContexts", "native", "reference_contexts",
               "a label: the passages a correct answer rests on (context recall/precision read them)"),
     FieldLoss("$.metadata.referenceContextIds", "native", "reference_context_ids", "ids of those passages"),
+    FieldLoss("$.metadata.referenceContexts", "carried", "evalconv.metadata.referenceContexts",
+              REASONS["contexts.multi"]),
+    FieldLoss("$.metadata.referenceContextIds", "carried", "evalconv.metadata.referenceContextIds",
+              REASONS["contexts.multi"]),
     FieldLoss("$.metadata.ragas_run", "native", "response, multi_responses, retrieved_contexts, "
               "retrieved_context_ids", "run output read from a Ragas file, written back in place"),
     FieldLoss("$.metadata.<other keys>", "carried", "evalconv.metadata.<key>", REASONS["metadata"]),
 )
-CARRIED = {f.path: f.reason for f in FIELD_MAP if f.fate == "carried"}
+CARRIED = {f.path: f.reason for f in FIELD_MAP if f.fate == "carried" and f.reason != REASONS["contexts.multi"]}
+# Recorded per sample in the envelope: a short digest of each native field as written, so that a
+# value only the native field holds (a text reference, reference contexts) is still known edited.
+WRITTEN = "written"

@@ -18,11 +18,12 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 
 from .._common import records as rec
-from .fields import CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS, TYPE_TO_ROLE, VENDOR
-from .write import build_sample, csv_cell
+from .fields import (CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS,
+                     TYPE_TO_ROLE, VENDOR, WRITTEN)
+from .write import build_sample, csv_cell, digest, digest_text
 
 csv.field_size_limit(MAX_LINE_BYTES)
-EDITED = "edited in Ragas: the native value differs from the copy evalconv carried; the edit wins"
+EDITED = "{field} was edited in the Ragas file; the edit is kept (it differs from what evalconv wrote)"
 KNOWN = frozenset(SINGLE_FIELDS) | frozenset(MULTI_FIELDS) | {ENVELOPE}
 _TEXT_COLUMNS = frozenset({"reference", "response", "persona_name", "query_style", "query_length"})
 
@@ -116,20 +117,40 @@ def _calls(calls: Any) -> Any:
 
 def _take_edits(value: dict[str, Any], sample: dict[str, Any], multi: bool, report: ReadReporter,
                 raw: dict[str, str] | None) -> None:
-    """Where a native field differs from what evalconv writes for the carried row, the edit wins."""
-    try:
-        written = build_sample(Row.from_json(value), QuietLoss(), multi, raw is not None)
-    except Exception:  # the carried copy is not a valid row; the validator will say why
-        return
+    """Where a native field differs from what evalconv wrote, the edit wins and is said. The
+    envelope's digests of the native fields as written tell an edit even of a value only the
+    native field holds (a text reference, reference contexts); a file without them is compared
+    with what evalconv writes for the carried row."""
+    env = sample[ENVELOPE]
+    digests = env.get(WRITTEN) if isinstance(env.get(WRITTEN), dict) else None
+    written: dict[str, Any] = {}
+    if digests is None:
+        try:
+            written = build_sample(Row.from_json(value), QuietLoss(), multi, raw is not None)
+        except Exception:  # the carried copy is not a valid row; the validator will say why
+            return
     row_id, metadata, case = value["id"], value["metadata"], value["metadata"]["case"]
-    for field in sorted((set(written) | set(sample)) - {ENVELOPE}):
-        ours, theirs = written.get(field), sample.get(field)
-        same = (csv_cell(ours) == raw.get(field, "")) if raw is not None else jsonvalue.same(ours, theirs)
+    for field in sorted((set(digests or written) | set(sample)) - {ENVELOPE}):
+        theirs = sample.get(field)
+        if digests is not None and raw is not None:  # a CSV cell: "" is no value
+            cell = raw.get(field, "")
+            same = digests[field] == digest_text(cell) if field in digests else cell == ""
+        elif digests is not None:
+            same = field in digests and field in sample and digests[field] == digest(theirs, False)
+        else:
+            ours = written.get(field)
+            same = (csv_cell(ours) == raw.get(field, "")) if raw is not None else jsonvalue.same(ours, theirs)
         if same:
             continue
         if field == "user_input":
-            value["input"], path = _natural_input(theirs), "$.input"
-        elif field == "reference" and "reference_tool_calls" in written:
+            path = "$.input"
+            carried = env.get("input")
+            if isinstance(carried, str) and isinstance(theirs, list) and len(theirs) == 1 \
+                    and theirs[0].get("type") == "human" and theirs[0].keys() <= {"type", "content"}:
+                value["input"] = theirs[0]["content"]  # a text input stays text in a multi-turn file
+            else:
+                value["input"] = _natural_input(theirs)
+        elif field == "reference" and ("reference_tool_calls" in sample or "reference_tool_calls" in written):
             path = "$.metadata.case.expectedBehavior"
             case["expectedBehavior"] = theirs if isinstance(theirs, str) else ""
         elif field in ("reference", "reference_tool_calls"):
@@ -147,14 +168,18 @@ def _take_edits(value: dict[str, Any], sample: dict[str, Any], multi: bool, repo
             _set(run, field, theirs)
             if not run:
                 metadata.pop(RUN_KEY)
-        elif field in EXTENSION_FIELDS:
+        else:  # rubrics, the synthetic-test fields, and any field Ragas itself has no name for
             path = f"$.metadata.case.extensions.{VENDOR}.{field}"
             ext = case.setdefault("extensions", {}).setdefault(VENDOR, {})
             _set(ext, field, theirs)
-        else:
-            report.ignore(f"$.{field}", row_id, "not a Ragas sample field")
-            continue
-        report.infer(path, row_id, EDITED)
+            if not ext:
+                del case["extensions"][VENDOR]
+                if not case["extensions"]:
+                    del case["extensions"]
+            if field not in EXTENSION_FIELDS:
+                report.edit(path, row_id, f"{field} is not a Ragas sample field; added in the file, it is kept here")
+                continue
+        report.edit(path, row_id, EDITED.format(field=field))
 
 
 def _set(target: dict[str, Any], key: str, value: Any) -> None:
@@ -198,7 +223,8 @@ def _foreign_row(sample: dict[str, Any], index: int, report: ReadReporter) -> di
     ext = {k: sample[k] for k in EXTENSION_FIELDS if sample.get(k) is not None}
     if ext:
         case.setdefault("extensions", {})[VENDOR] = ext
-    for key in sample.keys() - KNOWN:
-        report.ignore(f"$.{key}", row_id, "not a Ragas sample field")
+    for key in sorted(sample.keys() - KNOWN):
+        case.setdefault("extensions", {}).setdefault(VENDOR, {})[key] = sample[key]
+        report.ignore(f"$.{key}", row_id, f"not a Ragas sample field; kept in metadata.case.extensions.{VENDOR}.{key}")
     value["metadata"] = {"case": case, **metadata}
     return value

@@ -7,6 +7,7 @@ re-runs to tell an edit made in the Ragas file from the copy evalconv carried.
 from __future__ import annotations
 
 import csv
+import hashlib
 import pickle
 import tempfile
 from typing import Any, Iterator, TextIO, TypeGuard
@@ -15,8 +16,9 @@ from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
 
+from .._common.grading import llm_judge_may_grade
 from .fields import (CARRIED, CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, REASONS, ROLE_TO_TYPE,
-                     RUN_FIELDS, RUN_KEY, SINGLE_FIELDS, VENDOR)
+                     RUBRIC_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS, VENDOR, WRITTEN)
 
 REASONS_TURN = ("in a multi-turn dataset a text input is written as one human message; the exact value "
                 "is carried in the sample's `evalconv` key")
@@ -85,22 +87,57 @@ def build_sample(row: Row, report: LossReporter, multi: bool, csv_cells: bool = 
     for field, key in CONTEXTS.items():
         if not multi and _texts(metadata.get(key), ids=field.endswith("ids")):
             sample[field] = metadata.pop(key)
+    contexts_carried = [(paths.join("$.metadata", key), REASONS["contexts.multi"])
+                        for key in CONTEXTS.values() if multi and key in metadata]
     run = metadata.get(RUN_KEY)
     # An empty CSV cell reads as no value, and a NUL has no place in one: such run output stays carried.
     if not multi and _run_fields(run) and not (csv_cells and (run.get("response") == "" or _has_nul(run))):
         sample.update(metadata.pop(RUN_KEY))
     ext = row.case.get("extensions", {}).get(VENDOR)
     allowed = MULTI_FIELDS if multi else SINGLE_FIELDS
+    rubrics = rubrics_for(row)
+    if rubrics and not (csv_cells and _has_nul(rubrics)):
+        sample["rubrics"] = rubrics
     if isinstance(ext, dict):
         sample.update((k, ext[k]) for k in EXTENSION_FIELDS
                       if k in ext and k in allowed and not (csv_cells and _has_nul(ext[k])))
     env["metadata"] = metadata
+    native = RUBRIC_FIELDS if sample.get("rubrics") == rubrics and rubrics else ()
     carried = [("$.id", CARRIED["$.id"])]
-    carried += [_CASE_CARRIED[name] for name in row.case]
-    carried += [(paths.join("$.metadata", key), REASONS["metadata"]) for key in metadata if key != "case"]
+    carried += [_CASE_CARRIED[name] for name in row.case if name not in native]
+    carried += contexts_carried
+    carried += [(paths.join("$.metadata", key), REASONS["metadata"]) for key in metadata
+                if key != "case" and not (multi and key in CONTEXTS.values())]
     report.carry_all(carried, row.id)
+    env[WRITTEN] = {field: digest(value, csv_cells) for field, value in sample.items()}
     sample[ENVELOPE] = env
     return sample
+
+
+def digest(value: Any, csv_cells: bool) -> str:
+    """A short fingerprint of a native field as the file holds it (the CSV cell, or the JSON value)."""
+    return digest_text(csv_cell(value) if csv_cells else jsonvalue.dumps(value))
+
+
+def digest_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def rubrics_for(row: Row) -> dict[str, str] | None:
+    """Ragas rubrics for a rubric case an LLM judge grades: a pass (score 1) is the expected
+    behaviour and every criterion, and none of what must not happen; a miss scores 0."""
+    case = row.case
+    if case["oracleType"] != "rubric" or not llm_judge_may_grade(row):
+        return None
+    must = [text.strip() for text in (case["expectedBehavior"], *case.get("evaluationCriteria", ())) if text.strip()]
+    must_not = [text.strip() for text in case.get("unacceptableBehavior", ()) if text.strip()]
+    if not must and not must_not:
+        return None
+    passing = "Meets every one of: " + "; ".join(must) if must else "Meets the case"
+    if must_not:
+        passing += ". Does none of: " + "; ".join(must_not)
+    return {"score0_description": "Misses any of the requirements of score 1, or does what it rules out.",
+            "score1_description": passing + "."}
 
 
 _CASE_CARRIED = {path.removeprefix("$.metadata.case."): (path, reason) for path, reason in CARRIED.items()
