@@ -4,13 +4,17 @@ from __future__ import annotations
 import codecs
 import io
 from dataclasses import dataclass
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterable, Iterator
 
 from .errors import ReadError, RowError
 from .findings import Finding
 
-# Ten times the longest text seen in real golden sets, and a bound on a hostile file.
+# Ten times the longest text seen in real golden sets, and a bound on a hostile file: a line of
+# a text file, a CSV or Parquet cell. Readers refuse more, writers never write more.
 MAX_LINE_BYTES = 64 * 1024 * 1024
+MAX_CELL_BYTES = MAX_LINE_BYTES
+# A file read in one piece (a YAML config, a file a set names): parsed whole, so bounded whole.
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -130,9 +134,19 @@ class Lines:
             self._stream = stream = spool
         return stream
 
-    def text(self) -> str:
-        """The whole document, for formats that must be read in one piece."""
-        return "".join(self)
+    def text(self, lines: Iterable[str] | None = None) -> str:
+        """The whole document (or the rest of it, `lines` taken from this source), for formats
+        that must be read in one piece: refused past MAX_DOCUMENT_BYTES, before it is all held."""
+        parts: list[str] = []
+        size = 0  # characters: at least a byte each
+        for line in self if lines is None else lines:
+            size += len(line)
+            if size > MAX_DOCUMENT_BYTES:
+                raise ReadError(f"the file is larger than {MAX_DOCUMENT_BYTES >> 20} MiB, the limit of a file "
+                                f"read in one piece (a YAML config, a JSON document)", source=self.source,
+                                line=self.number)
+            parts.append(line)
+        return "".join(parts)
 
     def _wide(self) -> Iterator[str]:
         text = io.TextIOWrapper(self._stream, encoding=self.encoding, newline="")

@@ -1,0 +1,171 @@
+"""Issue 23 §5-8: reads that hang, are unbounded, recurse or run out of memory. Every command
+runs in a real process with a timeout, so a read that blocks again fails instead of hanging."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, row
+from evalconv.canonical import jsonvalue
+from test_malformed import evalconv_command
+
+# FIFOs opened without blocking and /dev/fd of a pipe as Linux has them
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux FIFOs and /dev/fd")
+
+SECONDS = 90  # a blocked read never finishes; a working one takes a second or two
+PROJECT = ROOT / "tests" / "fixtures" / "vendors" / "promptfoo" / "refs_project"
+RUNS = ROOT / "tests" / "fixtures" / "runs"
+
+
+def run(args: list, *, cwd: Path | None = None, pass_fds: tuple[int, ...] = (), preexec_fn=None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(evalconv_command() + [str(a) for a in args], capture_output=True, text=True,
+                              timeout=SECONDS, cwd=cwd, pass_fds=pass_fds, preexec_fn=preexec_fn, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"evalconv {' '.join(map(str, args))} did not finish in {SECONDS} s (blocked on a read?)")
+
+
+def one_error_line(done: subprocess.CompletedProcess) -> str:
+    lines = [line for line in done.stderr.splitlines() if line.startswith("evalconv: error:")]
+    assert lines and "Traceback" not in done.stderr, done.stderr
+    return lines[0]
+
+
+def write_set(path: Path, ids: tuple[str, ...] = ("a-1", "a-2")) -> Path:
+    path.write_text("".join(jsonvalue.dumps(row(i)) + "\n" for i in ids), encoding="utf-8")
+    return path
+
+
+def fifo_instead(path: Path) -> Path:
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+# --- §5 what is not a regular file is refused, never opened blocking ------------------------------
+
+@pytest.mark.parametrize("reference", ["vars/cancelled_connection.yaml", "defaults.yaml", "cases/escalations.yaml"],
+                         ids=["vars-file", "defaultTest-file", "tests-file"])
+def test_a_fifo_named_by_a_promptfoo_reference_is_refused_not_waited_on(tmp_path, reference):
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT, project)
+    fifo_instead(project / reference)
+    done = run(["validate", project / "promptfooconfig.yaml"])
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert reference in line and "is a FIFO (named pipe), not a regular file" in line
+
+
+@pytest.mark.parametrize("command", ["validate", "stats", "roundtrip", "convert"])
+def test_a_fifo_inside_a_folder_is_refused_and_the_other_files_are_read(tmp_path, command):
+    folder = tmp_path / "sets"
+    folder.mkdir()
+    write_set(folder / "a.jsonl")
+    fifo_instead(folder / "b.jsonl")
+    args = [folder, "--to", "csv", "-o", tmp_path / "out"] if command == "convert" else [command, folder]
+    done = run(args)
+    assert done.returncode in (1, 2) and "Traceback" not in done.stderr
+    said = [line for line in (done.stderr + done.stdout).splitlines() if "b.jsonl" in line]
+    assert any("b.jsonl: it is a FIFO (named pipe), not a regular file" in line for line in said), said
+    if command == "convert":
+        assert (tmp_path / "out" / "a.csv").is_file() and not (tmp_path / "out" / "b.csv").exists()
+    elif command == "stats":
+        assert done.stdout.startswith("2 rows in 1 file")
+    else:
+        assert "a.jsonl" in done.stdout + done.stderr
+
+
+def saved_dataset(folder: Path) -> Path:
+    """What `datasets`' save_to_disk writes for canonical rows: an Arrow file named by state.json."""
+    datasets = pytest.importorskip("datasets")
+    from evalconv import read
+
+    rows = read(str(write_set(folder.parent / "rows.jsonl"))).rows
+    columns = {"id": [r.id for r in rows], "input": [r.input for r in rows],
+               "case.caseId": [r.case["caseId"] for r in rows], "case.oracleType": [r.case["oracleType"] for r in rows],
+               "case.expectedBehavior": [r.case["expectedBehavior"] for r in rows],
+               "case.provenance": [r.case["provenance"] for r in rows]}
+    datasets.Dataset.from_dict(columns).save_to_disk(str(folder))
+    return folder
+
+
+def test_an_hf_folder_whose_state_json_names_a_fifo_is_refused(tmp_path):
+    folder = saved_dataset(tmp_path / "saved")
+    assert run(["validate", folder]).returncode == 0  # the folder as save_to_disk wrote it reads
+    (arrow,) = folder.glob("*.arrow")
+    fifo_instead(arrow)
+    done = run(["validate", folder])
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert arrow.name in line and "is a FIFO (named pipe)" in line
+
+
+def test_an_hf_folder_whose_state_json_is_a_fifo_is_refused(tmp_path):
+    folder = saved_dataset(tmp_path / "saved")
+    fifo_instead(folder / "state.json")
+    done = run(["validate", folder, "--from", "hf"])
+    assert done.returncode == 2
+    assert "state.json" in one_error_line(done) and "FIFO" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["report", "import"])
+def test_a_run_store_file_that_is_a_fifo_is_refused(tmp_path, command):
+    store = tmp_path / "store"
+    promptfoo = RUNS / "promptfoo" / "results.json"
+    assert run(["runs", "import", promptfoo, "--store", store]).returncode == 0
+    fifo_instead(store / "results.jsonl")
+    args = (["report", store, "--cases", RUNS / "cases.jsonl"] if command == "report"
+            else ["runs", "import", promptfoo, "--store", store])
+    done = run(args)
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert "results.jsonl" in line and "FIFO (named pipe), not a regular file" in line
+
+
+def feeding(data: bytes) -> tuple[int, threading.Thread]:
+    """The read end of a pipe that a thread fills with `data`: what `<(cat set.jsonl)` hands evalconv."""
+    read_end, write_end = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write_end, "wb") as out:
+            try:
+                out.write(data)
+            except BrokenPipeError:
+                pass
+    thread = threading.Thread(target=feed, daemon=True)
+    thread.start()
+    return read_end, thread
+
+
+@pytest.mark.parametrize("command", ["convert", "validate", "stats", "roundtrip"])
+def test_process_substitution_as_the_input_is_still_read(tmp_path, command):
+    data = write_set(tmp_path / "set.jsonl").read_bytes()
+    read_end, thread = feeding(data)
+    path = f"/dev/fd/{read_end}"
+    try:
+        args = [path, "--to", "csv"] if command == "convert" else [command, path]
+        done = run(args, pass_fds=(read_end,))
+    finally:
+        os.close(read_end)
+        thread.join(5)
+    assert done.returncode == 0, done.stderr
+    if command == "convert":
+        assert done.stdout.splitlines()[1].startswith("a-1,")
+
+
+def test_a_named_fifo_given_as_the_input_is_read_as_a_stream(tmp_path):
+    data = write_set(tmp_path / "set.jsonl").read_bytes()
+    fifo = fifo_instead(tmp_path / "pipe.jsonl")
+    writer = threading.Thread(target=fifo.write_bytes, args=(data,), daemon=True)
+    writer.start()
+    done = run([fifo, "--from", "jsonl", "--to", "csv"])
+    writer.join(5)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 3
