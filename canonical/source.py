@@ -6,7 +6,7 @@ import io
 from dataclasses import dataclass
 from typing import IO, Any, Iterable, Iterator
 
-from .errors import ReadError, RowError
+from .errors import ReadError, RowError, WriteError
 from .findings import Finding
 
 # Ten times the longest text seen in real golden sets, and a bound on a hostile file: a line of
@@ -15,6 +15,21 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_CELL_BYTES = MAX_LINE_BYTES
 # A file read in one piece (a YAML config, a file a set names): parsed whole, so bounded whole.
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+
+
+def too_long_to_read_back(text: str, limit: int = MAX_LINE_BYTES) -> int | None:
+    """The UTF-8 size of `text` when it is over `limit` bytes, else None (one len() in the
+    common case: a character is at most four bytes)."""
+    if len(text) <= limit // 4:
+        return None
+    size = len(text.encode("utf-8"))
+    return size if size > limit else None
+
+
+def unreadable_write(row_id: str, what: str, size: int, limit: int = MAX_LINE_BYTES) -> WriteError:
+    """A writer's refusal of a row whose text evalconv could not read back."""
+    return WriteError(f"row '{row_id}' cannot be written: its {what} would be {size / (1 << 20):,.0f} MiB, more "
+                      f"than the {limit >> 20} MiB evalconv reads back")
 
 
 @dataclass(slots=True)

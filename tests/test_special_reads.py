@@ -169,3 +169,109 @@ def test_a_named_fifo_given_as_the_input_is_read_as_a_stream(tmp_path):
     writer.join(5)
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == 3
+
+
+# --- §6 the same limits for every reader, and nothing written that cannot be read back -------------
+
+def peak_mib(args: list) -> tuple[subprocess.CompletedProcess, float]:
+    """The command's result and the peak resident memory of its process, in MiB."""
+    # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so it would count the test's own memory
+    code = ("import re, sys\nfrom evalconv.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
+            "    hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+            "    print(f'peak-kib={hwm}', file=sys.stderr)")
+    try:
+        done = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+                              timeout=SECONDS)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"evalconv {' '.join(map(str, args))} did not finish in {SECONDS} s")
+    peak = [line for line in done.stderr.splitlines() if line.startswith("peak-kib=")]
+    assert peak, done.stderr
+    return done, int(peak[-1].split("=")[1]) / 1024
+
+
+@pytest.mark.parametrize("reference", ["vars/cancelled_connection.yaml", "defaults.yaml"],
+                         ids=["vars-file", "defaultTest-file"])
+def test_a_referenced_file_of_3_gb_is_refused_unread(tmp_path, reference):
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT, project)
+    with open(project / reference, "r+b") as f:  # sparse: 3 GB that take no disk
+        f.truncate(3 << 30)
+    done, peak = peak_mib(["validate", project / "promptfooconfig.yaml"])
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert reference in line and "3,072 MiB, more than the 256 MiB" in line
+    assert peak < 400, f"{peak:.0f} MiB: the file was read"
+
+
+def parquet_with_a_cell(path: Path, size: int) -> Path:
+    """A canonical Parquet file (a few KB, zstd) whose one row's input is `size` bytes."""
+    import numpy
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from evalconv.canonical import parquet_format
+
+    small = tmp_set = write_set(path.with_suffix(".jsonl"), ("big-1",))
+    assert run([tmp_set, "--to", "parquet", "-o", path]).returncode == 0
+    table = pq.read_table(path)
+    cell = pa.StringArray.from_buffers(1, pa.py_buffer(numpy.array([0, size], dtype=numpy.int32)),
+                                       pa.py_buffer(b"y" * size))
+    at = table.schema.get_field_index("input")
+    table = table.set_column(at, table.schema.field(at), pa.chunked_array([cell]))
+    pq.write_table(table, path, **parquet_format.WRITER_OPTIONS)
+    small.unlink()
+    return path
+
+
+@pytest.mark.parametrize("command", ["validate", "convert"])
+def test_a_parquet_cell_over_the_cell_limit_is_refused_as_csv_and_json_refuse_one(tmp_path, command):
+    source = parquet_with_a_cell(tmp_path / "big.parquet", 100 << 20)
+    assert source.stat().st_size < 1 << 20
+    out = tmp_path / "out.csv"
+    done = run(["validate", source] if command == "validate" else [source, "--to", "csv", "-o", out])
+    assert done.returncode == 2
+    assert one_error_line(done).endswith("big.parquet: input: row 1: a cell of 100 MiB, more than the 64 MiB limit "
+                                         "of a cell")
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["big.parquet"]
+
+
+def test_a_parquet_page_too_large_to_decompress_is_refused_from_its_header(tmp_path):
+    source = parquet_with_a_cell(tmp_path / "bomb.parquet", 300 << 20)
+    assert source.stat().st_size < 1 << 20  # 300 MiB in a few KB, as the issue's 1.5 GiB in 50 KB
+    done, peak = peak_mib(["validate", source])
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert "bomb.parquet: input: row group 1 holds a page of 300 MiB uncompressed" in line
+    assert "more than the 256 MiB" in line
+    assert peak < 250, f"{peak:.0f} MiB: the page was decompressed"
+
+
+@pytest.mark.parametrize("to", ["jsonl", "json"])
+def test_a_line_evalconv_could_not_read_back_is_never_written(tmp_path, to):
+    """A 40 MiB CSV cell of backslashes reads (under the 64 MiB cell limit); as JSON text each
+    backslash is escaped, 80 MiB that no evalconv reader would take back: refused, nothing written."""
+    from evalconv.canonical.csv_format import csv_line
+
+    source = tmp_path / "wide.csv"
+    header = ["id", "input", "case.caseId", "case.oracleType", "case.expectedBehavior", "case.provenance"]
+    cells = ["w-1", "\\" * (40 << 20), "w-1", "expected-behavior-only", "Answers.", "expert-authored"]
+    source.write_text(csv_line(header) + csv_line(cells), encoding="utf-8")
+    assert run(["validate", source]).returncode == 0
+    out = tmp_path / f"out.{to}"
+    done = run([source, "--to", to, "-o", out])
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert "row 'w-1' cannot be written" in line and "more than the 64 MiB evalconv reads back" in line
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["wide.csv"]
+
+
+@pytest.mark.parametrize("to", ["parquet", "csv", "jsonl", "hf"])
+def test_writers_refuse_a_cell_over_the_cell_limit(tmp_path, to):
+    import evalconv
+    from evalconv.canonical.errors import WriteError
+    from evalconv.canonical.row import Row
+
+    rows = [Row.from_json(row("ok-1")), Row.from_json({**row("huge-2"), "input": "z" * ((64 << 20) + 1)})]
+    out = tmp_path / ("out" if to == "hf" else f"out.{to}")
+    with pytest.raises(WriteError, match=r"row 'huge-2' cannot be written: .* more than the 64 MiB"):
+        evalconv.write(rows, str(out), to=to)
+    assert not out.exists()
