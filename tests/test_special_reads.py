@@ -275,3 +275,54 @@ def test_writers_refuse_a_cell_over_the_cell_limit(tmp_path, to):
     with pytest.raises(WriteError, match=r"row 'huge-2' cannot be written: .* more than the 64 MiB"):
         evalconv.write(rows, str(out), to=to)
     assert not out.exists()
+
+
+# --- §7 recursion: one guarded loader, and folder references that cannot loop ------------------------
+
+@pytest.mark.parametrize("split", [".", "", "loop"], ids=["dot", "empty", "symlink-to-itself"])
+def test_an_hf_folder_whose_dataset_dict_names_the_folder_itself_as_a_split_is_refused(tmp_path, split):
+    folder = tmp_path / "dd"
+    folder.mkdir()
+    if split == "loop":
+        (folder / "loop").symlink_to(folder)
+    (folder / "dataset_dict.json").write_text(jsonvalue.dumps({"splits": [split]}), encoding="utf-8")
+    done = run(["validate", folder, "--from", "hf"])
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert "dataset_dict.json names the split" in line and "(a loop)" in line
+
+
+def hf_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "ds"
+    assert run([write_set(tmp_path / "set.jsonl"), "--to", "hf", "-o", folder]).returncode == 0
+    return folder
+
+
+def test_a_card_whose_yaml_header_nests_100k_levels_is_read_without_it(tmp_path):
+    folder = hf_folder(tmp_path)
+    deep = "[" * 100_000 + "]" * 100_000
+    (folder / "README.md").write_text(f"---\nconfigs: {deep}\n---\n# a card\n", encoding="utf-8")
+    done = run(["validate", folder, "--from", "hf"])  # the header cannot be read: the usual data/ layout is
+    assert done.returncode == 0, done.stderr
+    assert "internal error" not in done.stderr and "2 rows" in done.stdout
+
+
+def test_a_state_json_nested_100k_levels_is_refused_in_one_line(tmp_path):
+    folder = saved_dataset(tmp_path / "saved")
+    (folder / "state.json").write_text('{"_data_files": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    done = run(["validate", folder, "--from", "hf"])
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert "state.json" in line and "nesting is too deep" in line
+
+
+def test_a_sheet_map_nested_100k_levels_is_refused_in_one_line(tmp_path):
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text("question,answer\nWhat?,That.\n", encoding="utf-8")
+    deep = tmp_path / "map.yaml"
+    deep.write_text("question: " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    done = run(["import", sheet, "--map", deep, "-o", tmp_path / "set.jsonl"])
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert "map.yaml" in line and "nesting is too deep" in line
+    assert not (tmp_path / "set.jsonl").exists()

@@ -18,8 +18,8 @@ from .csv_tests import test_from_cells
 from .edits import take_edits
 from .read import evalconv_row, imported_row, is_evalconv_test
 from .refs import FILE_URL, Scope
-from .yaml_stream import iter_yaml_list
-from .yaml_stream import load_yaml as _load_yaml
+from evalconv.canonical.safe_yaml import iter_yaml_list
+from evalconv.canonical.safe_yaml import load_yaml as _load_yaml
 
 Located = tuple[Any, "int | None", str]  # (test, line, source label)
 

@@ -17,7 +17,7 @@ from evalconv.canonical.errors import ReadError
 from evalconv.canonical.opening import read_regular
 from evalconv.canonical.reporting import ReadReporter
 
-from .yaml_stream import load_yaml
+from evalconv.canonical.safe_yaml import load_yaml
 
 ALLOW_FLAG = "--allow-outside-refs"
 FILE_URL = "file://"
