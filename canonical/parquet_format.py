@@ -54,10 +54,17 @@ def missing_dependency(what: str, extra: str = "parquet") -> ReadError:
 
 def _pyarrow() -> Any:
     try:
+        import numpy  # noqa: F401  # pyarrow's, and the writer's
         import pyarrow
         import pyarrow.parquet
-    except ImportError:
+    except ModuleNotFoundError as err:
+        if (err.name or "").split(".")[0] not in ("pyarrow", "numpy"):
+            raise
         raise missing_dependency("Parquet") from None
+    except ImportError as err:  # installed, but it did not load: a shared library that could not be mapped
+        if "memory" in str(err).lower() or "map segment" in str(err):
+            raise MemoryError(f"pyarrow could not be loaded: {_first_line(err)}") from None
+        raise ReadError(f"Parquet needs pyarrow, which is installed but cannot be loaded ({_first_line(err)})") from None
     return pyarrow
 
 
@@ -82,6 +89,9 @@ class CanonicalParquet(Format):
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return read_parquet(lines.binary(), lines.source)
+
+    def load_writer(self) -> None:
+        _pyarrow()
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "ParquetWriter":
         out.flush()  # nothing was written as text; the bytes go under the text layer
@@ -290,6 +300,8 @@ def open_file(stream: IO[bytes], source: str) -> Any:
     try:
         # pre_buffer (the default) keeps read-ahead buffers alive: memory grew ~0.5 KB a row.
         return pa.parquet.ParquetFile(stream, pre_buffer=False, buffer_size=1 << 20)
+    except MemoryError:  # pyarrow's ArrowMemoryError too: short of memory, not a damaged file
+        raise
     except (pa.ArrowException, OSError, ValueError) as err:
         raise ReadError(f"not a readable Parquet file, truncated or damaged? ({_first_line(err)})",
                         source=source) from None
@@ -413,6 +425,8 @@ def read_arrow(stream: IO[bytes], source: str, *, first_record: int = 0,
     pa = _pyarrow()
     try:
         reader = pa.ipc.open_stream(stream)
+    except MemoryError:  # pyarrow's ArrowMemoryError too: short of memory, not a damaged file
+        raise
     except (pa.ArrowException, OSError, ValueError) as err:
         raise ReadError(f"not a readable Arrow stream, truncated or damaged? ({_first_line(err)})",
                         source=source) from None
@@ -429,6 +443,8 @@ def _rows(batches: Iterator[Any], layout: Layout, source: str, record: int, kind
             for i in range(batch.num_rows):
                 record += 1
                 yield _build(columns, i, record)
+    except MemoryError:  # pyarrow's ArrowMemoryError too: short of memory, not a damaged file
+        raise
     except (pa.ArrowException, OSError, ValueError) as err:
         raise ReadError(f"the {kind} data cannot be read after row {record}, damaged? ({_first_line(err)})",
                         source=source) from None

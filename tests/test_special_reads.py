@@ -326,3 +326,69 @@ def test_a_sheet_map_nested_100k_levels_is_refused_in_one_line(tmp_path):
     line = one_error_line(done)
     assert "map.yaml" in line and "nesting is too deep" in line
     assert not (tmp_path / "set.jsonl").exists()
+
+
+# --- §8 low memory: an environment condition, said in one line ---------------------------------------
+
+def memory_limit(mib: int):
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+    return limit
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_running_out_of_memory_is_one_line_exit_2_and_leaves_no_temp_file(tmp_path):
+    source = write_set(tmp_path / "big.jsonl", ("m-1",))
+    with open(source, "a", encoding="utf-8") as f:
+        f.write(jsonvalue.dumps({**row("m-2"), "input": "y" * (60 << 20)}) + "\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    done = run([source, "--to", "csv", "-o", out / "big.csv"], preexec_fn=memory_limit(300))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("evalconv: out of memory while reading ") and done.stderr.count("\n") == 1
+    assert "internal error" not in done.stderr and "bug" not in done.stderr
+    assert list(out.iterdir()) == []
+    assert run([source, "--to", "csv", "-o", out / "big.csv"]).returncode == 0  # the same run with memory
+
+
+@pytest.mark.parametrize("command", ["validate", "convert"])
+def test_pyarrow_that_cannot_load_for_lack_of_memory_is_not_called_missing(tmp_path, command):
+    source = write_set(tmp_path / "set.jsonl")
+    parquet = tmp_path / "set.parquet"
+    assert run([source, "--to", "parquet", "-o", parquet]).returncode == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    args = ["validate", parquet] if command == "validate" else [source, "--to", "parquet", "-o", out / "o.parquet"]
+    done = run(args, preexec_fn=memory_limit(180))  # enough for Python, not for pyarrow's libraries
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("evalconv: out of memory") and "not installed" not in done.stderr
+    assert done.stderr.count("\n") == 1 and list(out.iterdir()) == []
+
+
+def test_pyarrow_that_is_not_installed_is_still_called_missing(tmp_path):
+    source = write_set(tmp_path / "set.jsonl")
+    code = "import sys\nsys.modules['pyarrow'] = None\nfrom evalconv.cli import main\nmain(sys.argv[1:])"
+    done = subprocess.run([sys.executable, "-c", code, str(source), "--to", "parquet", "-o", str(tmp_path / "o.parquet")],
+                          capture_output=True, text=True, timeout=SECONDS)
+    assert done.returncode == 2
+    assert one_error_line(done) == ("evalconv: error: Parquet needs pyarrow, which is not installed "
+                                    "(pip install 'evalconv[parquet]')")
+
+
+def test_openblas_does_not_end_the_process_when_memory_is_short(tmp_path):
+    """At 250-300 MB numpy's OpenBLAS, with a buffer per core, exited with its own message (exit 1,
+    leaving the temp file); with one thread pyarrow loads, and the run completes or says it is
+    out of memory."""
+    source = write_set(tmp_path / "set.jsonl")
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = run([source, "--to", "parquet", "-o", out / "o.parquet"], preexec_fn=memory_limit(300), env=env)
+    assert "OpenBLAS" not in done.stderr
+    assert done.returncode == 0 or done.returncode == 2 and done.stderr.startswith("evalconv: out of memory")
+    assert leftovers(out) == []

@@ -95,6 +95,9 @@ class HuggingFaceFormat(Format):
                     record += 1
                     yield row
 
+    def load_writer(self) -> None:
+        parquet_format.FORMAT.load_writer()
+
     def open_writer(self, out: Any, report: LossReporter, options: WriteOptions) -> "DatasetWriter":  # out: the folder output
         target = options.path or "dataset"
         return DatasetWriter(out.folder, os.path.basename(os.path.normpath(target)) or "dataset", report)
