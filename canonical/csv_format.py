@@ -24,7 +24,7 @@ from .format import Format, WriteOptions, option
 from .reporting import LossReporter, ReadReporter
 from .row import ABSENT, Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS, row_schema
-from .source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
+from .source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem, too_long_to_read_back, unreadable_write
 from .suggest import did_you_mean
 
 csv.field_size_limit(MAX_LINE_BYTES)
@@ -312,6 +312,14 @@ def _guard(cell: str) -> str:
     return "'" + cell if cell.startswith(_FORMULA_START) else _quote_if_needed(cell)
 
 
+def _check_readable(row_id: str, line: str, cells: list[str]) -> None:
+    """A record evalconv could not read back (a line or a cell over the limit) is refused."""
+    for what, parts in (("CSV line", line.split("\n")), ("CSV cell", cells)):
+        size = max(map(too_long_to_read_back, parts), key=lambda n: n or 0)
+        if size is not None:
+            raise unreadable_write(row_id, what, size)
+
+
 class CSVWriter:
     """Writes only the columns the rows use (docs/csv-spec.md). The header comes first but is
     known only at the end, so rows wait: in memory while they are few, then in a temporary file
@@ -350,6 +358,8 @@ class CSVWriter:
         # One C-speed search says whether any cell may need a leading apostrophe at all.
         if self._needs_look.search(line) or row_cells_[0][:1] in _GUARDED_FIRST:
             line = self._guarded(row_cells_)
+        if len(line) > MAX_LINE_BYTES // 4:
+            _check_readable(row.id, line, row_cells_)
         if self._chunk:
             self._out.write(line)
         else:

@@ -235,6 +235,10 @@ class Format:
         a large JSONL input is written on several cores."""
         return False
 
+    def load_writer(self) -> None:
+        """Import the libraries the writer needs, before any output is opened: a library that
+        cannot load (short of memory, OpenBLAS exits the process) then leaves no temp file."""
+
     def committed(self, writer: RowWriter, options: WriteOptions) -> None:
         """Called once the output is complete (never when a conversion writes nothing): the
         place for files that point at it. Files written here through `AtomicOutput` are

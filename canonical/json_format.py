@@ -9,7 +9,7 @@ from .format import Format, WriteOptions
 from .head import record_keys
 from .reporting import LossReporter, ReadReporter
 from .row import Row
-from .source import Lines, SourceRow, parse_problem
+from .source import Lines, SourceRow, parse_problem, too_long_to_read_back, unreadable_write
 
 _WHITESPACE = " \t\r\n"
 ROW_KEYS = frozenset({"id", "input", "expected", "metadata"})
@@ -68,7 +68,11 @@ class JSONLWriter:
         self._out = out
 
     def write(self, row: Row) -> None:
-        self._out.write(jsonvalue.dumps(row.to_json()) + "\n")
+        line = jsonvalue.dumps(row.to_json()) + "\n"
+        size = too_long_to_read_back(line)
+        if size is not None:
+            raise unreadable_write(row.id, "JSONL line", size)
+        self._out.write(line)
 
     def close(self) -> None:
         pass
@@ -216,6 +220,8 @@ class JSONWriter:
 
     def write(self, row: Row) -> None:
         body = jsonvalue.dumps(row.to_json(), indent=True).replace("\n", "\n  ")
+        if len(body) > _MAX_ROW_CHARS:  # the reader's window holds a row of at most this many characters
+            raise unreadable_write(row.id, "JSON text", len(body), _MAX_ROW_CHARS)
         self._out.write(("[\n  " if self._count == 0 else ",\n  ") + body)
         self._count += 1
 

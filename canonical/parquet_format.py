@@ -20,11 +20,14 @@ from .format import Format, WriteOptions
 from .reporting import LossReporter, ReadReporter
 from .row import Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
-from .source import Lines, SourceRow
+from .parquet_pages import BadHeader, page_sizes
+from .source import MAX_CELL_BYTES, Lines, SourceRow, unreadable_write
 
 MAGIC = b"PAR1"
 ROW_GROUP_ROWS = 5_000  # rows a row group holds: the unit of memory on write (5k: 124 MB peak at 100k rows, 10k: 148 MB)
 READ_BATCH_ROWS = 4_096
+READ_BATCH_BYTES = 64 << 20  # fewer rows a batch where rows are large: a batch is held as Python values
+MAX_PAGE_BYTES = 4 * MAX_CELL_BYTES  # a page is decompressed whole: one larger is refused from its header
 METADATA_KEY = b"evalconv"
 METADATA_VALUE = b'{"format":"evalconv-parquet","version":1}'
 # Pinned so that the same rows give the same bytes (the golden files are compared byte for byte).
@@ -51,10 +54,17 @@ def missing_dependency(what: str, extra: str = "parquet") -> ReadError:
 
 def _pyarrow() -> Any:
     try:
+        import numpy  # noqa: F401  # pyarrow's, and the writer's
         import pyarrow
         import pyarrow.parquet
-    except ImportError:
+    except ModuleNotFoundError as err:
+        if (err.name or "").split(".")[0] not in ("pyarrow", "numpy"):
+            raise
         raise missing_dependency("Parquet") from None
+    except ImportError as err:  # installed, but it did not load: a shared library that could not be mapped
+        if "memory" in str(err).lower() or "map segment" in str(err):
+            raise MemoryError(f"pyarrow could not be loaded: {_first_line(err)}") from None
+        raise ReadError(f"Parquet needs pyarrow, which is installed but cannot be loaded ({_first_line(err)})") from None
     return pyarrow
 
 
@@ -79,6 +89,9 @@ class CanonicalParquet(Format):
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return read_parquet(lines.binary(), lines.source)
+
+    def load_writer(self) -> None:
+        _pyarrow()
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "ParquetWriter":
         out.flush()  # nothing was written as text; the bytes go under the text layer
@@ -179,10 +192,16 @@ class Columns:
         return len(self._columns[0])
 
     def batch(self) -> Any:
-        """The rows written so far as one record batch; the lists start again empty."""
+        """The rows written so far as one record batch; the lists start again empty. A cell
+        over MAX_CELL_BYTES is refused: the reader would refuse the file."""
         pa = _pyarrow()
-        arrays = [_list_array(pa, values) if kind == "list" else _string_array(pa, values)
-                  for values, (_, kind) in zip(self._columns, COLUMNS)]
+        try:
+            arrays = [_list_array(pa, values) if kind == "list" else _string_array(pa, values)
+                      for values, (_, kind) in zip(self._columns, COLUMNS)]
+        except _CellTooLarge as err:
+            column = next(name for (name, _), values in zip(COLUMNS, self._columns) if values is err.values)
+            raise unreadable_write(self._columns[0][err.index], f"Parquet cell {column}", err.size,
+                                   MAX_CELL_BYTES) from None
         for values in self._columns:
             values.clear()
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema())
@@ -242,15 +261,27 @@ def _string_array(pa: Any, values: Sequence[str | None]) -> Any:
         lengths = list(map(len, texts))
     else:
         lengths = [len(text.encode("utf-8")) for text in texts]
+    if len(data) > MAX_CELL_BYTES and max(lengths) > MAX_CELL_BYTES:
+        raise _CellTooLarge(values, lengths.index(max(lengths)), max(lengths))
     if len(data) > _MAX_OFFSET:  # past 2 GiB in one row group: let pyarrow split it
         return pa.array(values, type=pa.string())
     return pa.StringArray.from_buffers(len(values), _offsets(pa, lengths), pa.py_buffer(data),
                                        _validity(pa, values, nulls), nulls)
 
 
+class _CellTooLarge(ValueError):
+    def __init__(self, values: Sequence[Any], index: int, size: int) -> None:
+        super().__init__(size)
+        self.values, self.index, self.size = values, index, size
+
+
 def _list_array(pa: Any, values: list[list[str] | None]) -> Any:
     items = [item for v in values if v is not None for item in v]
-    children = _string_array(pa, items)
+    try:
+        children = _string_array(pa, items)
+    except _CellTooLarge as err:  # named by the row that holds the item
+        counts = itertools.accumulate(0 if v is None else len(v) for v in values)
+        raise _CellTooLarge(values, next(i for i, n in enumerate(counts) if n > err.index), err.size) from None
     nulls = values.count(None)
     return pa.Array.from_buffers(pa.list_(pa.string()), len(values),
                                  [_validity(pa, values, nulls), _offsets(pa, [0 if v is None else len(v) for v in values])],
@@ -269,6 +300,8 @@ def open_file(stream: IO[bytes], source: str) -> Any:
     try:
         # pre_buffer (the default) keeps read-ahead buffers alive: memory grew ~0.5 KB a row.
         return pa.parquet.ParquetFile(stream, pre_buffer=False, buffer_size=1 << 20)
+    except MemoryError:  # pyarrow's ArrowMemoryError too: short of memory, not a damaged file
+        raise
     except (pa.ArrowException, OSError, ValueError) as err:
         raise ReadError(f"not a readable Parquet file, truncated or damaged? ({_first_line(err)})",
                         source=source) from None
@@ -345,8 +378,45 @@ def read_parquet(stream: IO[bytes], source: str, *, first_record: int = 0,
     """Checks the schema at once (an error here is raised by the call), then the rows."""
     handle = open_file(stream, source)
     layout = Layout(handle.schema_arrow, source, dataset)
-    batches = handle.iter_batches(batch_size=READ_BATCH_ROWS, columns=layout.names, use_threads=False)
-    return _rows(batches, layout, source, first_record, "Parquet")
+    _check_pages(stream, handle, layout, source)
+    return _rows(_batches(handle, layout), layout, source, first_record, "Parquet")
+
+
+def _batches(handle: Any, layout: Layout) -> Iterator[Any]:
+    """The file's record batches: READ_BATCH_ROWS rows, fewer in a row group of large rows."""
+    meta = handle.metadata
+    sizes = [max(1, min(READ_BATCH_ROWS, READ_BATCH_BYTES * group.num_rows // max(group.total_byte_size, 1)))
+             for group in map(meta.row_group, range(meta.num_row_groups))]
+    if all(size == READ_BATCH_ROWS for size in sizes):
+        yield from handle.iter_batches(batch_size=READ_BATCH_ROWS, columns=layout.names, use_threads=False)
+        return
+    for number, size in enumerate(sizes):
+        yield from handle.iter_batches(batch_size=size, row_groups=[number], columns=layout.names, use_threads=False)
+
+
+def _check_pages(stream: IO[bytes], handle: Any, layout: Layout, source: str) -> None:
+    """Refuse, from the page headers, a page larger than MAX_PAGE_BYTES uncompressed in a column
+    to be read. Canonical columns are one leaf each; a file laid out otherwise is left to pyarrow."""
+    meta, schema = handle.metadata, handle.schema_arrow
+    if meta.num_columns != len(schema):
+        return
+    for number in range(meta.num_row_groups):
+        group = meta.row_group(number)
+        for name in layout.names:
+            chunk = group.column(schema.get_field_index(name))
+            if chunk.total_uncompressed_size <= MAX_PAGE_BYTES:
+                continue
+            start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
+            try:
+                largest = max(page_sizes(stream, start, chunk.total_compressed_size), default=0)
+            except (BadHeader, OSError):
+                continue  # damaged: pyarrow says so when it reads the page
+            finally:
+                stream.seek(0)
+            if largest > MAX_PAGE_BYTES:
+                raise ReadError(f"row group {number + 1} holds a page of {largest / (1 << 20):,.0f} MiB uncompressed "
+                                f"in this column, more than the {MAX_PAGE_BYTES >> 20} MiB evalconv decompresses "
+                                f"at once (a cell may hold {MAX_CELL_BYTES >> 20} MiB)", source=source, field=name)
 
 
 def read_arrow(stream: IO[bytes], source: str, *, first_record: int = 0,
@@ -355,6 +425,8 @@ def read_arrow(stream: IO[bytes], source: str, *, first_record: int = 0,
     pa = _pyarrow()
     try:
         reader = pa.ipc.open_stream(stream)
+    except MemoryError:  # pyarrow's ArrowMemoryError too: short of memory, not a damaged file
+        raise
     except (pa.ArrowException, OSError, ValueError) as err:
         raise ReadError(f"not a readable Arrow stream, truncated or damaged? ({_first_line(err)})",
                         source=source) from None
@@ -366,13 +438,38 @@ def _rows(batches: Iterator[Any], layout: Layout, source: str, record: int, kind
     pa = _pyarrow()
     try:
         for batch in batches:
+            _check_cells(pa, batch, layout, source, record)
             columns = _Cells(pa, batch, layout)
             for i in range(batch.num_rows):
                 record += 1
                 yield _build(columns, i, record)
+    except MemoryError:  # pyarrow's ArrowMemoryError too: short of memory, not a damaged file
+        raise
     except (pa.ArrowException, OSError, ValueError) as err:
         raise ReadError(f"the {kind} data cannot be read after row {record}, damaged? ({_first_line(err)})",
                         source=source) from None
+
+
+def _check_cells(pa: Any, batch: Any, layout: Layout, source: str, record: int) -> None:
+    """A cell over MAX_CELL_BYTES is refused as CSV and JSON refuse one (naming its row)."""
+    import pyarrow.compute as pc
+
+    for name in layout.names:
+        column = batch.column(name)
+        if pa.types.is_null(column.type):
+            continue
+        if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+            sizes = pc.list_flatten(column).cast(pa.large_binary())
+            rows = pc.list_parent_indices(column)
+        else:
+            sizes, rows = column.cast(pa.large_binary()), None
+        lengths = pc.binary_length(sizes)
+        largest = pc.max(lengths).as_py()
+        if largest is not None and largest > MAX_CELL_BYTES:
+            at = pc.index(lengths, largest).as_py()
+            row = at if rows is None else rows[at].as_py()
+            raise ReadError(f"row {record + row + 1}: a cell of {largest / (1 << 20):,.0f} MiB, more than the "
+                            f"{MAX_CELL_BYTES >> 20} MiB limit of a cell", source=source, field=name)
 
 
 class _Cells:

@@ -4,13 +4,32 @@ from __future__ import annotations
 import codecs
 import io
 from dataclasses import dataclass
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterable, Iterator
 
-from .errors import ReadError, RowError
+from .errors import ReadError, RowError, WriteError
 from .findings import Finding
 
-# Ten times the longest text seen in real golden sets, and a bound on a hostile file.
+# Ten times the longest text seen in real golden sets, and a bound on a hostile file: a line of
+# a text file, a CSV or Parquet cell. Readers refuse more, writers never write more.
 MAX_LINE_BYTES = 64 * 1024 * 1024
+MAX_CELL_BYTES = MAX_LINE_BYTES
+# A file read in one piece (a YAML config, a file a set names): parsed whole, so bounded whole.
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+
+
+def too_long_to_read_back(text: str, limit: int = MAX_LINE_BYTES) -> int | None:
+    """The UTF-8 size of `text` when it is over `limit` bytes, else None (one len() in the
+    common case: a character is at most four bytes)."""
+    if len(text) <= limit // 4:
+        return None
+    size = len(text.encode("utf-8"))
+    return size if size > limit else None
+
+
+def unreadable_write(row_id: str, what: str, size: int, limit: int = MAX_LINE_BYTES) -> WriteError:
+    """A writer's refusal of a row whose text evalconv could not read back."""
+    return WriteError(f"row '{row_id}' cannot be written: its {what} would be {size / (1 << 20):,.0f} MiB, more "
+                      f"than the {limit >> 20} MiB evalconv reads back")
 
 
 @dataclass(slots=True)
@@ -130,9 +149,19 @@ class Lines:
             self._stream = stream = spool
         return stream
 
-    def text(self) -> str:
-        """The whole document, for formats that must be read in one piece."""
-        return "".join(self)
+    def text(self, lines: Iterable[str] | None = None) -> str:
+        """The whole document (or the rest of it, `lines` taken from this source), for formats
+        that must be read in one piece: refused past MAX_DOCUMENT_BYTES, before it is all held."""
+        parts: list[str] = []
+        size = 0  # characters: at least a byte each
+        for line in self if lines is None else lines:
+            size += len(line)
+            if size > MAX_DOCUMENT_BYTES:
+                raise ReadError(f"the file is larger than {MAX_DOCUMENT_BYTES >> 20} MiB, the limit of a file "
+                                f"read in one piece (a YAML config, a JSON document)", source=self.source,
+                                line=self.number)
+            parts.append(line)
+        return "".join(parts)
 
     def _wide(self) -> Iterator[str]:
         text = io.TextIOWrapper(self._stream, encoding=self.encoding, newline="")

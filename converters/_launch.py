@@ -12,6 +12,9 @@ from typing import Any
 
 
 def main() -> Any:
+    # OpenBLAS (under numpy, which pyarrow loads) allocates a buffer per thread as it loads and
+    # exits the process when it cannot; evalconv does no linear algebra: one thread.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from . import stopping
 
     stopping.install()
@@ -20,6 +23,8 @@ def main() -> Any:
         from .cli import main as cli_main
     except KeyboardInterrupt as err:  # while the command line's modules load
         stopping.exit_quietly(err)
+    except MemoryError as err:
+        stopping.out_of_memory(err)
     return cli_main()
 
 

@@ -58,6 +58,7 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
     fmt = _writer_format(to)
     writer_options = REGISTRY.writer_options(fmt, path, options)
     report = LossReport(fmt.name, path)
+    fmt.load_writer()
     with _output(fmt, path) as out:
         writer = fmt.open_writer(out.stream, report, writer_options)
         for row in rows:
@@ -212,6 +213,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     loss = LossReport(fmt_out.name, output) if report_ids else LossReport.counting(fmt_out.name, output)
     log = FindingLog()
     rejects = _RejectLedger(ledger_file) if ledger_file else None
+    fmt_out.load_writer()
     try:
         with reading(source, from_=from_, encoding=encoding, delimiter=delimiter,
                      allow_outside_refs=allow_outside_refs) as (fmt_in, rows, read_report), \

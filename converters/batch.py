@@ -111,13 +111,17 @@ def convert_tree(root: str, outdir: str, *, to: str, from_: str | None = None,
                  on_done: Callable[[FileOutcome], None] | None = None) -> BatchResult:
     pairs = plan(root, outdir, to=to, include=include, exclude=exclude)
     tasks = [(found.path, found.relative, out, to, from_, keep_going, encoding, options or {}, read_options)
-             for found, out in pairs]
+             for found, out in pairs if found.refused is None]
     outcomes: dict[str, FileOutcome] = {}
 
     def done(outcome: FileOutcome) -> None:
         outcomes[outcome.source] = outcome
         if on_done:
             on_done(outcome)
+
+    for found, _ in pairs:
+        if found.refused is not None:  # a FIFO in the folder: never opened
+            done(FileOutcome(found.relative, None, status="unreadable", messages=[str(found.refusal_line())]))
 
     if jobs <= 1 or len(tasks) <= 1:
         for task in tasks:

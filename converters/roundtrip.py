@@ -129,6 +129,9 @@ def check(targets: Iterable[str], *, via: Iterable[str] = (), from_: str | None 
         report.unreadable.append(f"no set files found in {', '.join(targets)}")
     for found in found_sets:
         label = found.path
+        if found.refused is not None:  # a FIFO in the folder: never opened
+            report.unreadable.append(str(found.refusal_line()))
+            continue
         try:
             read = api.read(found.path, from_=from_, encoding=encoding)
         except EvalconvError as err:

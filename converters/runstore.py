@@ -16,6 +16,7 @@ from typing import Any, Iterable, Iterator
 
 from .canonical import runs
 from .canonical.errors import ReadError, UsageError
+from .canonical.opening import not_regular, refusal
 from .runindex import StoreIndex
 
 ATTEMPTS, RESULTS, LEDGER = "attempts.jsonl", "results.jsonl", "ledger.jsonl"
@@ -42,11 +43,21 @@ def _ledger_id(entry: dict[str, Any]) -> str:
     return runs.stable_id("led", entry)
 
 
+def check_regular(folder: str) -> None:
+    """A store file that is a FIFO, a device or a socket would block or never end: refused."""
+    for name in FILES.values():
+        kind = not_regular(os.path.join(folder, name))
+        if kind is not None:
+            raise ReadError(f"the run store file {name} {refusal(kind).removeprefix('it ')}",
+                            source=os.path.join(folder, name))
+
+
 def read_records(folder: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every record of a store: attempts, then results, then ledger entries (a line that cannot be
     read becomes a ledger entry naming the file and line)."""
     if not os.path.isdir(folder):
         raise ReadError("no such run store folder", source=folder)
+    check_regular(folder)
     for kind in ("attempt", "result", "ledger"):
         path = os.path.join(folder, FILES[kind])
         if not os.path.exists(path):
@@ -121,6 +132,7 @@ def import_runs(folder: str, sources: Iterable[tuple[str, Iterable[tuple[str, di
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise UsageError("the run store must be a folder", source=folder)
     os.makedirs(folder, exist_ok=True)
+    check_regular(folder)
     index = StoreIndex(folder, FILES, _key, lock_timeout)
     summary = ImportSummary(folder)
     try:

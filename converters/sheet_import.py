@@ -23,6 +23,8 @@ from .canonical import jsonvalue, paths
 from .canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
 from .canonical.csv_format import split_list
 from .canonical.errors import ReadError, UsageError
+from .canonical.opening import read_regular
+from .canonical.safe_yaml import load_yaml
 from .canonical.row import Row
 from .canonical.schema import CASE_FIELD_KINDS, enum
 from .canonical.source import MAX_LINE_BYTES, SourceRow
@@ -201,14 +203,15 @@ class ColumnMap:
 
 def read_map(path: str) -> dict[str, str]:
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            value = yaml.safe_load(f)
-    except OSError as err:
-        raise ReadError(f"cannot read the map: {err.strerror or err}", source=path) from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        raise ReadError(f"the map is not valid YAML or JSON: {getattr(err, 'problem', err)}", source=path,
-                        line=mark.line + 1 if mark else None) from None
+        text = read_regular(path).decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as err:
+        why = err.strerror or err if isinstance(err, OSError) else f"not UTF-8 text ({err.reason})"
+        raise ReadError(f"cannot read the map: {why}", source=path) from None
+    try:  # the guarded loader: bounded nesting and aliases
+        value = load_yaml(text, path)[1]
+    except ReadError as err:
+        raise ReadError(f"the map is not valid YAML or JSON: {err.message.removeprefix('invalid YAML: ')}",
+                        source=path, line=err.line) from None
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise ReadError("the map must be an object of column name -> field path (input, expected, id, "
                         "case.oracleType, metadata.notes, ...)", source=path)

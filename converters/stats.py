@@ -728,8 +728,10 @@ def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None =
     if not found:
         files.append(FileStats(", ".join(targets), unreadable=f"no set files found in {', '.join(targets)}"))
     for item in found:
-        result = FileStats(label(item.path))
+        result = FileStats(label(item.path), unreadable=item.refusal_line())
         files.append(result)
+        if item.refused is not None:  # a FIFO in the folder: never opened
+            continue
         try:
             _count_file(counter, item.path, from_, encoding, jobs, result)
         except EvalconvError as err:

@@ -94,3 +94,25 @@ def exit_stopped(err: BaseException) -> NoReturn:
     except (OSError, ValueError):
         pass
     sys.exit(EXIT_CODES[signum])
+
+
+def out_of_memory(err: MemoryError) -> NoReturn:
+    """One line, exit 2: running out of memory (`ulimit -v`, a container's limit) is the
+    environment's condition, not a bug. Ended with `os._exit`: an interpreter short of memory
+    can crash on its way out (a library half loaded), after its one line was said."""
+    finishing()
+    where = getattr(err, "evalconv_source", None)
+    what = f": {err}" if str(err) else ""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(f"evalconv: out of memory{f' while reading {where}' if where else ''}{what}; "
+                             f"nothing was written (give it more memory: ulimit -v, the container's limit)\n")
+            sys.stderr.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError, MemoryError):
+        pass
+    os._exit(OUT_OF_MEMORY)
+
+
+OUT_OF_MEMORY = 2  # a usage or environment problem, as unreadable input is

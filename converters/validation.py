@@ -95,17 +95,18 @@ def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str |
              delimiter: str | None = None, allow_outside_refs: bool = False,
              packs: Any = None) -> ValidationReport:
     """Validate files; folders are walked for files with a known extension."""
-    from .walk import collect
+    from .walk import Found, collect
 
     require = list(require)
     results = []
     for target in paths_:
         from .sources import folder_format
         whole = os.path.isdir(target) and folder_format(target, from_) is not None  # a dataset folder
-        files = [f.path for f in collect([target])] if os.path.isdir(target) and not whole else [target]
+        files = collect([target]) if os.path.isdir(target) and not whole else [Found(target, target)]
         if not files:  # a gate that checked nothing must not pass
             results.append(FileValidation(target, None, unreadable=f"{target}: no set files found in this folder"))
-        results += [validate_file(p, from_=from_, encoding=encoding, require=require, jobs=jobs,
+        results += [validate_file(f.path, from_=from_, encoding=encoding, require=require, jobs=jobs,
                                   delimiter=delimiter, allow_outside_refs=allow_outside_refs, packs=packs)
-                    for p in files]
+                    if f.refused is None else FileValidation(f.path, from_, unreadable=f.refusal_line())
+                    for f in files]
     return ValidationReport(results)

@@ -5,7 +5,8 @@ import fnmatch
 import os
 from dataclasses import dataclass
 
-from .canonical.errors import UsageError
+from .canonical.errors import ReadError, UsageError
+from .canonical.opening import not_regular, refusal
 from .registry import REGISTRY
 
 
@@ -13,6 +14,11 @@ from .registry import REGISTRY
 class Found:
     path: str      # as the OS sees it
     relative: str  # to the folder named on the command line, with '/' separators
+    refused: str | None = None  # why a file found in a folder is not read (a FIFO: it would block)
+
+    def refusal_line(self) -> str | None:
+        """The one line that says why this file is not read, or None when it is read."""
+        return None if self.refused is None else ReadError(self.refused, source=self.path).render()
 
 
 def _known_extension(name: str) -> bool:
@@ -30,12 +36,14 @@ def _matches(relative: str, globs: tuple[str, ...]) -> bool:
 
 def collect(targets: tuple[str, ...] | list[str], *, include: tuple[str, ...] = (),
             exclude: tuple[str, ...] = (), skip: str | None = None) -> list[Found]:
-    """Files named directly are taken as they are; folders are walked (hidden entries and
-    `skip`, the output folder, left out). Without --include a file must have a known extension."""
+    """Files named directly are taken as they are (a FIFO too: `<(cmd)` is a stream the user
+    gave); folders are walked (hidden entries and `skip`, the output folder, left out). Without
+    --include a file must have a known extension. A FIFO, device or socket found in a folder is
+    listed `refused`, never opened: reading it would wait for a writer or never end."""
     found: list[Found] = []
     skip_real = os.path.realpath(skip) if skip else None
     for target in targets:
-        if os.path.isfile(target) or target == "-":
+        if target == "-" or os.path.exists(target) and not os.path.isdir(target):
             found.append(Found(target, os.path.basename(target)))
             continue
         if not os.path.isdir(target):
@@ -56,5 +64,6 @@ def collect(targets: tuple[str, ...] | list[str], *, include: tuple[str, ...] = 
                 relative = os.path.relpath(path, target).replace(os.sep, "/")
                 wanted = _matches(relative, include) if include else _known_extension(name)
                 if wanted and not _matches(relative, exclude):
-                    found.append(Found(path, relative))
+                    kind = not_regular(path)
+                    found.append(Found(path, relative, refusal(kind) if kind else None))
     return found

@@ -1,7 +1,7 @@
 """The command line: a thin layer over the library, one module per command.
 
 `evalconv IN --to FORMAT` is short for `evalconv convert IN --to FORMAT`.
-Exit codes: 0 ok, 1 the data failed a check, 2 usage or unreadable input, 70 an internal
+Exit codes: 0 ok, 1 the data failed a check, 2 usage or unreadable input (or out of memory), 70 an internal
 error (a bug in evalconv: one line asking for a report; `--debug` or EVALCONV_DEBUG=1 shows the
 traceback), 130 interrupted.
 """
@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(err.exit_code)
     except (KeyboardInterrupt, BrokenPipeError) as err:  # Ctrl-C, SIGTERM, `| head`
         stopping.exit_quietly(err)
+    except MemoryError as err:  # the environment's limit, not a bug; the `with` blocks removed the temp files
+        stopping.out_of_memory(err)
     except Exception as err:  # the last guard: a bug must still come out as one line
         if debug:
             traceback.print_exc()

@@ -347,7 +347,7 @@ def test_yaml_dates_stay_text_and_keys_become_strings_as_in_javascript():
 
 def test_libyaml_and_pure_python_loaders_read_the_same_values():
     """libyaml is the fast path only where its C-stack composer is safe; both must agree."""
-    from evalconv.vendors.promptfoo import yaml_stream as promptfoo_yaml
+    from evalconv.canonical import safe_yaml as promptfoo_yaml
 
     from conftest import ROOT
     text = (ROOT / "golden_roundtrips" / "support-agent.promptfoo.yaml").read_text(encoding="utf-8")
@@ -366,7 +366,7 @@ def test_libyaml_and_pure_python_loaders_read_the_same_values():
 
 def test_a_yaml_test_list_is_read_a_test_at_a_time():
     """A top-level test list streams: the first test comes out long before the file is read."""
-    from evalconv.vendors.promptfoo.yaml_stream import iter_yaml_list
+    from evalconv.canonical.safe_yaml import iter_yaml_list
 
     consumed = 0
 
@@ -389,7 +389,7 @@ def test_a_yaml_test_list_is_read_a_test_at_a_time():
 ])
 def test_a_streamed_yaml_list_reports_problems_on_one_line(text, fragment):
     from evalconv.canonical.errors import ReadError
-    from evalconv.vendors.promptfoo.yaml_stream import iter_yaml_list
+    from evalconv.canonical.safe_yaml import iter_yaml_list
 
     with pytest.raises(ReadError) as err:
         list(iter_yaml_list(iter(text.splitlines(keepends=True)), "t.yaml"))

@@ -18,7 +18,7 @@ from evalconv.reports import LossReport
 from evalconv.vendors.promptfoo.format import FORMAT, oracle_to_assertion_table
 from evalconv.vendors.promptfoo.config import prompt_for
 from evalconv.vendors.promptfoo.read import cannot_pass_reason
-from evalconv.vendors.promptfoo.yaml_stream import MAX_DEPTH
+from evalconv.canonical.safe_yaml import MAX_DEPTH
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = ("yaml", "json", "jsonl", "csv")

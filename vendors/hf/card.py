@@ -7,7 +7,9 @@ from typing import Any
 
 import yaml
 
+from evalconv.canonical.errors import ReadError
 from evalconv.canonical.parquet_format import COLUMNS
+from evalconv.canonical.safe_yaml import load_yaml
 from evalconv.canonical.schema import row_schema
 
 WRITTEN_BY = "written by evalconv"  # the atomic folder output replaces only folders that say so
@@ -100,8 +102,8 @@ def read_header(text: str) -> dict[str, Any] | None:
     end = text.find("\n---", 3)
     if end < 0:
         return None
-    try:
-        value = yaml.safe_load(text[3:end])
-    except yaml.YAMLError:
+    try:  # the guarded loader: a header nested 100k levels deep is refused, not a RecursionError
+        value = load_yaml(text[3:end], "README.md")[1]
+    except ReadError:
         return None
     return value if isinstance(value, dict) else None

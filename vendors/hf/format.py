@@ -9,14 +9,15 @@ card's `configs` or the usual `data/` layout), or a Parquet file downloaded from
 from __future__ import annotations
 
 import glob
-import json
 import os
-from typing import Any, Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO, Iterator
 
 from evalconv.canonical import jsonvalue, parquet_format, paths
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.format import FieldLoss, Format, WriteOptions
 from evalconv.canonical.json_format import JSONL_FORMAT
+from evalconv.canonical.opening import open_regular, read_regular
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import Lines, SourceRow
@@ -51,8 +52,7 @@ def is_dataset_folder(path: str) -> bool:
     except ReadError:
         pass  # a state.json of something else
     try:
-        with open(os.path.join(path, CARD), encoding="utf-8", errors="replace") as f:
-            header = card.read_header(f.read(1 << 20))
+        header = _card_header(path)
     except OSError:
         return False
     return header is not None and ("configs" in header or "dataset_info" in header)
@@ -83,7 +83,7 @@ class HuggingFaceFormat(Format):
         for _, path in files:
             label = os.path.relpath(path, folder)
             shown = os.path.join(lines.source, label)
-            with open(path, "rb") as stream:
+            with _data_file(path, shown) as stream:
                 if path.endswith(".parquet"):
                     rows = parquet_format.read_parquet(stream, shown, first_record=record, dataset=lines.source)
                 elif path.endswith(".arrow"):
@@ -94,6 +94,9 @@ class HuggingFaceFormat(Format):
                 for row in rows:
                     record += 1
                     yield row
+
+    def load_writer(self) -> None:
+        parquet_format.FORMAT.load_writer()
 
     def open_writer(self, out: Any, report: LossReporter, options: WriteOptions) -> "DatasetWriter":  # out: the folder output
         target = options.path or "dataset"
@@ -126,8 +129,7 @@ def data_files(folder: str) -> list[tuple[str, str]]:
         return saved
     header = None
     try:
-        with open(os.path.join(folder, CARD), encoding="utf-8", errors="replace") as f:
-            header = card.read_header(f.read(1 << 20))
+        header = _card_header(folder)
     except OSError:
         pass
     found: list[tuple[str, str]] = []
@@ -135,11 +137,11 @@ def data_files(folder: str) -> list[tuple[str, str]]:
         if os.path.isabs(pattern) or ".." in pattern.split("/"):
             raise ReadError(f"the card's data_files path '{pattern}' leaves the folder", source=folder)
         matches = sorted(glob.glob(os.path.join(glob.escape(folder), pattern), recursive=True))
-        found += [(split, m) for m in matches if os.path.isfile(m)]
+        found += [(split, m) for m in matches if not os.path.isdir(m)]  # a FIFO: refused when opened
     if not found and header is None or not found and not _card_patterns(header):
         for pattern in ("data/*", "*"):
             found = [(_split_of(m), m) for m in sorted(glob.glob(os.path.join(glob.escape(folder), pattern)))
-                     if m.endswith(_DATA_SUFFIXES) and os.path.isfile(m)]
+                     if m.endswith(_DATA_SUFFIXES) and not os.path.isdir(m)]
             if found:
                 break
     if not found:
@@ -151,8 +153,11 @@ def data_files(folder: str) -> list[tuple[str, str]]:
     return found
 
 
-def saved_files(folder: str, split: str = "train") -> list[tuple[str, str]] | None:
-    """(split, path) of the Arrow files `datasets`' save_to_disk wrote; None for another folder."""
+def saved_files(folder: str, split: str = "train", _seen: frozenset[str] = frozenset()
+                ) -> list[tuple[str, str]] | None:
+    """(split, path) of the Arrow files `datasets`' save_to_disk wrote; None for another folder.
+    `_seen`: the folders of the splits above this one (a split naming one of them is a loop)."""
+    seen = _seen | {os.path.realpath(folder)}
     splits = _json_file(os.path.join(folder, "dataset_dict.json"))
     if isinstance(splits, dict) and isinstance(splits.get("splits"), list):
         found: list[tuple[str, str]] = []
@@ -160,7 +165,11 @@ def saved_files(folder: str, split: str = "train") -> list[tuple[str, str]] | No
             if os.path.isabs(name) or ".." in name.split("/"):
                 raise ReadError(f"dataset_dict.json names the split {name!r}, which is not in the folder",
                                 source=folder)
-            found += saved_files(os.path.join(folder, name), name) or []
+            sub = os.path.join(folder, name)
+            if os.path.realpath(sub) in seen:
+                raise ReadError(f"dataset_dict.json names the split {name!r}, which is this folder or one "
+                                f"that holds it (a loop)", source=folder)
+            found += saved_files(sub, name, seen) or []
         return found
     state = _json_file(os.path.join(folder, "state.json"))
     if not isinstance(state, dict) or not isinstance(state.get("_data_files"), list):
@@ -173,14 +182,34 @@ def saved_files(folder: str, split: str = "train") -> list[tuple[str, str]] | No
     return files
 
 
+_JSON_FILE_BYTES = 16 << 20  # dataset_dict.json, state.json: a few hundred bytes from save_to_disk
+
+
 def _json_file(path: str) -> Any:
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return jsonvalue.loads(read_regular(path, _JSON_FILE_BYTES))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as err:
+    except OSError as err:
+        raise ReadError(f"cannot read it: {err.strerror}", source=path) from None
+    except (jsonvalue.JSONValueError, UnicodeDecodeError) as err:
         raise ReadError(f"cannot read it as JSON ({err})", source=path) from None
+
+
+def _card_header(folder: str) -> dict[str, Any] | None:
+    """The YAML header of the folder's card (its first MiB), or None without one."""
+    with open_regular(os.path.join(folder, CARD)) as stream:
+        return card.read_header(stream.read(1 << 20).decode("utf-8", errors="replace"))
+
+
+@contextmanager
+def _data_file(path: str, shown: str) -> Iterator[BinaryIO]:
+    try:
+        stream = open_regular(path)
+    except OSError as err:
+        raise ReadError(f"cannot read the data file: {err.strerror}", source=shown) from None
+    with stream:
+        yield stream
 
 
 def _split_of(path: str) -> str:

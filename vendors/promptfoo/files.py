@@ -10,6 +10,7 @@ import yaml
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError, RowError
 from evalconv.canonical.json_format import iter_array
+from evalconv.canonical.opening import open_regular
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow, parse_problem
 from evalconv.canonical.reporting import ReadReporter
 
@@ -17,8 +18,8 @@ from .csv_tests import test_from_cells
 from .edits import take_edits
 from .read import evalconv_row, imported_row, is_evalconv_test
 from .refs import FILE_URL, Scope
-from .yaml_stream import iter_yaml_list
-from .yaml_stream import load_yaml as _load_yaml
+from evalconv.canonical.safe_yaml import iter_yaml_list
+from evalconv.canonical.safe_yaml import load_yaml as _load_yaml
 
 Located = tuple[Any, "int | None", str]  # (test, line, source label)
 
@@ -72,7 +73,7 @@ def _yaml_tests(lines: Lines, report: ReadReporter, scope: Scope | None = None) 
         for line_number, test in iter_yaml_list(chain(head, rest), lines.source):  # a test list
             yield from _expand([test], [line_number], lines.path, lines.source, report, scope)
         return
-    node, data = _load_yaml("".join(chain(head, rest)), lines.source)
+    node, data = _load_yaml(lines.text(chain(head, rest)), lines.source)
     if data is None:
         return
     if isinstance(data, dict):
@@ -139,7 +140,7 @@ def _expand(items: list[Any], item_lines: list[int | None], base: str | None, so
 
 def _file_tests(path: str, source: str, line: int | None, report: ReadReporter, scope: Scope) -> Iterator[Located]:
     try:
-        with open(path, "rb") as stream:
+        with open_regular(path) as stream:
             lines = Lines(stream, source=path, path=path)
             kind = next((k for e, k in ((".jsonl", "jsonl"), (".json", "json"), (".csv", "csv"))
                          if path.lower().endswith(e)), "yaml")

@@ -14,9 +14,10 @@ from typing import Any
 import yaml
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError
+from evalconv.canonical.opening import read_regular
 from evalconv.canonical.reporting import ReadReporter
 
-from .yaml_stream import load_yaml
+from evalconv.canonical.safe_yaml import load_yaml
 
 ALLOW_FLAG = "--allow-outside-refs"
 FILE_URL = "file://"
@@ -108,8 +109,7 @@ class Scope:
 
 def _load(path: str, source: str, line: int | None, what: str) -> Any:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
         why = err.strerror if isinstance(err, OSError) else f"not UTF-8 text ({err.reason})"
         raise ReadError(f"cannot read the {what} {path}: {why}", source=source, line=line) from None

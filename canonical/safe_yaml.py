@@ -1,4 +1,5 @@
-"""Safe YAML for promptfoo files: JSON values only, aliases that cannot explode, bounded nesting."""
+"""The one YAML loader for every file evalconv reads (promptfoo files, dataset cards, sheet maps):
+JSON values only, aliases that cannot explode, bounded nesting, errors as one located line."""
 from __future__ import annotations
 
 import math
@@ -7,11 +8,11 @@ from contextlib import contextmanager
 from typing import Any, Hashable, Iterable, Iterator
 
 import yaml
-from evalconv.canonical import jsonvalue
-from evalconv.canonical.errors import ReadError
+from . import jsonvalue
+from .errors import ReadError
 
-# A test's value may nest as deep as canonical JSON allows, under the few levels of the file
-# (list, test, vars or metadata, key).
+# A value may nest as deep as canonical JSON allows, under the few levels of a file (a promptfoo
+# file: list, test, vars or metadata, key).
 MAX_DEPTH = jsonvalue.MAX_DEPTH + 8
 
 
