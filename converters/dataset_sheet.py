@@ -37,22 +37,21 @@ def is_dataset(path: str) -> bool:
 
 
 def read_dataset(path: str) -> "Sheet":
-    from .sheet_import import Sheet
+    from .sheet_import import Columns, Sheet
 
-    sheet = Sheet([], [], text_cells=False)
+    sheet, columns = Sheet([], [], text_cells=False), Columns()
     files = data_files(path) if os.path.isdir(path) else [("", path)]  # (split, file)
     splits = len({split for split, _ in files}) > 1
     for split, file in files:
         for record in _records(file, file):
             if splits and "split" not in record:  # which split a row came from is kept
                 record["split"] = split
-            for key in record:
-                if key not in sheet.columns:
-                    sheet.columns.append(key)
+            columns.add(record)
             if all(value is None for value in record.values()):
                 sheet.blank += 1
             else:
                 sheet.records.append((None, record))
+    sheet.columns = columns.names
     if not sheet.columns:
         raise ReadError("the dataset has no columns", source=path)
     return sheet
@@ -64,7 +63,7 @@ def _records(file: str, label: str) -> list[dict[str, Any]]:
     table = _arrow_table(file, label)
     columns = table.column_names
     if len(set(columns)) != len(columns):
-        twice = next(c for c in columns if columns.count(c) > 1)
+        twice = next(c for i, c in enumerate(columns) if c in columns[:i])
         raise ReadError(f"two columns are named '{twice}'", source=label, field=twice)
     out = []
     for number, record in enumerate(table.to_pylist(), 1):

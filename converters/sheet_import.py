@@ -173,17 +173,33 @@ def _json_sheet(text: str, path: str) -> Sheet:
                 records.append((number, jsonvalue.loads(text_line)))
             except jsonvalue.JSONValueError as err:
                 raise ReadError(f"line is not valid JSON: {err}", source=path, line=number) from None
+    columns = Columns()
     for line, record in records:
         if not isinstance(record, dict):
             raise ReadError("each record must be a JSON object (one sheet row)", source=path, line=line)
         if not record:
             sheet.blank += 1
             continue
-        for key in record:
-            if key not in sheet.columns:
-                sheet.columns.append(key)
+        columns.add(record)
         sheet.records.append((line, record))
+    sheet.columns = columns.names
     return sheet
+
+
+class Columns:
+    """The columns of records whose keys vary, in the order first seen (a dict, not a list
+    searched per key: a wide sheet's keys are many)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, None] = {}
+
+    def add(self, record: dict[str, Any]) -> None:
+        if len(record) != len(self._seen) or record.keys() != self._seen.keys():
+            self._seen.update(dict.fromkeys(record))
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._seen)
 
 
 # ---------------------------------------------------------------- the column map
@@ -240,12 +256,19 @@ def target_path(user: str, *, source: str, column: str) -> str:
                      f"case.<field>, metadata.<key>)", source=source)
 
 
+def listed(columns: list[str], shown: int = 20) -> str:
+    """The first columns of a sheet, for a message (a wide sheet has a million)."""
+    more = f", ... ({len(columns) - shown:,} more)" if len(columns) > shown else ""
+    return ", ".join(columns[:shown]) + more
+
+
 def column_map(columns: list[str], user_map: dict[str, str] | None = None, map_source: str = "--map") -> ColumnMap:
     user_map = user_map or {}
+    known = set(columns)
     for column in user_map:
-        if column not in columns:
+        if column not in known:
             raise UsageError(f"the map names column '{column}', which the sheet does not have "
-                             f"(columns: {', '.join(columns)})", source=map_source)
+                             f"(columns: {listed(columns)})", source=map_source)
     targets: dict[str, str] = {}
     how: dict[str, str] = {}
     for column in columns:  # the user's map first: it wins any target it names
@@ -282,8 +305,32 @@ def suggested_map(cmap: ColumnMap) -> str:
                 "unmapped": "no match: kept as user metadata"}[cmap.how[column]]
         if column in cmap.flagged:
             note += f"; flagged: {cmap.flagged[column]}"
-        lines.append(f"{yaml.safe_dump({column: shown}, default_flow_style=True, width=10**6).strip()[1:-1]}  # {note}")
+        lines.append(f"{_flow_item(column, shown)}  # {note}")
     return "\n".join(lines) + "\n"
+
+
+# Text YAML writes as it is (no quotes) and reads back as the same text: a word, or words, of
+# letters, digits, "_" and ".", starting with a letter or "_", and not one YAML reads as a bool or null.
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(?: [A-Za-z0-9_.]+)*\Z")
+_YAML_WORDS = frozenset({"yes", "no", "y", "n", "true", "false", "on", "off", "null"})
+
+
+def _plain(text: str) -> bool:
+    return _PLAIN.match(text) is not None and text.lower() not in _YAML_WORDS
+
+
+def _scalar(text: str) -> str:
+    """Text as a YAML scalar that reads back as itself: plain, single-quoted when printable, else
+    as yaml.safe_dump writes it (a dump costs about 90 us: a million-column header took 90 s)."""
+    if _plain(text):
+        return text
+    if text.isprintable():  # YAML's single quotes hold any printable text; a quote is doubled
+        return "'" + text.replace("'", "''") + "'"
+    return yaml.safe_dump(text, default_style='"', width=10**6).strip().removesuffix("...").strip()
+
+
+def _flow_item(key: str, value: str) -> str:
+    return f"{_scalar(key)}: {_scalar(value)}"
 
 
 # ---------------------------------------------------------------- rows
@@ -364,15 +411,20 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
     def count(what: str) -> None:
         defaulted[what] = defaulted.get(what, 0) + 1
 
+    # Once per column, not per cell: its place in the sheet and its target's parts.
+    position = {column: i for i, column in enumerate(cmap.targets)}
+    places = [(column, target, cast(list[str], paths.parse(target)))  # object keys only (`target_path`)
+              for column, target in cmap.targets.items()]
     for line, record in sheet.records:
         value: dict[str, Any] = {}
         case: dict[str, Any] = {}
         meta: dict[str, Any] = {}
-        for column, target in cmap.targets.items():
+        # the row's own cells in column order: a sparse row of a wide sheet costs its cells only
+        for column, target, parts in (places if len(record) == len(places) else
+                                      (places[i] for i in sorted(position[c] for c in record if c in position))):
             cell = _cell(record.get(column), target, sheet.text_cells) if column in record else None
             if cell is None:
                 continue
-            parts = cast(list[str], paths.parse(target))  # object keys only (`target_path`)
             if target in ("$.id", "$.input", "$.expected"):
                 if target == "$.id" and isinstance(cell, int) and not isinstance(cell, bool):
                     cell = str(cell)  # a dataset's integer ids
@@ -447,7 +499,7 @@ def plan(sheet: Sheet, map_path: str | None, *, need_input: bool = True) -> Colu
     cmap = column_map(sheet.columns, read_map(map_path) if map_path else None, map_path or "--map")
     if need_input and "$.input" not in cmap.targets.values():
         raise UsageError("no input column: name one question, prompt or input, or map one with --map "
-                         f"(columns: {', '.join(sheet.columns)}; --suggest-map prints a map to edit)")
+                         f"(columns: {listed(sheet.columns)}; --suggest-map prints a map to edit)")
     return cmap
 
 
