@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,7 +24,7 @@ from .canonical.csv_format import split_list
 from .canonical.errors import ReadError, UsageError
 from .canonical.row import Row
 from .canonical.schema import CASE_FIELD_KINDS, enum
-from .canonical.source import MAX_LINE_BYTES, SourceRow
+from .canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 from .canonical.validator import Validator
 from .reports import FindingLog, LossReport
 from .sources import STDIO
@@ -67,8 +67,11 @@ PLACEHOLDER = ("Imported from {sheet} without an expected behaviour: a reviewer 
                "should do here and why before this row is used for grading.")
 
 
+_NOT_WORD = re.compile(r"[^0-9a-z]+")
+
+
 def normalise(name: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "_", name.strip().lower()).strip("_")
+    return _NOT_WORD.sub("_", name.strip().lower()).strip("_")
 
 
 _BY_NAME = {name: target for target, names in SYNONYMS.items() for name in names}
@@ -87,31 +90,30 @@ class Sheet:
 def read_sheet(path: str, encoding: str | None = None) -> Sheet:
     if dataset_sheet.is_dataset(path):  # a Parquet file or a Hugging Face dataset folder
         return dataset_sheet.read_dataset(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as err:
-        raise ReadError(f"cannot read the sheet: {err.strerror or err}", source=path) from None
-    try:
-        text = raw.decode(encoding or "utf-8-sig")
-    except (UnicodeDecodeError, LookupError) as err:
-        line = raw[:getattr(err, "start", 0)].count(b"\n") + 1
-        raise ReadError(f"cannot decode the sheet as {encoding or 'utf-8'} (try --encoding cp1252)",
-                        source=path, line=line) from None
-    text = text.lstrip("\ufeff")
-    if "\x00" in text:
-        raise ReadError("NUL character in the sheet (is it a binary file? save it as CSV)", source=path)
     if path.lower().endswith((".xlsx", ".xls", ".ods")):
         raise ReadError("spreadsheet files are read as CSV: save the sheet as CSV (UTF-8) first", source=path)
-    if path.lower().endswith((".jsonl", ".json")) or text.lstrip()[:1] in ("{", "["):
-        return _json_sheet(text, path)
-    return _csv_sheet(text, path)
+    try:
+        stream = open(path, "rb")
+    except OSError as err:
+        raise ReadError(f"cannot read the sheet: {err.strerror or err}", source=path) from None
+    with stream:  # a line at a time, each at most MAX_LINE_BYTES (as the CSV and JSON readers)
+        lines = iter(Lines(stream, source=path, encoding=encoding or "utf-8"))
+        blank = []
+        for line in lines:
+            if line.strip():
+                break
+            blank.append(line)
+        else:
+            line = ""
+        text = itertools.chain(blank, [line.lstrip("\ufeff")] if line else [], lines)
+        if path.lower().endswith((".jsonl", ".json")) or line.lstrip("\ufeff \t")[:1] in ("{", "["):
+            return _json_sheet(text, path, array=line.lstrip("\ufeff \t")[:1] == "[")
+        return _csv_sheet(text, line, path)
 
 
-def _csv_sheet(text: str, path: str) -> Sheet:
-    first = text.split("\n", 1)[0]
+def _csv_sheet(lines: Iterator[str], first: str, path: str) -> Sheet:
     delimiter = max((",", ";", "\t"), key=first.count)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(lines, delimiter=delimiter)
     header: list[str] | None = None
     sheet = Sheet([], [])
     while True:
@@ -121,7 +123,9 @@ def _csv_sheet(text: str, path: str) -> Sheet:
         except StopIteration:
             break
         except csv.Error as err:
-            raise ReadError(f"not a readable CSV record: {err}", source=path, line=line) from None
+            why = (f"a cell is larger than {MAX_LINE_BYTES // (1024 * 1024)} MiB" if "field limit" in str(err)
+                   else f"not a readable CSV record: {err}")
+            raise ReadError(why, source=path, line=line) from None
         if not any(c.strip() for c in cells):
             if header is not None:
                 sheet.blank += 1
@@ -152,12 +156,11 @@ def _header(cells: list[str], path: str, line: int) -> list[str]:
     return names
 
 
-def _json_sheet(text: str, path: str) -> Sheet:
+def _json_sheet(lines: Iterator[str], path: str, *, array: bool) -> Sheet:
     sheet = Sheet([], [], text_cells=False)
-    stripped = text.lstrip()
-    if stripped.startswith("["):
+    if array:
         try:
-            items = jsonvalue.loads(text)
+            items = jsonvalue.loads("".join(lines))
         except jsonvalue.JSONValueError as err:
             raise ReadError(f"not valid JSON: {err}", source=path) from None
         if not isinstance(items, list):
@@ -165,7 +168,7 @@ def _json_sheet(text: str, path: str) -> Sheet:
         records: list[tuple[int | None, Any]] = [(None, item) for item in items]
     else:
         records = []
-        for number, text_line in enumerate(text.splitlines(), 1):
+        for number, text_line in enumerate(lines, 1):
             if not text_line.strip():
                 sheet.blank += 1
                 continue
@@ -276,10 +279,11 @@ def column_map(columns: list[str], user_map: dict[str, str] | None = None, map_s
             targets[column] = target_path(user_map[column], source=map_source, column=column)
             how[column] = "mapped"
     taken = {t: c for c, t in targets.items()}
+    normalised = {column: normalise(column) for column in columns}
     for column in columns:
         if column in targets:
             continue
-        target = _BY_NAME.get(normalise(column))
+        target = _BY_NAME.get(normalised[column])
         if target is not None and target not in taken:
             targets[column], how[column] = target, "matched"
         else:
@@ -292,7 +296,7 @@ def column_map(columns: list[str], user_map: dict[str, str] | None = None, map_s
             raise UsageError(f"columns '{seen[target]}' and '{column}' both go to {target}; map one elsewhere",
                              source=map_source)
         seen[target] = column
-    flagged = {c: OMITTED_FIELDS[normalise(c)] for c in columns if normalise(c) in OMITTED_FIELDS}
+    flagged = {c: OMITTED_FIELDS[normalised[c]] for c in columns if normalised[c] in OMITTED_FIELDS}
     return ColumnMap(targets, how, flagged)
 
 

@@ -273,3 +273,49 @@ def test_the_suggested_map_reads_back_as_the_map_for_any_column_names(names):
     want = {c: (t[2:].replace("metadata.case.", "case.", 1) if t.startswith("$.") else t)
             for c, t in cmap.targets.items()}
     assert back == want
+
+
+# ---- bounded cells: the sheet importer takes what the CSV and JSON readers take, no more
+
+CAP = 1024  # MAX_LINE_BYTES (64 MiB) patched small: the same code path, kilobytes not gigabytes
+
+
+@pytest.fixture
+def small_cap(monkeypatch):
+    import csv as csv_module
+
+    from evalconv import dataset_sheet
+    from evalconv.canonical import source
+
+    monkeypatch.setattr(source, "MAX_LINE_BYTES", CAP)
+    monkeypatch.setattr(dataset_sheet, "MAX_LINE_BYTES", CAP)
+    from evalconv import sheet_import
+
+    monkeypatch.setattr(sheet_import, "MAX_LINE_BYTES", CAP)
+    old = csv_module.field_size_limit(CAP)
+    yield
+    csv_module.field_size_limit(old)
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("big.jsonl", '{"question": "q?"}\n{"question": "' + "x" * 2 * CAP + '"}\n', ":2: line is longer than"),
+    ("big.csv", "question,answer\nq?,a\nq2?," + "y" * 2 * CAP + "\n", ":3: line is longer than"),
+    ("multi.csv", "question,answer\nq?,\"" + ("z" * 100 + "\n") * 20 + "\"\n", ":2: a cell is larger than"),
+])
+def test_a_sheet_cell_larger_than_the_cap_is_refused_with_its_line(tmp_path, small_cap, name, text, where):
+    """A sheet with a 2 GiB cell was read whole and peaked at about 15 GB."""
+    src = sheet(tmp_path, text, name)
+    result, rows = imported(tmp_path, src)
+    assert result.exit_code == 2 and f"{src}{where}" in result.stderr and not rows
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_parquet_cell_larger_than_the_cap_is_refused_naming_column_and_row(tmp_path, small_cap):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"question": ["q1?", "q2?", "q3?"], "answer": ["a", "b" * 2 * CAP, "c"]}), src)
+    result, rows = imported(tmp_path, src)
+    assert result.exit_code == 2 and not rows
+    assert f"{src}: answer: a cell of {2 * CAP:,} bytes (row 2) is larger than the" in result.stderr
