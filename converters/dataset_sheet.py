@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .canonical import jsonvalue
 from .canonical.errors import ReadError
+from .canonical.source import MAX_LINE_BYTES
 from .vendors.hf.format import data_files
 
 if TYPE_CHECKING:
@@ -37,22 +38,21 @@ def is_dataset(path: str) -> bool:
 
 
 def read_dataset(path: str) -> "Sheet":
-    from .sheet_import import Sheet
+    from .sheet_import import Columns, Sheet
 
-    sheet = Sheet([], [], text_cells=False)
+    sheet, columns = Sheet([], [], text_cells=False), Columns()
     files = data_files(path) if os.path.isdir(path) else [("", path)]  # (split, file)
     splits = len({split for split, _ in files}) > 1
     for split, file in files:
         for record in _records(file, file):
             if splits and "split" not in record:  # which split a row came from is kept
                 record["split"] = split
-            for key in record:
-                if key not in sheet.columns:
-                    sheet.columns.append(key)
+            columns.add(record)
             if all(value is None for value in record.values()):
                 sheet.blank += 1
             else:
                 sheet.records.append((None, record))
+    sheet.columns = columns.names
     if not sheet.columns:
         raise ReadError("the dataset has no columns", source=path)
     return sheet
@@ -64,12 +64,33 @@ def _records(file: str, label: str) -> list[dict[str, Any]]:
     table = _arrow_table(file, label)
     columns = table.column_names
     if len(set(columns)) != len(columns):
-        twice = next(c for c in columns if columns.count(c) > 1)
+        twice = next(c for i, c in enumerate(columns) if c in columns[:i])
         raise ReadError(f"two columns are named '{twice}'", source=label, field=twice)
+    _check_cells(table, label)
     out = []
     for number, record in enumerate(table.to_pylist(), 1):
         out.append({key: _json_ready(value, label, number, key) for key, value in record.items()})
     return out
+
+
+def _check_cells(table: Any, label: str) -> None:
+    """Refuse a text or binary cell larger than the CSV and JSON readers take (MAX_LINE_BYTES),
+    measured in Arrow's memory before any cell becomes a Python value (a 2 GiB cell once peaked
+    at 15 GB on its way to the rows)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name, column in zip(table.column_names, table.columns):
+        kind = column.type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
+                or pa.types.is_large_binary(kind)) or len(column) == 0:
+            continue
+        sizes = pc.binary_length(column)
+        largest = pc.max(sizes).as_py()
+        if largest is not None and largest > MAX_LINE_BYTES:
+            row = pc.index(sizes, largest).as_py() + 1
+            raise ReadError(f"a cell of {largest:,} bytes (row {row}) is larger than the "
+                            f"{MAX_LINE_BYTES // (1024 * 1024)} MiB a cell may be", source=label, field=name)
 
 
 def _arrow_table(file: str, label: str) -> Any:
@@ -96,7 +117,9 @@ def _arrow_table(file: str, label: str) -> Any:
 def _jsonl_records(file: str, label: str) -> list[dict[str, Any]]:
     out = []
     with open(file, "rb") as f:
-        for number, line in enumerate(f, 1):
+        for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), 1):
+            if len(line) > MAX_LINE_BYTES:
+                raise ReadError(f"line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB", source=label, line=number)
             if not line.strip():
                 continue
             try:

@@ -16,8 +16,7 @@ from typing import Any, Iterable, Iterator
 
 from .canonical import runs
 from .canonical.errors import ReadError, UsageError
-from .canonical.opening import not_regular, refusal
-from .runindex import StoreIndex
+from .runindex import Key, StoreIndex, check_regular, read_line
 
 ATTEMPTS, RESULTS, LEDGER = "attempts.jsonl", "results.jsonl", "ledger.jsonl"
 FILES = {"attempt": ATTEMPTS, "result": RESULTS, "ledger": LEDGER}
@@ -43,40 +42,31 @@ def _ledger_id(entry: dict[str, Any]) -> str:
     return runs.stable_id("led", entry)
 
 
-def check_regular(folder: str) -> None:
+def check_store_files(folder: str) -> None:
     """A store file that is a FIFO, a device or a socket would block or never end: refused."""
     for name in FILES.values():
-        kind = not_regular(os.path.join(folder, name))
-        if kind is not None:
-            raise ReadError(f"the run store file {name} {refusal(kind).removeprefix('it ')}",
-                            source=os.path.join(folder, name))
+        check_regular(os.path.join(folder, name))
 
 
 def read_records(folder: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every record of a store: attempts, then results, then ledger entries (a line that cannot be
-    read becomes a ledger entry naming the file and line)."""
+    read, not UTF-8, not JSON or not an object, becomes a ledger entry naming the file and line)."""
     if not os.path.isdir(folder):
         raise ReadError("no such run store folder", source=folder)
-    check_regular(folder)
+    check_store_files(folder)
     for kind in ("attempt", "result", "ledger"):
         path = os.path.join(folder, FILES[kind])
         if not os.path.exists(path):
             continue
-        with open(path, encoding="utf-8") as stream:
+        check_regular(path)
+        with open(path, "rb") as stream:
             for number, text in enumerate(stream, 1):
-                if not text.strip():
-                    continue
-                try:
-                    record = json.loads(text)
-                except ValueError as err:
-                    yield "ledger", runs.ledger_entry("unreadable", f"not JSON: {err}",
+                record, why = read_line(text)
+                if why is not None:
+                    yield "ledger", runs.ledger_entry("unreadable", why,
                                                       source={"file": path, "line": number, "entry": None})
-                    continue
-                if not isinstance(record, dict):
-                    yield "ledger", runs.ledger_entry("unreadable", "not a JSON object",
-                                                      source={"file": path, "line": number, "entry": None})
-                    continue
-                yield kind, record
+                elif record is not None:
+                    yield kind, record
 
 
 @dataclass
@@ -86,6 +76,8 @@ class ImportSummary:
     added: dict[str, int] = field(default_factory=lambda: {"attempts": 0, "results": 0, "ledger": 0})
     known: dict[str, int] = field(default_factory=lambda: {"attempts": 0, "results": 0, "ledger": 0})
     conflicts: list[dict[str, Any]] = field(default_factory=list)
+    damaged: list[dict[str, Any]] = field(default_factory=list)  # store lines found damaged (the first 1,000)
+    damaged_count: int = 0
 
     @property
     def exit_code(self) -> int:
@@ -93,22 +85,29 @@ class ImportSummary:
 
     def to_json(self) -> dict[str, Any]:
         return {"store": self.store, "sources": self.sources, "added": self.added, "alreadyThere": self.known,
-                "conflicts": self.conflicts}
+                "conflicts": self.conflicts, "damagedLines": self.damaged_count, "damaged": self.damaged}
 
 
-def _key(kind: str, record: dict[str, Any]) -> tuple[str, bytes | None] | None:
-    """What the index keeps of a stored record: its id (and an attempt's content digest)."""
+_SCHEMAS = {"attempt": runs.ATTEMPT_SCHEMA, "result": runs.RESULT_SCHEMA}
+
+
+def _key(kind: str, record: dict[str, Any]) -> Key:
+    """What the index keeps of a stored record: its id (and an attempt's content digest), and why
+    the line is damaged when it breaks its schema."""
     if kind == "ledger":
-        return _ledger_id(record), None
+        return Key(_ledger_id(record))
+    broken = next(runs.problems(record, _SCHEMAS[kind]), None)
+    damage = None if broken is None else f"the stored {kind} breaks its schema: {broken}"
     if not isinstance(record.get("id"), str):
-        return None
-    return record["id"], _content_digest(record) if kind == "attempt" else None
+        return Key(None, None, damage or f"the stored {kind} has no id")
+    return Key(record["id"], _content_digest(record) if kind == "attempt" else None, damage)
 
 
 class _Appender:
     """Appends lines to one store file, first mending a last line an interrupted import cut short."""
 
     def __init__(self, path: str) -> None:
+        self.path = path
         self._stream = open(path, "a+b")
         self._stream.seek(0, os.SEEK_END)
         if self._stream.tell() > 0:
@@ -116,8 +115,8 @@ class _Appender:
             if self._stream.read(1) != b"\n":
                 self._stream.write(b"\n")
 
-    def write(self, record: dict[str, Any]) -> None:
-        self._stream.write(json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n")
+    def write(self, line: bytes) -> None:
+        self._stream.write(line)
 
     def close(self) -> None:
         self._stream.flush()
@@ -132,7 +131,7 @@ def import_runs(folder: str, sources: Iterable[tuple[str, Iterable[tuple[str, di
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise UsageError("the run store must be a folder", source=folder)
     os.makedirs(folder, exist_ok=True)
-    check_regular(folder)
+    check_store_files(folder)
     index = StoreIndex(folder, FILES, _key, lock_timeout)
     summary = ImportSummary(folder)
     try:
@@ -149,10 +148,12 @@ def import_runs(folder: str, sources: Iterable[tuple[str, Iterable[tuple[str, di
         index.abandon()
         raise
     index.commit()
+    summary.damaged, summary.damaged_count = index.damage.lines, index.damage.count
     return summary
 
 
-_SCHEMAS = {"attempt": runs.ATTEMPT_SCHEMA, "result": runs.RESULT_SCHEMA}
+def _line(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n"
 
 
 def _add(kind: str, record: dict[str, Any], index: StoreIndex, out: dict[str, _Appender], summary: ImportSummary) -> None:
@@ -161,28 +162,21 @@ def _add(kind: str, record: dict[str, Any], index: StoreIndex, out: dict[str, _A
         if broken:  # never stored: the store holds only records its schemas accept
             kind, record = "ledger", runs.ledger_entry("invalid-record", f"{kind} breaks its schema: {broken[0]}",
                                                        id=record.get("id"), source=record.get("source"))
-    if kind == "attempt":
-        digest = _content_digest(record)
-        new, had = index.add(kind, record["id"], digest)
-        if new:
-            out[kind].write(record)
-            summary.added["attempts"] += 1
-        elif had == digest:
-            summary.known["attempts"] += 1
-        else:
-            summary.conflicts.append({"id": record["id"], "source": record.get("source"),
-                                      "reason": "an attempt with this id is already stored with different "
-                                                "content; attempts are immutable, so the stored one is kept"})
-    elif kind == "result":
-        if index.add(kind, record["id"])[0]:
-            out[kind].write(record)
-            summary.added["results"] += 1
-        else:
-            summary.known["results"] += 1
+    if kind == "ledger":
+        record = {"id": _ledger_id(record), **record}  # a ledger entry's "id" names the record it is about
+        record_id = _ledger_id(record)
     else:
-        entry = {"id": _ledger_id(record), **record}  # a ledger entry's "id" names the record it is about
-        if index.add(kind, _ledger_id(entry))[0]:
-            out[kind].write(entry)
-            summary.added["ledger"] += 1
-        else:
-            summary.known["ledger"] += 1
+        record_id = record["id"]
+    line = _line(record)
+    digest = _content_digest(record) if kind == "attempt" else None
+    stored = index.add(kind, record_id, line, digest)
+    plural = kind + "s" if kind != "ledger" else kind
+    if stored is None:
+        out[kind].write(line)
+        summary.added[plural] += 1
+    elif kind != "attempt" or stored.digest == digest:
+        summary.known[plural] += 1
+    else:
+        summary.conflicts.append({"id": record_id, "source": record.get("source"), "stored": {"file": out[kind].path, "line": stored.line},
+                                  "reason": "an attempt with this id is already stored with different "
+                                            "content; attempts are immutable, so the stored one is kept"})

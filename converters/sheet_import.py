@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
+import itertools
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ from .canonical.opening import read_regular
 from .canonical.safe_yaml import load_yaml
 from .canonical.row import Row
 from .canonical.schema import CASE_FIELD_KINDS, enum
-from .canonical.source import MAX_LINE_BYTES, SourceRow
+from .canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 from .canonical.validator import Validator
 from .reports import FindingLog, LossReport
 from .sources import STDIO
@@ -70,8 +71,11 @@ PLACEHOLDER = ("Imported from {sheet} without an expected behaviour: a reviewer 
                "should do here and why before this row is used for grading.")
 
 
+_NOT_WORD = re.compile(r"[^0-9a-z]+")
+
+
 def normalise(name: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "_", name.strip().lower()).strip("_")
+    return _NOT_WORD.sub("_", name.strip().lower()).strip("_")
 
 
 _BY_NAME = {name: target for target, names in SYNONYMS.items() for name in names}
@@ -90,34 +94,30 @@ class Sheet:
 def read_sheet(path: str, encoding: str | None = None) -> Sheet:
     if path != "-" and dataset_sheet.is_dataset(path):  # a Parquet file or a Hugging Face dataset folder
         return dataset_sheet.read_dataset(path)
-    try:
-        if path == "-":  # standard input: a CSV, TSV or JSONL sheet piped in
-            raw = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as f:
-                raw = f.read()
-    except OSError as err:
-        raise ReadError(f"cannot read the sheet: {err.strerror or err}", source=path) from None
-    try:
-        text = raw.decode(encoding or "utf-8-sig")
-    except (UnicodeDecodeError, LookupError) as err:
-        line = raw[:getattr(err, "start", 0)].count(b"\n") + 1
-        raise ReadError(f"cannot decode the sheet as {encoding or 'utf-8'} (try --encoding cp1252)",
-                        source=path, line=line) from None
-    text = text.lstrip("\ufeff")
-    if "\x00" in text:
-        raise ReadError("NUL character in the sheet (is it a binary file? save it as CSV)", source=path)
     if path.lower().endswith((".xlsx", ".xls", ".ods")):
         raise ReadError("spreadsheet files are read as CSV: save the sheet as CSV (UTF-8) first", source=path)
-    if path.lower().endswith((".jsonl", ".json")) or text.lstrip()[:1] in ("{", "["):
-        return _json_sheet(text, path)
-    return _csv_sheet(text, path)
+    try:  # standard input: a CSV, TSV or JSONL sheet piped in
+        stream = os.fdopen(os.dup(sys.stdin.fileno()), "rb") if path == "-" else open(path, "rb")
+    except OSError as err:
+        raise ReadError(f"cannot read the sheet: {err.strerror or err}", source=path) from None
+    with stream:  # a line at a time, each at most MAX_LINE_BYTES (as the CSV and JSON readers)
+        lines = iter(Lines(stream, source=path, encoding=encoding or "utf-8"))
+        blank = []
+        for line in lines:
+            if line.strip():
+                break
+            blank.append(line)
+        else:
+            line = ""
+        text = itertools.chain(blank, [line.lstrip("\ufeff")] if line else [], lines)
+        if path.lower().endswith((".jsonl", ".json")) or line.lstrip("\ufeff \t")[:1] in ("{", "["):
+            return _json_sheet(text, path, array=line.lstrip("\ufeff \t")[:1] == "[")
+        return _csv_sheet(text, line, path)
 
 
-def _csv_sheet(text: str, path: str) -> Sheet:
-    first = text.split("\n", 1)[0]
+def _csv_sheet(lines: Iterator[str], first: str, path: str) -> Sheet:
     delimiter = max((",", ";", "\t"), key=first.count)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(lines, delimiter=delimiter)
     header: list[str] | None = None
     sheet = Sheet([], [])
     while True:
@@ -127,7 +127,9 @@ def _csv_sheet(text: str, path: str) -> Sheet:
         except StopIteration:
             break
         except csv.Error as err:
-            raise ReadError(f"not a readable CSV record: {err}", source=path, line=line) from None
+            why = (f"a cell is larger than {MAX_LINE_BYTES // (1024 * 1024)} MiB" if "field limit" in str(err)
+                   else f"not a readable CSV record: {err}")
+            raise ReadError(why, source=path, line=line) from None
         if not any(c.strip() for c in cells):
             if header is not None:
                 sheet.blank += 1
@@ -158,12 +160,11 @@ def _header(cells: list[str], path: str, line: int) -> list[str]:
     return names
 
 
-def _json_sheet(text: str, path: str) -> Sheet:
+def _json_sheet(lines: Iterator[str], path: str, *, array: bool) -> Sheet:
     sheet = Sheet([], [], text_cells=False)
-    stripped = text.lstrip()
-    if stripped.startswith("["):
+    if array:
         try:
-            items = jsonvalue.loads(text)
+            items = jsonvalue.loads("".join(lines))
         except jsonvalue.JSONValueError as err:
             raise ReadError(f"not valid JSON: {err}", source=path) from None
         if not isinstance(items, list):
@@ -171,7 +172,7 @@ def _json_sheet(text: str, path: str) -> Sheet:
         records: list[tuple[int | None, Any]] = [(None, item) for item in items]
     else:
         records = []
-        for number, text_line in enumerate(text.splitlines(), 1):
+        for number, text_line in enumerate(lines, 1):
             if not text_line.strip():
                 sheet.blank += 1
                 continue
@@ -179,17 +180,33 @@ def _json_sheet(text: str, path: str) -> Sheet:
                 records.append((number, jsonvalue.loads(text_line)))
             except jsonvalue.JSONValueError as err:
                 raise ReadError(f"line is not valid JSON: {err}", source=path, line=number) from None
+    columns = Columns()
     for line, record in records:
         if not isinstance(record, dict):
             raise ReadError("each record must be a JSON object (one sheet row)", source=path, line=line)
         if not record:
             sheet.blank += 1
             continue
-        for key in record:
-            if key not in sheet.columns:
-                sheet.columns.append(key)
+        columns.add(record)
         sheet.records.append((line, record))
+    sheet.columns = columns.names
     return sheet
+
+
+class Columns:
+    """The columns of records whose keys vary, in the order first seen (a dict, not a list
+    searched per key: a wide sheet's keys are many)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, None] = {}
+
+    def add(self, record: dict[str, Any]) -> None:
+        if len(record) != len(self._seen) or record.keys() != self._seen.keys():
+            self._seen.update(dict.fromkeys(record))
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._seen)
 
 
 # ---------------------------------------------------------------- the column map
@@ -247,12 +264,19 @@ def target_path(user: str, *, source: str, column: str) -> str:
                      f"case.<field>, metadata.<key>)", source=source)
 
 
+def listed(columns: list[str], shown: int = 20) -> str:
+    """The first columns of a sheet, for a message (a wide sheet has a million)."""
+    more = f", ... ({len(columns) - shown:,} more)" if len(columns) > shown else ""
+    return ", ".join(columns[:shown]) + more
+
+
 def column_map(columns: list[str], user_map: dict[str, str] | None = None, map_source: str = "--map") -> ColumnMap:
     user_map = user_map or {}
+    known = set(columns)
     for column in user_map:
-        if column not in columns:
+        if column not in known:
             raise UsageError(f"the map names column '{column}', which the sheet does not have "
-                             f"(columns: {', '.join(columns)})", source=map_source)
+                             f"(columns: {listed(columns)})", source=map_source)
     targets: dict[str, str] = {}
     how: dict[str, str] = {}
     for column in columns:  # the user's map first: it wins any target it names
@@ -260,10 +284,11 @@ def column_map(columns: list[str], user_map: dict[str, str] | None = None, map_s
             targets[column] = target_path(user_map[column], source=map_source, column=column)
             how[column] = "mapped"
     taken = {t: c for c, t in targets.items()}
+    normalised = {column: normalise(column) for column in columns}
     for column in columns:
         if column in targets:
             continue
-        target = _BY_NAME.get(normalise(column))
+        target = _BY_NAME.get(normalised[column])
         if target is not None and target not in taken:
             targets[column], how[column] = target, "matched"
         else:
@@ -276,7 +301,7 @@ def column_map(columns: list[str], user_map: dict[str, str] | None = None, map_s
             raise UsageError(f"columns '{seen[target]}' and '{column}' both go to {target}; map one elsewhere",
                              source=map_source)
         seen[target] = column
-    flagged = {c: OMITTED_FIELDS[normalise(c)] for c in columns if normalise(c) in OMITTED_FIELDS}
+    flagged = {c: OMITTED_FIELDS[normalised[c]] for c in columns if normalised[c] in OMITTED_FIELDS}
     return ColumnMap(targets, how, flagged)
 
 
@@ -289,8 +314,32 @@ def suggested_map(cmap: ColumnMap) -> str:
                 "unmapped": "no match: kept as user metadata"}[cmap.how[column]]
         if column in cmap.flagged:
             note += f"; flagged: {cmap.flagged[column]}"
-        lines.append(f"{yaml.safe_dump({column: shown}, default_flow_style=True, width=10**6).strip()[1:-1]}  # {note}")
+        lines.append(f"{_flow_item(column, shown)}  # {note}")
     return "\n".join(lines) + "\n"
+
+
+# Text YAML writes as it is (no quotes) and reads back as the same text: a word, or words, of
+# letters, digits, "_" and ".", starting with a letter or "_", and not one YAML reads as a bool or null.
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(?: [A-Za-z0-9_.]+)*\Z")
+_YAML_WORDS = frozenset({"yes", "no", "y", "n", "true", "false", "on", "off", "null"})
+
+
+def _plain(text: str) -> bool:
+    return _PLAIN.match(text) is not None and text.lower() not in _YAML_WORDS
+
+
+def _scalar(text: str) -> str:
+    """Text as a YAML scalar that reads back as itself: plain, single-quoted when printable, else
+    as yaml.safe_dump writes it (a dump costs about 90 us: a million-column header took 90 s)."""
+    if _plain(text):
+        return text
+    if text.isprintable():  # YAML's single quotes hold any printable text; a quote is doubled
+        return "'" + text.replace("'", "''") + "'"
+    return yaml.safe_dump(text, default_style='"', width=10**6).strip().removesuffix("...").strip()
+
+
+def _flow_item(key: str, value: str) -> str:
+    return f"{_scalar(key)}: {_scalar(value)}"
 
 
 # ---------------------------------------------------------------- rows
@@ -371,15 +420,20 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
     def count(what: str) -> None:
         defaulted[what] = defaulted.get(what, 0) + 1
 
+    # Once per column, not per cell: its place in the sheet and its target's parts.
+    position = {column: i for i, column in enumerate(cmap.targets)}
+    places = [(column, target, cast(list[str], paths.parse(target)))  # object keys only (`target_path`)
+              for column, target in cmap.targets.items()]
     for line, record in sheet.records:
         value: dict[str, Any] = {}
         case: dict[str, Any] = {}
         meta: dict[str, Any] = {}
-        for column, target in cmap.targets.items():
+        # the row's own cells in column order: a sparse row of a wide sheet costs its cells only
+        for column, target, parts in (places if len(record) == len(places) else
+                                      (places[i] for i in sorted(position[c] for c in record if c in position))):
             cell = _cell(record.get(column), target, sheet.text_cells) if column in record else None
             if cell is None:
                 continue
-            parts = cast(list[str], paths.parse(target))  # object keys only (`target_path`)
             if target in ("$.id", "$.input", "$.expected"):
                 if target == "$.id" and isinstance(cell, int) and not isinstance(cell, bool):
                     cell = str(cell)  # a dataset's integer ids
@@ -454,7 +508,7 @@ def plan(sheet: Sheet, map_path: str | None, *, need_input: bool = True) -> Colu
     cmap = column_map(sheet.columns, read_map(map_path) if map_path else None, map_path or "--map")
     if need_input and "$.input" not in cmap.targets.values():
         raise UsageError("no input column: name one question, prompt or input, or map one with --map "
-                         f"(columns: {', '.join(sheet.columns)}; --suggest-map prints a map to edit)")
+                         f"(columns: {listed(sheet.columns)}; --suggest-map prints a map to edit)")
     return cmap
 
 

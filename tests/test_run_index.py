@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from conftest import ROOT
 from evalconv.cli import cli
 from evalconv.canonical.errors import UsageError
@@ -178,3 +181,212 @@ def test_a_same_size_edit_behind_the_index_rebuilds_it(tmp_path):
     os.utime(path, ns=(0, 10**18))  # a different modification time, whatever the clock's resolution
     summary = imported(store, PROMPTFOO)
     assert summary.added == {"attempts": 0, "results": 1, "ledger": 0}
+
+
+# ---- a damaged store (issue 23): the index checks itself, damaged lines are located, re-importing
+# is idempotent whatever state the index is in
+
+def cli_run(*args):
+    out = CliRunner().invoke(cli, [str(a) for a in args])
+    assert out.exception is None or isinstance(out.exception, SystemExit), out.exception  # never a traceback
+    return out
+
+
+def cli_import(store: Path, *paths: Path):
+    return cli_run("runs", "import", *paths, "--store", store)
+
+
+def attempt_lines(store: Path) -> list[str]:
+    return (store / "attempts.jsonl").read_text("utf-8", "replace").splitlines()
+
+
+def test_a_byte_0xff_in_a_store_file_is_a_located_ledger_entry_not_a_crash(tmp_path):
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    path = store / "attempts.jsonl"
+    data = bytearray(path.read_bytes())
+    data[50] = 0xFF
+    path.write_bytes(bytes(data))
+    out = cli_run("report", store, "--cases", CASES, "--format", "json")
+    assert out.exit_code == 0
+    ledger = [e for e in json.loads(out.stdout)["ledger"] if e["kind"] == "unreadable"]
+    assert ledger == [{"kind": "unreadable", "id": None, "ref": None, "reason": "not UTF-8: byte 0xff at column 51",
+                       "source": {"file": str(path), "line": 1, "entry": None}}]
+    again = cli_import(store, PROMPTFOO)
+    assert again.exit_code == 0 and f"{path}:1: damaged store line: not UTF-8" in again.stderr
+    assert "added 1 attempts" in again.stdout  # the unreadable attempt is stored again, once
+    assert cli_import(store, PROMPTFOO).stdout.startswith(f"{store}: added 0 attempts, 0 results")
+
+
+@pytest.mark.parametrize("column, value", [("size", -5), ("size", 10**12), ("lines", -1), ("tail", "text"),
+                                           ("inode", None), ("ids", 3), ("checksum", 0), ("mtime_ns", "x")])
+def test_an_index_field_out_of_range_rebuilds_that_part(tmp_path, column, value):
+    """A negative size once reached seek() (ValueError, exit 70)."""
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    with sqlite3.connect(store / INDEX) as db:
+        db.execute(f"UPDATE files SET {column} = ?", (value,))
+        if column == "size":
+            db.execute("UPDATE files SET tail = x''")  # so that the tail check alone would pass
+    out = cli_import(store, PROMPTFOO)
+    assert out.exit_code == 0 and "added 0 attempts, 0 results" in out.stdout
+    assert len(attempt_lines(store)) == 10
+
+
+@pytest.mark.parametrize("edit", ["DELETE FROM ids", "DELETE FROM ids WHERE rowid % 2 = 0 OR kind = 0",
+                                  "UPDATE ids SET id = 'att-00000000000000000000' WHERE kind = 0 AND line = 3",
+                                  "UPDATE ids SET digest = x'00' WHERE kind = 0", "UPDATE ids SET line = line + 1"])
+def test_an_index_that_lost_or_changed_its_ids_does_not_append_the_run_again(tmp_path, edit):
+    """The index kept its file rows but not its ids: the re-import appended all 10 attempts again."""
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    with sqlite3.connect(store / INDEX) as db:
+        db.execute(edit.replace("rowid % 2 = 0 OR ", ""))
+    out = cli_import(store, PROMPTFOO)
+    assert out.exit_code == 0 and "added 0 attempts, 0 results" in out.stdout, out.output
+    assert len(attempt_lines(store)) == 10 and not out.stderr
+
+
+def test_corrupt_index_pages_are_rebuilt_from_the_files(tmp_path):
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    data = bytearray((store / INDEX).read_bytes())
+    for at in range(4096, len(data), 97):  # past the header: the pages themselves
+        data[at] ^= 0x5A
+    (store / INDEX).write_bytes(bytes(data))
+    out = cli_import(store, PROMPTFOO)
+    assert out.exit_code == 0 and "added 0 attempts, 0 results" in out.stdout, out.output
+    assert len(attempt_lines(store)) == 10
+
+
+def test_a_line_changed_in_place_is_reported_with_its_file_and_line(tmp_path):
+    """A valid-looking line with another id: only the index can tell, and it says where."""
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    path = store / "attempts.jsonl"
+    lines = path.read_text("utf-8").splitlines(keepends=True)
+    first = json.loads(lines[2])["id"]
+    lines[2] = lines[2].replace(first, first[:-1] + ("0" if first[-1] != "0" else "1"))
+    path.write_text("".join(lines))
+    out = cli_import(store, PROMPTFOO)
+    assert out.exit_code == 0 and "added 1 attempts" in out.stdout
+    assert f"{path}:3: damaged store line: att-" in out.stderr and "changed in place" in out.stderr
+
+
+def test_a_conflict_names_the_stored_line(tmp_path):
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    path = store / "attempts.jsonl"
+    lines = path.read_text("utf-8").splitlines(keepends=True)
+    record = json.loads(lines[4])
+    record["status"] = "error" if record["status"] != "error" else "completed"
+    lines[4] = json.dumps(record, ensure_ascii=False) + "\n"
+    path.write_text("".join(lines))
+    out = cli_import(store, PROMPTFOO)
+    assert out.exit_code == 1
+    assert f"{path}:5: damaged store line: {record['id']} changed since it was stored" in out.stderr
+    assert f"{path}:5: conflict: {record['id']}: an attempt with this id is already stored" in out.stderr
+
+
+@pytest.mark.parametrize("name", ["attempts.jsonl", "results.jsonl", INDEX])
+def test_a_store_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path, name):
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    os.remove(store / name)
+    os.mkfifo(store / name)
+    out = cli_import(store, PROMPTFOO)
+    assert out.exit_code == 2 and f"{store / name}: the run store file {name} is a FIFO (named pipe), not a regular file" in out.stderr
+    if name != INDEX:
+        out = cli_run("report", store, "--cases", CASES)
+        assert out.exit_code == 2 and "must be a regular file" in out.stderr
+
+
+# ---- the property: random damage, then the same run again
+
+def _store_records(store: Path) -> dict[str, list[str]]:
+    """Every readable attempt and result line, as text (a multiset: duplicates show)."""
+    out: dict[str, list[str]] = {"attempt": [], "result": []}
+    for kind, record in read_records(str(store)):
+        if kind in out:
+            out[kind].append(json.dumps(record, sort_keys=True))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+_CLEAN: dict[str, list[str]] = {}
+
+
+def _clean_records(tmp_path_factory) -> dict[str, list[str]]:
+    if not _CLEAN:
+        clean = tmp_path_factory.mktemp("clean") / "store"
+        imported(clean, PROMPTFOO)
+        _CLEAN.update(_store_records(clean))
+    return _CLEAN
+
+
+_STORE_FILES = st.sampled_from(["attempts.jsonl", "results.jsonl"])
+_INDEX_VALUES = st.one_of(st.none(), st.integers(-2**63, 2**63 - 1), st.binary(max_size=8), st.text(max_size=4))
+_DAMAGE = st.one_of(
+    st.tuples(st.just("truncate"), _STORE_FILES, st.floats(0, 1)),
+    st.tuples(st.just("flip"), _STORE_FILES, st.floats(0, 1), st.integers(1, 255)),
+    st.tuples(st.just("delete-index")),
+    st.tuples(st.just("index-field"), st.sampled_from(["size", "inode", "mtime_ns", "tail", "lines", "ids",
+                                                       "checksum"]), _INDEX_VALUES),
+    st.tuples(st.just("index-ids"), st.sampled_from(["DELETE FROM ids WHERE line = ?", "UPDATE ids SET id = 'x' || id "
+                                                     "WHERE line = ?", "UPDATE ids SET line_sum = 0 WHERE line = ?",
+                                                     "UPDATE ids SET digest = NULL WHERE line = ?"]),
+              st.integers(1, 18)),
+    st.tuples(st.just("index-bytes"), st.floats(0, 1), st.integers(1, 255)),
+)
+
+
+def _damage(store: Path, how: tuple) -> None:
+    if how[0] in ("truncate", "flip"):
+        path = store / how[1]
+        data = bytearray(path.read_bytes())
+        at = min(int(how[2] * len(data)), len(data) - 1)
+        if at < 0:
+            return
+        if how[0] == "truncate":
+            del data[at:]
+        else:
+            data[at] ^= how[3]
+        path.write_bytes(bytes(data))
+    elif how[0] == "delete-index":
+        if (store / INDEX).exists():
+            os.remove(store / INDEX)
+    elif how[0] == "index-bytes":
+        data = bytearray((store / INDEX).read_bytes()) if (store / INDEX).exists() else bytearray()
+        if data:
+            data[min(int(how[1] * len(data)), len(data) - 1)] ^= how[2]
+            (store / INDEX).write_bytes(bytes(data))
+    elif (store / INDEX).exists():
+        try:
+            with sqlite3.connect(store / INDEX) as db:
+                if how[0] == "index-field":
+                    db.execute(f"UPDATE files SET {how[1]} = ?", (how[2],))
+                else:
+                    db.execute(how[1], (how[2],))
+            db.close()
+        except sqlite3.DatabaseError:
+            pass  # an earlier damage already broke it
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(damages=st.lists(_DAMAGE, min_size=1, max_size=3))
+def test_random_damage_then_reimport_is_a_located_error_or_the_clean_store(tmp_path_factory, damages):
+    store = tmp_path_factory.mktemp("damaged") / "store"
+    imported(store, PROMPTFOO)
+    for how in damages:
+        _damage(store, how)
+    out = cli_import(store, PROMPTFOO)
+    assert out.exit_code in (0, 1, 2)
+    report_out = cli_run("report", store, "--cases", CASES, "--format", "json")
+    assert report_out.exit_code in (0, 1, 2)
+    located = re.search(r"\.(jsonl|sqlite3)(:\d+)?: ", out.stderr) is not None or (
+        report_out.exit_code != 2 and any((e["source"] or {}).get("file", "").startswith(str(store))
+                                          for e in json.loads(report_out.stdout)["ledger"]))
+    if not located:
+        assert out.exit_code == 0 and _store_records(store) == _clean_records(tmp_path_factory), out.output
+    if out.exit_code != 2:  # the store has healed: importing once more adds nothing and finds nothing new
+        again = cli_import(store, PROMPTFOO)
+        assert "added 0 attempts, 0 results" in again.stdout and "damaged store line" not in again.stderr, again.output

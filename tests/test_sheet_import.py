@@ -7,6 +7,8 @@ import evalconv
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from evalconv.canonical.admissibility import OMITTED_FIELDS
 from evalconv.cli import cli
 
@@ -190,3 +192,130 @@ def test_a_json_array_sheet_imports_and_a_json_scalar_is_refused(tmp_path):
     assert result.exit_code == 0 and rows[0]["expected"] == "A"
     result, _ = imported(tmp_path, sheet(tmp_path, '[1, 2]', "t.json"))
     assert result.exit_code == 2 and "JSON object" in result.stderr
+
+
+# ---- wide sheets (issue 23): work linear in the cells, counted, never timed
+
+class _Counted(str):
+    """A column name that counts how often it is compared: a list searched per key (the quadratic
+    loop a 10k-key sheet hit) compares it with every column before it; a dict about once."""
+    compared = 0
+
+    def __eq__(self, other):
+        _Counted.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def _wide_work(tmp_path, monkeypatch, columns: int, rows: int, sparse: bool) -> tuple[int, int, int]:
+    """(name comparisons, target parses, cells visited) to read, plan, build the rows of and
+    suggest a map for a JSONL sheet `columns` wide: every row all keys, or (sparse) its own 20."""
+    from evalconv import sheet_import
+
+    def loads(line):  # the sheet's records, with counted keys (new objects each row, as a parser makes)
+        number = int(json.loads(line)["row"])
+        keys = range(number * 20, number * 20 + 20) if sparse else range(columns)
+        return {_Counted("question"): "Q?", **{_Counted(f"k{c}"): c for c in keys}}
+
+    parses, cells = [0], [0]
+    real_parse, real_cell = sheet_import.paths.parse, sheet_import._cell
+
+    def parse(path):
+        parses[0] += 1
+        return real_parse(path)
+
+    def cell(*args):
+        cells[0] += 1
+        return real_cell(*args)
+
+    monkeypatch.setattr(sheet_import.jsonvalue, "loads", loads)
+    monkeypatch.setattr(sheet_import.paths, "parse", parse)
+    monkeypatch.setattr(sheet_import, "_cell", cell)
+    path = tmp_path / f"wide-{columns}-{sparse}.jsonl"
+    path.write_text("".join(json.dumps({"row": r}) + "\n" for r in range(rows)))
+    _Counted.compared = 0
+    sheet = sheet_import.read_sheet(str(path))
+    cmap = sheet_import.plan(sheet, None)
+    built = list(sheet_import.sheet_rows(sheet, cmap, source=str(path)))
+    sheet_import.suggested_map(cmap)
+    assert len(built) == rows
+    return _Counted.compared, parses[0], cells[0]
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_wide_sheet_import_work_is_linear_in_the_cells(tmp_path, monkeypatch, sparse):
+    """50 rows x 10k keys of JSONL took 22.7 s: every key was looked up in a list of the columns,
+    every cell parsed its column's target path again, and a sparse row visited every column."""
+    rows = 10 if not sparse else 200
+    small = _wide_work(tmp_path, monkeypatch, 500, rows, sparse)
+    large = _wide_work(tmp_path, monkeypatch, 2000, rows if not sparse else rows * 4, sparse)
+    cells_large = 2001 * rows if not sparse else 21 * rows * 4  # with the question
+    for work_small, work_large in zip(small, large):
+        assert work_large <= 4.5 * max(work_small, 1)  # 4x the cells, 4x the work (quadratic: 16x)
+    compared, parses, cells = large
+    assert compared <= 3 * cells_large and cells <= cells_large
+    assert parses <= (2001 if not sparse else 20 * rows * 4 + 1)  # once a column, not once a cell
+
+
+_NAMES = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=12)
+
+
+@settings(max_examples=300)
+@given(names=st.lists(_NAMES, min_size=1, max_size=8, unique_by=lambda n: n.strip() or n))
+def test_the_suggested_map_reads_back_as_the_map_for_any_column_names(names):
+    """The map is written without a YAML dump per column (90 us each: 90 s for a 1M-column
+    header); whatever the names, YAML must read it back as the same map."""
+    from evalconv import sheet_import
+
+    cmap = sheet_import.column_map(names)
+    back = yaml.safe_load(sheet_import.suggested_map(cmap)) or {}
+    want = {c: (t[2:].replace("metadata.case.", "case.", 1) if t.startswith("$.") else t)
+            for c, t in cmap.targets.items()}
+    assert back == want
+
+
+# ---- bounded cells: the sheet importer takes what the CSV and JSON readers take, no more
+
+CAP = 1024  # MAX_LINE_BYTES (64 MiB) patched small: the same code path, kilobytes not gigabytes
+
+
+@pytest.fixture
+def small_cap(monkeypatch):
+    import csv as csv_module
+
+    from evalconv import dataset_sheet
+    from evalconv.canonical import source
+
+    monkeypatch.setattr(source, "MAX_LINE_BYTES", CAP)
+    monkeypatch.setattr(dataset_sheet, "MAX_LINE_BYTES", CAP)
+    from evalconv import sheet_import
+
+    monkeypatch.setattr(sheet_import, "MAX_LINE_BYTES", CAP)
+    old = csv_module.field_size_limit(CAP)
+    yield
+    csv_module.field_size_limit(old)
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("big.jsonl", '{"question": "q?"}\n{"question": "' + "x" * 2 * CAP + '"}\n', ":2: line is longer than"),
+    ("big.csv", "question,answer\nq?,a\nq2?," + "y" * 2 * CAP + "\n", ":3: line is longer than"),
+    ("multi.csv", "question,answer\nq?,\"" + ("z" * 100 + "\n") * 20 + "\"\n", ":2: a cell is larger than"),
+])
+def test_a_sheet_cell_larger_than_the_cap_is_refused_with_its_line(tmp_path, small_cap, name, text, where):
+    """A sheet with a 2 GiB cell was read whole and peaked at about 15 GB."""
+    src = sheet(tmp_path, text, name)
+    result, rows = imported(tmp_path, src)
+    assert result.exit_code == 2 and f"{src}{where}" in result.stderr and not rows
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_parquet_cell_larger_than_the_cap_is_refused_naming_column_and_row(tmp_path, small_cap):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"question": ["q1?", "q2?", "q3?"], "answer": ["a", "b" * 2 * CAP, "c"]}), src)
+    result, rows = imported(tmp_path, src)
+    assert result.exit_code == 2 and not rows
+    assert f"{src}: answer: a cell of {2 * CAP:,} bytes (row 2) is larger than the" in result.stderr

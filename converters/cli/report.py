@@ -8,13 +8,14 @@ from typing import Any
 import click
 
 from .. import runindex, runreport, runstore
-from ..canonical.errors import UsageError
+from ..canonical.errors import UsageError, one_line
 from ..output_paths import check_outputs
 from ..results_registry import RESULTS_REGISTRY
 from ..texttable import aligned
 from .common import echo_json, handles_errors
 from .pages import by_option, format_option, html_option, say_written, write_page
 
+DAMAGE_SHOWN = 20
 _harness_option = click.option("--harness", type=click.Choice(sorted(RESULTS_REGISTRY.readers)), default=None,
                                help="Whose run output the files are (default: from their content).")
 
@@ -148,5 +149,13 @@ def import_command(sources: tuple[str, ...], store: str, harness: str | None, ou
                    f"{added['ledger']} ledger entries; already there: {known['attempts']} attempts, "
                    f"{known['results']} results")
         for conflict in summary.conflicts:
-            click.echo(f"evalconv: conflict: {conflict['id']}: {conflict['reason']}", err=True)
+            at = conflict["stored"]
+            click.echo(f"evalconv: {at['file']}:{at['line']}: conflict: {conflict['id']}: {conflict['reason']}",
+                       err=True)
+        for damage in summary.damaged[:DAMAGE_SHOWN]:
+            click.echo(one_line(f"evalconv: {damage['file']}:{damage['line']}: damaged store line: {damage['reason']}"),
+                       err=True)
+        if summary.damaged_count > DAMAGE_SHOWN:
+            click.echo(f"evalconv: ... and {summary.damaged_count - DAMAGE_SHOWN} more damaged store lines "
+                       f"(--format json lists the first {len(summary.damaged)})", err=True)
     sys.exit(summary.exit_code)
