@@ -140,7 +140,9 @@ def test_csv_joins_model_graded_checks_into_one_rubric(tmp_path):
     tests, _ = round_trip([judged], tmp_path, "csv")
     cell = tests[0]["assert"][0]
     assert cell.startswith("llm-rubric:{% raw %}The output passes only if all of these hold:\n")
-    assert "- Agrees with this reference answer: Paris\n- Names {{ city }}\n- Must not: Hedges" in cell
+    from evalconv.vendors.promptfoo.text import unescape
+    assert "- Agrees with this reference answer: Paris\n- Names {{ city }}\n- Must not: Hedges" in \
+        unescape(cell.removeprefix("llm-rubric:"))
 
 
 def test_csv_cannot_hold_argument_checks_so_the_test_cannot_pass(tmp_path):

@@ -39,9 +39,11 @@ _FIELDS: dict[str, FieldLoss] = {
                     "promptfoo tests have no id field"),
     "input:native": FieldLoss("$.input", "native", "vars.input, or one var per key of an object input", ""),
     "input": FieldLoss("$.input", "carried", "metadata.evalconv (JSON text)",
-                       "promptfoo would not pass this input to the prompt unchanged (a null var, a `$ref` "
-                       "key, a file:// string inside a list or object var, which promptfoo loads, or CSV's "
-                       "text-only vars)"),
+                       "promptfoo would not pass this input to the prompt unchanged as vars (a null var, a "
+                       "`$ref` key, which promptfoo dereferences, a file:// string inside a list or object "
+                       "var, which it loads, a number JavaScript changes: 25.0, an integer past 2^53; or "
+                       "CSV's text-only vars): the prompt gets the input's exact JSON text in vars.input, "
+                       "and the value itself travels in metadata.evalconv"),
     "expected:native": FieldLoss("$.expected", "native",
                                  "assert[i].value: equals, or factuality for llm-judge; javascript "
                                  "`[...].includes(output)` for an acceptable set; tool-call-f1 for tool names "
