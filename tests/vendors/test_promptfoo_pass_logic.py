@@ -99,7 +99,7 @@ def test_starter_rows_pass_and_fail_in_promptfoo_as_their_pass_logic_says(tmp_pa
     binary = require_promptfoo()
     cases, must = [], []
     for where, row in ROWS:
-        for i, (output, passes) in enumerate(_outputs(row)):
+        for output, passes in _outputs(row):
             value = row.to_json()
             value["id"] = value["metadata"]["case"]["caseId"] = f"{row.id}-{len(cases)}"
             value["input"] = output  # the echo provider answers with the input
