@@ -9,7 +9,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Iterable, Iterator, TypeVar, cast
 
-from . import paths, schema
+from . import jsonvalue, paths, schema
 from .idtable import IdTable
 from .jsonvalue import value_problem
 from .admissibility import ADMISSIBILITY, admitted, verdict
@@ -299,6 +299,20 @@ def row_findings(value: dict[str, Any], case: dict[str, Any] | None = None) -> l
     return out
 
 
+def _not_a_set(present: bool, expected: Any) -> str:
+    """What is wrong with an acceptable-set's expected, and how to write the set (a sheet's `a|b`
+    cell is one text: cells are never split)."""
+    what = "has no expected" if not present else (
+        f"has expected {jsonvalue.dumps(expected)}, one {'text' if isinstance(expected, str) else 'value'}"
+        if expected != [] else "has an empty expected")
+    members = [m for m in expected.split("|") if m.strip()] if isinstance(expected, str) else []
+    example = jsonvalue.dumps(members if len(members) > 1 else ["first answer", "second answer"])
+    return (f"an acceptable-set case {what}, so no check can test membership: expected must be a "
+            f"non-empty array of the acceptable outputs, e.g. {example} (in a sheet, in the expected:json "
+            f"column; a plain expected cell is one text, never split at |); or, if there is one right "
+            f"answer, set case.oracleType to reference-answer")
+
+
 def expected_shape(oracle: str, value: dict[str, Any]) -> list[Finding]:
     present = "expected" in value
     expected = value.get("expected")
@@ -309,8 +323,7 @@ def expected_shape(oracle: str, value: dict[str, Any]) -> list[Finding]:
         return [Finding("expected-shape", "an expected-final-state case has no expected describing "
                                           "the state or the check that inspects it", "$.expected")]
     if oracle == "acceptable-set" and not (isinstance(expected, list) and expected):
-        return [Finding("expected-shape", "an acceptable-set case needs expected to be a non-empty "
-                                          "array of acceptable outputs", "$.expected")]
+        return [Finding("expected-shape", _not_a_set(present, expected), "$.expected")]
     if oracle == "expected-tool-calls":
         if not isinstance(expected, list):
             return [Finding("expected-shape", "an expected-tool-calls case needs expected to be an "

@@ -254,7 +254,7 @@ def test_a_row_of_a_known_family_with_an_evaluator_the_pack_does_not_allow_is_a_
 
 def test_rows_that_agree_with_the_pack_are_fine_and_the_conflicting_one_does_not_set_up_the_family():
     bad = row("a", oracle="rubric", expected=(), caseFamily="grounded-fact", evaluationCriteria=["x"])
-    good = row("b", caseFamily="grounded-fact", evaluator="exact-or-programmatic")
+    good = row("b", caseFamily="grounded-fact", evaluator="llm-judge")
     findings = _check(bad, good)
     assert [(f.code, f.id) for f in findings if f.severity == "error"] == [("case-family-conflict", "a")]
 

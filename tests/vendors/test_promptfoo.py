@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -418,7 +419,11 @@ def test_regression_edits_in_the_promptfoo_file_win_over_carried_copies(tmp_path
     assert rows["tools"].expected == [{"name": "t", "arguments": {"x": 1}}, {"name": "u"}]
     assert rows["obj"].input == {"q": "edited"}
     edited = {e["path"]: e["ids"] for e in result.report.to_json()["edited"]}
-    assert edited == {"$.metadata.case.evaluationCriteria": ["judged"], "$.expected": ["tools"], "$.input": ["obj"]}
+    # the order check still names the old calls: the edited assertions are the user's, kept as written
+    assert edited == {"$.metadata.case.evaluationCriteria": ["judged"], "$.expected": ["tools"], "$.input": ["obj"],
+                      "$.metadata.case.extensions.promptfoo.assert": ["tools"]}
+    assert rows["tools"].case["extensions"]["promptfoo"]["assert"] == tests[1]["assert"]
+    assert "extensions" not in rows["judged"].case  # the criteria edit explains its assertions
 
 
 def test_the_cli_says_on_stderr_which_rows_need_tracing(tmp_path):
@@ -431,3 +436,75 @@ def test_the_cli_says_on_stderr_which_rows_need_tracing(tmp_path):
     result = CliRunner().invoke(cli, [str(source), "--to", "promptfoo", "-o", str(tmp_path / "t.yaml")])
     assert result.exit_code == 0, result.output
     assert "evalconv: note: promptfoo needs tracing to check the tool calls of 1 test (ordered)" in result.stderr
+
+
+def test_regression_every_edit_a_user_makes_in_promptfoo_is_kept_or_named(tmp_path, capsys):
+    """Issue 24 §3: edit every native field a promptfoo user would touch in a file evalconv wrote;
+    promptfoo still validates and runs it (echo), and reading it back keeps each edit and names it
+    on stderr with the row and the path: no edit is lost behind "lossless", no row becomes unreadable."""
+    import os
+    import subprocess
+
+    from conftest import run_cli
+    from interop import promptfoo_bin
+    rows = [make_row("icontains"), make_row("threshold"), make_row("to-contains"), make_row("emptied"),
+            make_row("real-check", oracle="expected-behavior-only", expected=(), evaluator="human-expert",
+                     reviewerExpertise="support lead"),
+            make_row("added", oracle="rubric", expected=(), evaluator="rubric-human", evaluationCriteria=["Kind"]),
+            make_row("judged", oracle="rubric", expected=(), evaluator="llm-judge", evaluationCriteria=["A", "B"]),
+            make_row("carried", input={"q": "x", "n": None})]
+    path, _ = write(rows, tmp_path)
+    tests = {t["metadata"]["case"]["caseId"]: t for t in yaml.safe_load(path.read_text("utf-8"))}
+    tests["icontains"]["assert"].append({"type": "icontains", "value": "ships"})
+    tests["threshold"]["threshold"] = 0.5
+    tests["to-contains"]["assert"][0]["type"] = "contains"
+    tests["emptied"]["assert"] = []
+    tests["real-check"]["assert"] = [{"type": "icontains", "value": "order"}]
+    tests["added"]["assert"].append({"type": "icontains", "value": "sorry"})
+    tests["judged"]["assert"][0]["value"] = "A, edited"
+    tests["carried"]["vars"] = {"q": "edited"}
+    path.write_text(yaml.safe_dump(list(tests.values()), allow_unicode=True, sort_keys=False), "utf-8")
+
+    binary = promptfoo_bin()
+    if binary:  # the edited file is still a promptfoo file: it validates and runs under echo
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump({"prompts": ["{{ input if input is defined else q }}"],
+                                                         "providers": ["echo"], "tests": ["file://out.yaml"]}))
+        env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+               "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
+        for args in (["validate", "-c", "c.yaml"], ["eval", "-c", "c.yaml", "--no-cache", "--no-share", "--no-table",
+                                                    "--no-progress-bar", "-o", "out.json"]):
+            done = subprocess.run([binary, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+            assert args[0] != "validate" or done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        results = json.loads((tmp_path / "out.json").read_text("utf-8"))["results"]["results"]
+        assert len(results) == len(rows)
+
+    out = tmp_path / "back.jsonl"
+    code, err = run_cli(["convert", str(path), "--to", "jsonl", "-o", str(out)], capsys)
+    assert code == 0, err
+    back = {r["id"]: Row.from_json(r) for r in map(json.loads, out.read_text("utf-8").splitlines())}
+    assert len(back) == len(rows)
+    own = {row_id: row.case.get("extensions", {}).get("promptfoo", {}) for row_id, row in back.items()}
+    assert own["icontains"]["assert"] == tests["icontains"]["assert"]
+    assert own["threshold"] == {"threshold": 0.5}
+    assert own["to-contains"]["assert"][0]["type"] == "contains" and back["to-contains"].expected == "It ships today."
+    assert not back["emptied"].has_expected and own["emptied"] == {"assert": []}
+    assert own["real-check"]["assert"] == [{"type": "icontains", "value": "order"}]
+    assert own["added"]["assert"][-1] == {"type": "icontains", "value": "sorry"}
+    assert back["judged"].case["evaluationCriteria"] == ["A, edited", "B"] and own["judged"] == {}
+    assert back["carried"].input == {"q": "edited"}
+    said = {m.groups() for m in re.finditer(r"edited in the file: row '([^']+)' \$(\S+):", err)}
+    assert {("icontains", ".metadata.case.extensions.promptfoo.assert"),
+            ("threshold", ".metadata.case.extensions.promptfoo.threshold"),
+            ("to-contains", ".expected"), ("to-contains", ".metadata.case.extensions.promptfoo.assert"),
+            ("emptied", ".expected"), ("emptied", ".metadata.case.extensions.promptfoo.assert"),
+            ("real-check", ".metadata.case.extensions.promptfoo.assert"),
+            ("added", ".metadata.case.extensions.promptfoo.assert"),
+            ("judged", ".metadata.case.evaluationCriteria"), ("carried", ".input")} <= said, err
+
+    again = tmp_path / "again.yaml"
+    code, err = run_cli(["convert", str(out), "--to", "promptfoo", "-o", str(again)], capsys)
+    assert code == 0, err
+    written = {t["metadata"]["case"]["caseId"]: t for t in yaml.safe_load(again.read_text("utf-8"))}
+    for row_id in ("icontains", "to-contains", "real-check", "added"):
+        assert written[row_id]["assert"] == tests[row_id]["assert"], row_id  # the user's checks, written back
+    assert written["threshold"]["threshold"] == 0.5

@@ -140,7 +140,9 @@ def test_csv_joins_model_graded_checks_into_one_rubric(tmp_path):
     tests, _ = round_trip([judged], tmp_path, "csv")
     cell = tests[0]["assert"][0]
     assert cell.startswith("llm-rubric:{% raw %}The output passes only if all of these hold:\n")
-    assert "- Agrees with this reference answer: Paris\n- Names {{ city }}\n- Must not: Hedges" in cell
+    from evalconv.vendors.promptfoo.text import unescape
+    assert "- Agrees with this reference answer: Paris\n- Names {{ city }}\n- Must not: Hedges" in \
+        unescape(cell.removeprefix("llm-rubric:"))
 
 
 def test_csv_cannot_hold_argument_checks_so_the_test_cannot_pass(tmp_path):
@@ -240,3 +242,51 @@ def test_deep_yaml_is_a_one_line_error_whatever_the_recursion_limit(tmp_path, te
     finally:
         sys.setrecursionlimit(old)
     assert "\n" not in str(info.value) and str(info.value).startswith(f"{path}:")
+
+
+# --- issue 24: a sheet's acceptable set, a null reference -----------------------------------------
+
+def test_sheet_acceptable_set_written_as_one_cell_says_how_to_mark_it(tmp_path, capsys):
+    from conftest import run_cli
+    sheet = tmp_path / "set.csv"
+    sheet.write_text("id,input,expected,case.caseId,case.oracleType,case.expectedBehavior,case.provenance\n"
+                     "r2,I was charged twice,refunds|billing,r2,acceptable-set,Routes it,expert-authored\n", "utf-8")
+    code, err = run_cli(["validate", str(sheet)], capsys)
+    assert code == 0
+    line = next(l for l in err.splitlines() if "expected-shape" in l)
+    assert line.startswith(f"{sheet}:2: row 1 (r2) $.expected: warning[expected-shape]")
+    assert 'expected "refunds|billing", one text' in line and '["refunds","billing"]' in line
+    assert "expected:json column" in line and "never split at |" in line
+    code, err = run_cli(["convert", str(sheet), "--to", "promptfoo", "-o", str(tmp_path / "t.yaml")], capsys)
+    assert code == 0
+    notice = next(l for l in err.splitlines() if "promptfoo will fail" in l)
+    assert "no promptfoo assertion can check" in notice and "not a list of acceptable answers" in notice
+    assert "person" not in notice
+    test = yaml.safe_load((tmp_path / "t.yaml").read_text("utf-8"))[0]
+    assert "not a list of acceptable answers" in cannot_pass_reason(test["assert"][0])
+
+
+@pytest.mark.parametrize("evaluator", ["exact-or-programmatic", "llm-judge", None])
+@pytest.mark.parametrize("kind", VARIANTS)
+def test_null_reference_always_fails_whatever_the_evaluator(tmp_path, kind, evaluator):
+    case = {"evaluator": evaluator} if evaluator else {}
+    nulls = [row("null-ref", expected=(None,), evaluationCriteria=["Names Paris"], **case)]
+    path = tmp_path / f"out.{kind}"
+    report = evalconv.write(nulls, str(path), "promptfoo")
+    tests = FORMAT_TESTS[kind](path)
+    assert len(tests[0]["assert"]) == 1
+    reason = cannot_pass_reason(tests[0]["assert"][0])
+    assert reason and "expected is null" in reason
+    assert any("expected is null" in n for n in report.notices)
+    assert evalconv.read(str(path)).rows == nulls
+
+
+def _csv_tests(path):
+    from evalconv.vendors.promptfoo.csv_tests import test_from_cells
+    return [test_from_cells(r) for r in csv.DictReader(io.StringIO(path.read_text("utf-8"), newline=""))]
+
+
+FORMAT_TESTS = {"yaml": lambda p: yaml.safe_load(p.read_text("utf-8")),
+                "json": lambda p: json.loads(p.read_text("utf-8")),
+                "jsonl": lambda p: [json.loads(line) for line in p.read_text("utf-8").splitlines()],
+                "csv": _csv_tests}

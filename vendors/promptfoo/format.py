@@ -32,15 +32,18 @@ from .emit import dump_item
 from .oracle import oracle_table
 from .write import STARTERS, Placement, attach_metadata, place
 
+_NEEDS_PERSON = re.compile(r"\Athis case needs [\w-]+ grading")
 _CARRY_WHY = "promptfoo keeps it in the test's free-form metadata and does not act on it"
 _FIELDS: dict[str, FieldLoss] = {
     "id": FieldLoss("$.id", "carried", "metadata.case.caseId, and the description",
                     "promptfoo tests have no id field"),
     "input:native": FieldLoss("$.input", "native", "vars.input, or one var per key of an object input", ""),
     "input": FieldLoss("$.input", "carried", "metadata.evalconv (JSON text)",
-                       "promptfoo would not pass this input to the prompt unchanged (a null var, a `$ref` "
-                       "key, a file:// string inside a list or object var, which promptfoo loads, or CSV's "
-                       "text-only vars)"),
+                       "promptfoo would not pass this input to the prompt unchanged as vars (a null var, a "
+                       "`$ref` key, which promptfoo dereferences, a file:// string inside a list or object "
+                       "var, which it loads, a number JavaScript changes: 25.0, an integer past 2^53; or "
+                       "CSV's text-only vars): the prompt gets the input's exact JSON text in vars.input, "
+                       "and the value itself travels in metadata.evalconv"),
     "expected:native": FieldLoss("$.expected", "native",
                                  "assert[i].value: equals, or factuality for llm-judge; javascript "
                                  "`[...].includes(output)` for an acceptable set; tool-call-f1 for tool names "
@@ -220,8 +223,10 @@ class _Notes:
     def __init__(self) -> None:
         self._groups: dict[str, list[Any]] = {}
         self._blocked: list[Any] = [0, []]  # rows promptfoo will fail until a person grades them
+        self._unchecked: list[Any] = [0, []]  # rows promptfoo will fail: no assertion can check them
         self._chosen: dict[str, list[Any]] = {}  # evaluator evalconv chose -> rows
         self._traced: list[Any] = [0, []]  # rows whose checks need promptfoo tracing
+        self._reasons: dict[str, list[Any]] = {}  # why no assertion checks them -> rows
 
     def _note(self, key: str, row_id: str, into: dict[str, list[Any]] | None = None) -> None:
         count_ids = (self._groups if into is None else into).setdefault(key, [0, []])
@@ -242,9 +247,11 @@ class _Notes:
     def add(self, facts: tuple[Any, ...]) -> None:
         row_id, blocked, chosen, oracle_type, traced, starter = facts
         if blocked:
+            if not _NEEDS_PERSON.search(blocked):
+                self._note(blocked, row_id, self._reasons)
             self._note(f"written with an assertion that always fails ({blocked}), so promptfoo "
                        "never counts them as passed; the row reads back exactly", row_id)
-            self._note("", row_id, {"": self._blocked})
+            self._note("", row_id, {"": self._blocked if _NEEDS_PERSON.search(blocked) else self._unchecked})
         elif chosen is not None:
             self._note(f"name no evaluator; graded as {chosen}, the admissible automated "
                        f"evaluator for {oracle_type}", row_id)
@@ -270,10 +277,14 @@ class _Notes:
         count, ids = self._blocked
         if count:
             out.append(f"promptfoo will fail {count_of(count, 'test')} until a person grades "
-                       f"{'it' if count == 1 else 'them'} ({_shown_ids(count, ids)}): promptfoo cannot do the "
-                       f"grading the case profile asks for (a person, or a check it cannot run), so evalconv "
-                       f"wrote an assertion that always fails rather than one that would pass unread "
-                       f"(the loss report's notes say why for each)")
+                       f"{'it' if count == 1 else 'them'} ({_shown_ids(count, ids)}): the case profile asks for "
+                       f"a person's grading, so evalconv wrote an assertion that always fails rather than one "
+                       f"that would pass unread")
+        count, ids = self._unchecked
+        if count:
+            reasons = "; ".join(f"{_shown_ids(n, rows)}: {why}" for why, (n, rows) in self._reasons.items())
+            out.append(f"promptfoo will fail {count_of(count, 'test')} that no promptfoo assertion can check "
+                       f"({reasons}): evalconv wrote an assertion that always fails, saying why")
         for what, (n, ids) in self._chosen.items():
             out.append(f"{count_of(n, 'row')} ({_shown_ids(n, ids)}) named no evaluator; promptfoo will "
                        f"grade {'it' if n == 1 else 'them'} with {what}, the admissible automated choice")

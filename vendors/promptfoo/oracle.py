@@ -46,6 +46,9 @@ def plan(row: Row) -> Plan:
     if evaluator in PEOPLE:
         reason = f"this case needs {evaluator} grading: promptfoo cannot grade it"
         return Plan([cannot_pass(reason)], evaluator, chosen, blocked=reason)
+    if _no_reference(row, oracle):  # a null reference, or a set that is not a list: nothing to compare with
+        reason = unchecked_reason(row, oracle, evaluator)
+        return Plan([cannot_pass(reason)], evaluator, chosen, blocked=reason)
     native: list[str] = []
     if evaluator == "llm-judge":
         asserts, native = _judged(row, oracle)
@@ -53,8 +56,38 @@ def plan(row: Row) -> Plan:
         asserts = _programmatic(row, oracle)
     if asserts:
         return Plan(asserts, evaluator, chosen, native)
-    reason = f"promptfoo has no assertion that checks this {oracle} case as {evaluator}"
+    reason = unchecked_reason(row, oracle, evaluator)
     return Plan([cannot_pass(reason)], evaluator, chosen, blocked=reason)
+
+
+def _no_reference(row: Row, oracle: str) -> bool:
+    if oracle == "reference-answer":
+        return row.has_expected and row.expected is None
+    if oracle == "acceptable-set":
+        return not (row.has_expected and isinstance(row.expected, list) and row.expected)
+    return False
+
+
+def unchecked_reason(row: Row, oracle: str, evaluator: str) -> str:
+    """Why no promptfoo assertion checks this row, in plain words (no quotes or braces: the
+    reason sits in a JavaScript string)."""
+    expected = row.expected if row.has_expected else None
+    if row.has_expected and expected is None and oracle in ("reference-answer", "acceptable-set"):
+        return f"its expected is null, and no promptfoo assertion compares an output with null ({oracle})"
+    if oracle == "acceptable-set" and not isinstance(expected, list):
+        return ("its expected is one " + ("text" if isinstance(expected, str) else "value") +
+                ", not a list of acceptable answers, so there is no set to test membership in "
+                "(write the set as a JSON array, in a sheet in the expected:json column)")
+    if oracle == "acceptable-set" and isinstance(expected, list) and not all(isinstance(x, str) for x in expected):
+        return "its acceptable set holds values that are not text, which promptfoo cannot compare with the output"
+    if oracle == "expected-final-state":
+        return f"promptfoo cannot inspect the final state an {oracle} case describes"
+    if oracle == "expected-tool-calls":
+        return ("its tool names hold template text or glob characters, which promptfoo would render or match "
+                "as patterns" if isinstance(expected, list) and expected else "its expected is not a list of calls")
+    if loads_at_load_time(expected):
+        return "its reference holds a file reference or a ref key that promptfoo would load instead of compare"
+    return f"promptfoo has no assertion that checks this {oracle} case as {evaluator}"
 
 
 def _programmatic(row: Row, oracle: str) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Text rules promptfoo imposes on the values it loads, checked against promptfoo 0.121.20.
 
 - Top-level strings in `vars` and in assertion values are Nunjucks templates: `{{`, `{%` and `{#`
-  are live (an unbalanced `{{` is a render error), so assertion text is wrapped in `{% raw %}`.
+  are live (an unbalanced `{{` is a render error), so such text is spelled (`spell`) in both.
 - A string var is changed before it reaches the prompt: one trailing newline is cut, the first
   `{{ w }}` is replaced textually by var `w` when `w` is defined (inside a raw block too), and a
   var that mentions a variable the test does not define is not rendered at all. `spell` writes
@@ -37,8 +37,10 @@ def needs_escape(text: str) -> bool:
 
 
 def escape(text: str) -> str:
-    """An assertion string that renders to `text` (the caller's round trip confirms it)."""
-    return RAW_OPEN + text + RAW_CLOSE if needs_escape(text) else text
+    """An assertion string that renders to `text` (the caller's round trip confirms it): spelled as
+    var text is, since a plain raw wrapper is ended early by an `{% endraw %}` inside the text
+    (`{% raw %}{% endraw %}{{ 7*7 }}` renders to `49`)."""
+    return spell(text) if needs_escape(text) else text
 
 
 def _template_variables(text: str) -> set[str]:

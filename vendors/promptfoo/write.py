@@ -45,7 +45,8 @@ def same(a: Any, b: Any) -> bool:
 
 def vars_for(value: Any) -> tuple[dict[str, Any] | None, bool]:
     """(the input as vars, whether promptfoo sees exactly the input); None when promptfoo
-    cannot hold it at all (a null var, a `$ref` key, a file:// list item)."""
+    cannot pass it as vars unchanged (a null var, a `$ref` key, a file:// list item, a number
+    JavaScript would change)."""
     items = value if isinstance(value, dict) and list(value) != ["input"] else {"input": value}
     out: dict[str, Any] = {}
     exact = True
@@ -55,10 +56,35 @@ def vars_for(value: Any) -> tuple[dict[str, Any] | None, bool]:
         if isinstance(item, str):
             item, renders_back = var_text(item, set(items))
             exact = exact and renders_back
-        elif loads_at_load_time(item):  # a nested file:// string promptfoo would load, a $ref
+        elif loads_at_load_time(item) or not js_exact(item):  # loaded, dereferenced, or renumbered
             return None, False
         out[key] = item
     return out, exact
+
+
+def js_exact(value: Any) -> bool:
+    """Does JavaScript hold every number in `value` so that `dump` writes the canonical JSON text?
+    An integral float (25.0 -> 25), a float written with an exponent (the two languages choose
+    exponents differently) and an integer past 2^53 (rounded) do not."""
+    kind = type(value)
+    if kind is float:
+        return not value.is_integer() and "e" not in jsonvalue.dumps(value)
+    if kind is int:
+        return abs(value) <= 2**53
+    if kind is dict:
+        return all(js_exact(v) for v in value.values())
+    if kind is list:
+        return all(js_exact(v) for v in value)
+    return True
+
+
+def json_text_vars(value: Any) -> dict[str, Any]:
+    """An input promptfoo cannot pass as vars, as the one var `input` holding the exact JSON text
+    the prompt would show for it (a chat: its messages; an object: itself), spelled so promptfoo
+    renders it unchanged."""
+    shown = value["messages"] if isinstance(value, dict) and list(value) == ["messages"] else \
+        value["input"] if isinstance(value, dict) and list(value) == ["input"] else value
+    return {"input": var_text(jsonvalue.dumps(shown), {"input"})[0]}
 
 
 def _extension(row: Row) -> dict[str, Any]:
@@ -96,7 +122,7 @@ def place(row: Row) -> Placement:
     if vars_ is None or not exact or not same(input_from_vars(vars_), row.input):
         placed.envelope["input"] = row.input
         placed.carried.append("input")
-        vars_ = vars_ or {}
+        vars_ = json_text_vars(row.input) if vars_ is None else vars_
     test["vars"] = vars_
     if any(isinstance(v, list) for v in vars_.values()):
         options = test.get("options")
