@@ -210,7 +210,7 @@ def _write_report(path: str, loss: LossReport) -> None:
         out.commit()
 
 
-def _refused(checked: Checked[Any], err: RowRefused, source: str) -> Checked[Any]:
+def _refused(checked: Any, err: RowRefused, source: str) -> Checked[Any]:
     """A valid row the writer refused, as a rejected row: its findings and the refusal."""
     src = checked.source
     finding = refused_finding(err).locate(row=checked.number, id=err.row_id, line=src.line, record=src.record,

@@ -46,8 +46,9 @@ class RowRejected:
 
 
 # What a worker's split writer leaves for the parent, a row at a time: the loss report's calls
-# and what the writer keeps of the row, or the writer's refusal of it.
-Part: TypeAlias = "tuple[Recorded | None, Any] | Refused | RowRejected"
+# and what the writer keeps of the row, or an error it raised (a row it refused is rejected
+# in the worker: `RowRejected`).
+Part: TypeAlias = "tuple[Recorded | None, Any] | Refused"
 
 
 def refusal(row: Row, err: jsonvalue.JSONValueError) -> RowRefused:
@@ -123,7 +124,7 @@ class ReplayWriter:
 
 
 def encode_row(writer: SplitWriter, recorder: LossRecorder, row: Row, sink: TextSink, losses: ChunkLosses,
-               at: int) -> Part:
+               at: int) -> "Part | RowRejected":
     """Row `at` through a split writer in a worker: its text into `sink`, its carried fields into
     `losses`, and its part."""
     try:

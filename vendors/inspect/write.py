@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.cells import formula_looking, unguarded_formulas
 from evalconv.canonical.errors import RowRefused
 from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
 from evalconv.canonical.reporting import LossReporter
@@ -21,6 +22,7 @@ from .fields import CARRIED, EXTENSION_FIELDS, MESSAGE_KEYS, MESSAGE_ROLES, REAS
 # fails to load), so the CSV has only these columns; the sample fields stay carried in
 # metadata.case.extensions.inspect (JSONL writes them natively).
 CSV_COLUMNS = ("id", "input", "target", "metadata")
+CSV_FORMULAS = unguarded_formulas("Inspect", "csv.DictReader, in csv_dataset")
 STARTER_KEY = "starter_example"  # tells an Inspect user (scorers, log viewer) the row is a starter
 
 
@@ -169,7 +171,10 @@ class SampleWriter:
         rec.check_value(row.metadata, row.id, "$.metadata", "Inspect")
         sample = build_sample(row, self._report, csv_cells=self._csv is not None)
         if self._csv is not None:
-            return self._csv.line([sample[k] for k in CSV_COLUMNS]), None
+            cells = [sample[k] for k in CSV_COLUMNS]
+            if formula_looking(cells):
+                self._report.notice_row(CSV_FORMULAS, row.id)
+            return self._csv.line(cells), None
         if self._variant == "jsonl":
             return jsonvalue.dumps(sample) + "\n", None
         return JSON_ARRAY_JOINS[1] + jsonvalue.dumps(sample, indent=True).replace("\n", "\n  "), None
