@@ -14,6 +14,24 @@ from .errors import RowError
 from .row import ABSENT
 
 
+# A cell a spreadsheet (Excel, Google Sheets, LibreOffice) runs as a formula starts with one of these.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_CELLS = ("CSV cells that start with =, +, -, @, tab or CR, which a spreadsheet opening the file "
+                 "would run as formulas")
+
+
+def formula_looking(cells: "list[str] | tuple[str, ...]") -> bool:
+    """Does any of a CSV line's cells start like a formula?"""
+    return any(cell.startswith(FORMULA_START) for cell in cells)
+
+
+def unguarded_formulas(tool: str, loader: str) -> str:
+    """The notice for a vendor CSV whose loader cannot read a guard back (`notice_row`)."""
+    return (f"{FORMULA_CELLS}, unguarded: {tool}'s CSV loader ({loader}) keeps a leading ' as part of the "
+            f"value, so evalconv cannot guard them, with --excel-safe or without; import the file into a "
+            f"spreadsheet with every column as text, never open it directly")
+
+
 def split_typed(value: Any, text_cells: bool = True) -> tuple[str | None, str | None]:
     """(the plain cell, the `:json` cell) of `input` or `expected`: text the plain column can hold
     stays text; any other value (absent aside) is JSON text. `text_cells`: the plain column is

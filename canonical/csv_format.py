@@ -17,10 +17,10 @@ import tempfile
 from typing import Any, Iterator, TextIO
 
 from . import jsonvalue, paths
-from .cells import json_cell, merge_metadata_json, split_metadata, split_typed
+from .cells import FORMULA_CELLS, FORMULA_START, formula_looking, json_cell, merge_metadata_json, split_metadata, split_typed
 from .cells import shown as _shown
 from .errors import ReadError, RowError
-from .format import Format, WriteOptions, option
+from .format import Format, SpreadsheetOptions, WriteOptions
 from .reporting import LossReporter, ReadReporter
 from .row import ABSENT, Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS, row_schema
@@ -47,7 +47,9 @@ _ENUM_FIELDS = frozenset(
     name for name, spec in row_schema()["definitions"]["caseProfile"]["properties"].items()
     if "enum" in spec or spec.get("$ref", "").split("/")[-1] in ("oracleType", "evaluator", "provenance")
 )
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = FORMULA_START
+UNGUARDED = f"{FORMULA_CELLS}: write with --excel-safe to guard them (a leading ', which evalconv reads back)"
+_FORMULA_BYTES = re.compile(rb'(?:^|[,\n])"?[=+\-@\t\r]')  # in lines a worker wrote: a cell that may start so
 _QUOTED_START = "=+-@\t\r'"
 _GUARDED_FIRST = frozenset(_QUOTED_START)
 # In a line csv_line wrote, a cell that may start with one of these follows a comma (the first
@@ -86,10 +88,8 @@ def split_list(cell: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class CSVOptions(WriteOptions):
-    excel_safe: bool = option(False, flag="--excel-safe", goes_with="guards CSV cells; it goes with a CSV output",
-                              help="CSV: put a ' before cells that a spreadsheet would run as formulas "
-                                   "(read back exactly).")
+class CSVOptions(SpreadsheetOptions):
+    """`--excel-safe` (SpreadsheetOptions): a leading ' that this reader takes off again."""
 
 
 class CanonicalCSV(Format):
@@ -110,7 +110,7 @@ class CanonicalCSV(Format):
             return 0.0
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "CSVWriter":
-        return CSVWriter(out, excel_safe=isinstance(options, CSVOptions) and options.excel_safe)
+        return CSVWriter(out, excel_safe=isinstance(options, CSVOptions) and options.excel_safe, report=report)
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         physical = iter(lines)
@@ -328,9 +328,11 @@ class CSVWriter:
     copied as it is, an earlier run is read back and widened (only runs from before the last new
     column; in a set whose rows look alike, the first few rows)."""
 
-    def __init__(self, out: TextIO, *, excel_safe: bool = False) -> None:
+    def __init__(self, out: TextIO, *, excel_safe: bool = False, report: LossReporter | None = None) -> None:
         self._out = out
         self._excel_safe = excel_safe
+        # Without --excel-safe, a notice names the rows with formula-looking cells (UNGUARDED).
+        self._unguarded = None if excel_safe else report
         self._needs_look = _EXCEL_LOOK if excel_safe else _QUOTE_LOOK
         self._columns: list[str] = []
         self._known: set[str] = set()
@@ -360,6 +362,9 @@ class CSVWriter:
             line = self._guarded(row_cells_)
         if len(line) > MAX_LINE_BYTES // 4:
             _check_readable(row.id, line, row_cells_)
+        if self._unguarded is not None and (_EXCEL_LOOK.search(line) or row_cells_[0][:1] in _GUARDED_FIRST) \
+                and formula_looking(row_cells_):
+            self._unguarded.notice_row(UNGUARDED, row.id)
         if self._chunk:
             self._out.write(line)
         else:
@@ -400,11 +405,22 @@ class CSVWriter:
             end = runs[i + 1][0] if i + 1 < len(runs) else len(data)
             if start == end:
                 continue
+            if self._unguarded is not None and _FORMULA_BYTES.search(data, start, end):
+                self._note_unguarded(data[start:end], layout)
             for name in layout:
                 if name not in self._known:
                     self._add_column(name)
             self._spool.new_run(layout)
             self._spool.add_bytes(data[start:end])
+
+    def _note_unguarded(self, data: bytes, layout: tuple[str, ...]) -> None:
+        """The rows with formula-looking cells among lines a worker wrote, as `write` notes them."""
+        assert self._unguarded is not None
+        for cells in csv.reader(data.decode("utf-8", "surrogatepass").splitlines(keepends=True), strict=True):
+            if formula_looking(cells):
+                named = dict(zip(layout, cells))
+                row_id = _unguard(named["id"]) if named.get("id") else jsonvalue.loads(named.get("id:json") or '""')
+                self._unguarded.notice_row(UNGUARDED, str(row_id))
 
     def close(self) -> None:
         if self._chunk:

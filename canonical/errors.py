@@ -47,6 +47,17 @@ class WriteError(EvalconvError):
     """A value the target format cannot hold and must not silently change."""
 
 
+class RowRefused(WriteError):
+    """One row the target cannot hold (Inspect: an empty input). A writer raises it before it
+    writes, notes or keeps anything of the row, so a conversion can reject that row alone (the
+    `refused-by-target` finding, the rejected file with --keep-going) and write the rest."""
+
+    def __init__(self, row_id: str, reason: str, *, field: str | None = None) -> None:
+        self.row_id = row_id
+        self.reason = reason
+        super().__init__(f"row '{row_id}': {reason}", field=field)
+
+
 class RowError(ValueError):
     """A record that cannot become a row: why, the `$.path` of the field at fault, and as much
     of the row as names it (`{"id": ...}`) when that is known. Every reader raises this one type

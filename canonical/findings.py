@@ -19,6 +19,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "case-family-conflict": ("error", "rows of one case family disagree on the oracle type or the evaluator, "
                                       "or a row disagrees with the task-family pack that declares its family"),
     "missing-required-field": ("error", "a field named with --require is empty in this row"),
+    "refused-by-target": ("error", "the target format cannot hold this valid row (Inspect: an empty input); "
+                                   "with --keep-going it goes to the rejected file and the rest is written"),
     "starter-example": ("warning", "the row is a starter example, not a validated gold-standard answer"),
     "judge-needs-validation": ("warning", "llm-judge is admitted for this oracle type only with conditions"),
     "rubric-without-criteria": ("warning", "a rubric case has no evaluationCriteria"),

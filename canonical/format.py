@@ -68,6 +68,24 @@ class WriteOptions:
         return {f.name: f for f in dataclasses.fields(cls) if f.name not in ("path", "variant")}
 
 
+@dataclass(frozen=True)
+class SpreadsheetOptions(WriteOptions):
+    """The options of a format that writes CSV a person may open in a spreadsheet: `--excel-safe`
+    guards formula-looking cells where the reader takes the guard off again (canonical CSV);
+    a vendor CSV whose tool would keep the guard says which rows it could not guard instead."""
+
+    excel_safe: bool = option(False, flag="--excel-safe", goes_with="guards CSV cells; it goes with a CSV output",
+                              help="CSV: put a ' before cells that a spreadsheet would run as formulas "
+                                   "(read back exactly); a vendor CSV whose tool would keep the ' names "
+                                   "those rows instead.")
+
+    def __post_init__(self) -> None:
+        # With no path (standard output, or the command line checked before it knows the output)
+        # the variant is only the default one: nothing to refuse yet.
+        if self.excel_safe and self.path is not None and self.variant not in ("", "csv"):
+            raise UsageError("--excel-safe guards CSV cells; it goes with a CSV output", source=self.path)
+
+
 class RowWriter(Protocol):
     """`write` each row, then `close`."""
 

@@ -26,6 +26,8 @@ class LossReporter(Protocol):
     def carry(self, path: str, row_id: str, reason: str) -> None: ...
     def carry_all(self, keys: Iterable[tuple[str, str]], row_id: str) -> None: ...  # (path, reason) each
     def notice(self, text: str) -> None: ...  # what the target does differently: said on stderr
+    # One notice naming the rows it is about, however many rows note it (formula-looking cells).
+    def notice_row(self, text: str, row_id: str) -> None: ...
 
 
 class QuietLoss:
@@ -45,4 +47,7 @@ class QuietLoss:
         pass
 
     def notice(self, text: str) -> None:
+        pass
+
+    def notice_row(self, text: str, row_id: str) -> None:
         pass

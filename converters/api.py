@@ -9,14 +9,14 @@ from typing import Any, Iterable
 from . import output_paths, parallel
 from .atomic import AtomicFolder, AtomicOutput, target_kind, together
 from .canonical import jsonvalue
-from .canonical.errors import UsageError
+from .canonical.errors import RowRefused, UsageError
 from .canonical.format import Format
 from .canonical.row import Row
 from .canonical.validator import Checked, Validator
 from .registry import REGISTRY
 from .reports import FindingLog, LossReport, ReadReport
 from .sources import STDIO, detect, label, reading
-from .split_writers import refusal
+from .split_writers import refused_finding, write_row
 from .validation import FileValidation, ValidationReport, validate, validate_file
 
 __all__ = ["ConversionResult", "FileValidation", "ReadResult", "ValidationReport", "convert", "detect",
@@ -44,14 +44,6 @@ def read(path: str, *, from_: str | None = None, encoding: str | None = None,
         return ReadResult(fmt.name, valid, log, report)
 
 
-def _write_row(writer: parallel.PayloadWriter, row: Any) -> None:
-    """Write a `Row`, or a checked row's payload (a `Row` or what the workers wrote)."""
-    try:
-        writer.write(row)
-    except jsonvalue.JSONValueError as err:
-        raise refusal(row, err) from None
-
-
 def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> LossReport:
     """Write valid rows atomically (`path=None`: standard output); returns the loss report.
     `options`: the target format's declared writer options, e.g. `excel_safe=True` for CSV."""
@@ -62,7 +54,7 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
     with _output(fmt, path) as out:
         writer = fmt.open_writer(out.stream, report, writer_options)
         for row in rows:
-            _write_row(writer, row)
+            write_row(writer, row)
             report.rows += 1
         writer.close()
         out.commit()
@@ -186,6 +178,14 @@ def _write_report(path: str, loss: LossReport) -> None:
         out.commit()
 
 
+def _refused(checked: Any, err: RowRefused, source: str) -> Checked[Any]:
+    """A valid row the writer refused, as a rejected row: its findings and the refusal."""
+    src = checked.source
+    finding = refused_finding(err).locate(row=checked.number, id=err.row_id, line=src.line, record=src.record,
+                                          source=source)
+    return Checked(src, checked.number, [*checked.findings, finding], None)
+
+
 def convert(source: str, output: str | None, *, to: str, from_: str | None = None,
             keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
             report: str | None = None, report_ids: bool = True, jobs: int | None = None,
@@ -225,6 +225,13 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
             row_writer = checker.row_writer(writer, out, fmt_out.name, loss)  # a Row, or what the workers wrote
             valid_rows = 0
             for checked in checker.checked(validator):
+                if checked.row is not None:
+                    # Written even once the output is lost (an invalid row, no --keep-going), so
+                    # that every row the writer refuses is named, as the workers name them.
+                    try:
+                        write_row(row_writer, checked.row)
+                    except RowRefused as err:
+                        checked = _refused(checked, err, label(source))
                 if checked.findings:
                     log.add(checked.findings)
                 if checked.row is None:
@@ -232,9 +239,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
                         rejects.add(checked)
                     continue
                 valid_rows += checked.count
-                if rejects is not None or log.error_count == 0:
-                    _write_row(row_writer, checked.row)
-                    loss.rows += checked.count
+                loss.rows += checked.count
             writer.close()
             write_it = rejects is not None or log.error_count == 0
             if write_it:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Generator, Iterator, NamedTuple, Protocol
 
 from .atomic import AtomicFolder, AtomicOutput
 from .canonical import jsonvalue, parquet_format
-from .canonical.errors import ReadError
+from .canonical.errors import ReadError, RowRefused
 from .canonical.format import RowWriter, WriteOptions
 from .canonical.json_format import JSONL_FORMAT
 from .canonical.row import Row
@@ -32,7 +32,7 @@ from .canonical.source import Lines, SourceRow
 from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
 from .reports import ChunkLosses, LossRecorder, LossReport, ReadReport
-from .split_writers import Part, ReplayWriter, encode_row
+from .split_writers import Part, ReplayWriter, RowRejected, encode_row, refused_finding, write_row
 from .sources import InputChanged, changed, identity
 
 if TYPE_CHECKING:
@@ -264,6 +264,7 @@ class _Chunk(NamedTuple):
     runs: Runs | None = None  # the writer's runs over `data`, when it writes in runs
     parts: list | None = None  # a split writer: parts[i], what to replay for row i (None: rejected)
     losses: ChunkLosses | None = None  # a split writer: the chunk's carried fields, a key at a time
+    refused: dict | None = None  # i -> (the writer's refusal finding, the row's value), for rows it refused
 
 
 def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int, int], label: str,
@@ -289,17 +290,23 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
     if write_chunks is not None:  # a writer that writes in runs (CSV): told it is a worker
         write_chunks()
     sink.parts, sink.size = [], 0  # the parent writes the header
-    ends, line_numbers, keys, notes = array("Q"), array("Q"), SetKeys(), {}
+    ends, line_numbers, keys, notes, refused = array("Q"), array("Q"), SetKeys(), {}, {}
     error: tuple[str, int | None, str | None] | None = None
     try:
         for src in JSONL_FORMAT.read(lines, ReadReport("jsonl")):
             checked = validator.check(src)
             value = src.value
             if parts is not None and recorder is not None and losses is not None:
-                parts.append(None if checked.row is None else
-                             encode_row(writer, recorder, checked.row, sink, losses, len(parts)))
+                part = None if checked.row is None else \
+                    encode_row(writer, recorder, checked.row, sink, losses, len(parts))
+                if isinstance(part, RowRejected):
+                    refused[len(keys)], part = (part.finding, value), None
+                parts.append(part)
             elif checked.row is not None and writer is not None:
-                writer.write(checked.row)
+                try:
+                    write_row(writer, checked.row)
+                except RowRefused as err:
+                    refused[len(keys)] = (refused_finding(err), value)
             if checked.findings or checked.row is None:
                 rejected = checked.row is None
                 notes[len(keys)] = (checked.findings, rejected, value if rejected else None)
@@ -312,7 +319,7 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
     rows = len(columns) if columns is not None else 0  # before batch() empties the columns
     payload = b"".join(sink.parts) if columns is None else parquet_format.RowSlice(columns.batch(), 0, rows)
     return _Chunk(payload, ends, line_numbers, keys, notes, lines.number, error, getattr(writer, "runs", None), parts,
-                  losses)
+                  losses, refused)
 
 
 class Workers:
@@ -385,12 +392,13 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
     if chunk.error is not None and chunk.error[0] == "changed":
         raise InputChanged(chunk.error[1], source=label)
     data, ends, lines, notes, ids = chunk.data, chunk.ends, chunk.lines, chunk.notes, chunk.keys.ids
+    refused = chunk.refused or {}
     base = validator.count
     later = validator.set_findings_many(chunk.keys, base + 1)
     validator.count += len(ids)
     reread = _Reread(path, start, end)
     done = 0  # rows before this index are handed on
-    for i in sorted(notes.keys() | later.keys()):
+    for i in sorted(notes.keys() | later.keys() | refused.keys()):
         row_from = ends[i - 1] if i else 0
         if i > done and to is not None:  # the clean rows before this one (rejected rows wrote nothing)
             at = ends[done - 1] if done else 0
@@ -402,8 +410,13 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
         located = [f.locate(row=number, id=f.id, line=line, record=None, source=label) for f in findings]
         located += [f.locate(row=number, id=ids[i], line=line, record=None, source=label) for f in later.get(i, ())]
         ok = not rejected and not any(f.severity == "error" for f in located)
-        if not ok and not rejected:  # the set rules rejected it: the ledger wants the row
+        if not ok and not rejected and i not in refused:  # the set rules rejected it: the ledger wants the row
             value = reread(lines[i])
+        if i in refused:  # the writer refused it (after the set rules, as on one core)
+            finding, value = refused[i]
+            if ok:
+                located.append(finding.locate(row=number, id=ids[i], line=line, record=None, source=label))
+            ok = False
         encoded = Encoded(data[row_from:ends[i]], _runs_in(chunk.runs, row_from, ends[i]),
                           None if chunk.parts is None else [chunk.parts[i]],
                           None if chunk.losses is None else (chunk.losses, i, i + 1)) if ok else None

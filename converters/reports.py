@@ -12,6 +12,7 @@ from .canonical.findings import Finding
 
 # Findings kept in memory per run; the rest are counted (a million warnings help nobody).
 FINDINGS_KEPT = 10_000
+ROWS_NAMED = 10  # rows a notice about some rows names; the rest are counted
 
 
 @dataclass
@@ -88,8 +89,25 @@ class LossReport:
     # grades it, an evaluator evalconv chose): one line each, which the CLI prints on stderr.
     notices: list[str] = field(default_factory=list)
 
+    # text -> (its place in `notices`, the first ROWS_NAMED row ids, how many rows)
+    _row_notices: dict[str, tuple[int, list[str], int]] = field(default_factory=dict, repr=False, compare=False)
+
     def notice(self, text: str) -> None:
         self.notices.append(text)
+
+    def notice_row(self, text: str, row_id: str) -> None:
+        """One notice for every row it is about: `text (N rows: 'a', 'b', ...)`."""
+        at, ids, rows = self._row_notices.get(text, (len(self.notices), [], 0))
+        if at == len(self.notices):
+            self.notices.append(text)
+        elif ids and ids[-1] == row_id:
+            return
+        if len(ids) < ROWS_NAMED:
+            ids.append(row_id)
+        rows += 1
+        self._row_notices[text] = (at, ids, rows)
+        named = ", ".join(repr(i) for i in ids) + (f" and {rows - len(ids)} more" if rows > len(ids) else "")
+        self.notices[at] = f"{text} ({rows} {'row' if rows == 1 else 'rows'}: {named})"
 
     @classmethod
     def counting(cls, format: str, output: str | None = None) -> "LossReport":
@@ -161,6 +179,9 @@ class LossRecorder:
 
     def notice(self, text: str) -> None:
         self._calls.append(("notice", text))
+
+    def notice_row(self, text: str, row_id: str) -> None:
+        self._calls.append(("notice_row", text, row_id))
 
     def take(self) -> "Recorded | None":
         """What was noted since the last `take` (None: nothing)."""

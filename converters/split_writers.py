@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 from .atomic import AtomicOutput
 from .canonical import jsonvalue
-from .canonical.errors import EvalconvError, WriteError
+from .canonical.errors import EvalconvError, RowRefused
+from .canonical.findings import Finding
 from .canonical.format import HoldingWriter, RowWriter, SplitWriter, first_row
 from .canonical.row import Row
 from .reports import ChunkLosses, LossRecorder, LossReport, Recorded, replay
@@ -25,8 +26,8 @@ class TextSink(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """A row the writer refused in a worker (a value the target cannot hold): the parent raises
-    the same error where the serial path raises it, when it comes to write the row."""
+    """An error a writer raised in a worker that is not the refusal of one row: the parent
+    raises the same error where the serial path raises it, when it comes to write the row."""
 
     kind: type[EvalconvError]
     message: str
@@ -36,14 +37,36 @@ class Refused:
         return self.kind(self.message, field=self.field)
 
 
+@dataclass(frozen=True, slots=True)
+class RowRejected:
+    """A row the writer refused (`RowRefused`) in a worker: the parent rejects it as the serial
+    path does (`refused_finding`), unless the set rules reject it first."""
+
+    finding: Finding
+
+
 # What a worker's split writer leaves for the parent, a row at a time: the loss report's calls
-# and what the writer keeps of the row, or the writer's refusal of it.
+# and what the writer keeps of the row, or an error it raised (a row it refused is rejected
+# in the worker: `RowRejected`).
 Part: TypeAlias = "tuple[Recorded | None, Any] | Refused"
 
 
-def refusal(row: Row, err: jsonvalue.JSONValueError) -> WriteError:
+def refusal(row: Row, err: jsonvalue.JSONValueError) -> RowRefused:
     """A row built in code can hold what JSON cannot (NaN); read rows cannot."""
-    return WriteError(f"row '{row.id}' cannot be written: {err}")
+    return RowRefused(row.id, f"cannot be written: {err}")
+
+
+def write_row(writer: Any, row: Any) -> None:
+    """`writer.write(row)`, a value JSON cannot hold refused as `RowRefused`."""
+    try:
+        writer.write(row)
+    except jsonvalue.JSONValueError as err:
+        raise refusal(row, err) from None
+
+
+def refused_finding(err: RowRefused) -> Finding:
+    """A writer's refusal of one row as the row's finding (located by the caller)."""
+    return Finding("refused-by-target", err.reason, err.field or "$")
 
 
 class ReplayWriter:
@@ -101,7 +124,7 @@ class ReplayWriter:
 
 
 def encode_row(writer: SplitWriter, recorder: LossRecorder, row: Row, sink: TextSink, losses: ChunkLosses,
-               at: int) -> Part:
+               at: int) -> "Part | RowRejected":
     """Row `at` through a split writer in a worker: its text into `sink`, its carried fields into
     `losses`, and its part."""
     try:
@@ -109,8 +132,11 @@ def encode_row(writer: SplitWriter, recorder: LossRecorder, row: Row, sink: Text
             text, kept = writer.encode(row)
         except jsonvalue.JSONValueError as err:
             raise refusal(row, err) from None
+    except RowRefused as err:
+        recorder.take()  # a writer notes nothing of a row it refuses; if it did, it is not the parent's
+        return RowRejected(refused_finding(err))
     except EvalconvError as err:
-        recorder.take()  # what it noted before refusing is not the parent's
+        recorder.take()
         return Refused(type(err), err.message, err.field)
     sink.write(text)
     return losses.add(at, recorder.take()), kept

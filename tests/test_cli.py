@@ -111,8 +111,11 @@ def test_report_is_written_as_json(tmp_path):
     report = tmp_path / "loss.json"
     result = run(GOLDEN, "--to", "csv", "-o", tmp_path / "o.csv", "--report", report)
     assert result.exit_code == 0
-    assert json.loads(report.read_text()) == {"format": "csv", "output": str(tmp_path / "o.csv"), "rows": 10,
-                                              "lossy": False, "dropped": [], "carried": []}
+    written = json.loads(report.read_text())
+    notices = written.pop("notices")  # the golden set's formula-injection row, unguarded without --excel-safe
+    assert written == {"format": "csv", "output": str(tmp_path / "o.csv"), "rows": 10,
+                       "lossy": False, "dropped": [], "carried": []}
+    assert len(notices) == 1 and "--excel-safe" in notices[0] and "'=cs-formula-injection'" in notices[0]
 
 
 def test_validate_exit_codes(tmp_path, write_jsonl):

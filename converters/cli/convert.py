@@ -114,8 +114,11 @@ def _summary(result: api.ConversionResult) -> str:
     target = result.output or "<stdout>"
     head = f"evalconv: {result.source} ({result.from_format}) -> {target} ({result.to_format}): "
     if not result.wrote_output:
-        return head + (f"nothing written: {result.rejected} of {count(result.rows_read, 'row')} invalid "
-                       f"({count(result.log.error_count, 'error')}); use --keep-going to write the valid rows")
+        refused = result.log.by_code.get("refused-by-target", 0)
+        return head + (f"nothing written: {result.rejected} of {count(result.rows_read, 'row')} "
+                       f"{'invalid' if not refused else f'rejected, {refused} refused by {result.to_format}'} "
+                       f"({count(result.log.error_count, 'error')}); use --keep-going to write the "
+                       f"{'valid' if not refused else 'other'} rows")
     parts = [f"{count(result.rows_written, 'row')} written"]
     if result.read.edited:
         parts.append(f"{sum(len(ids) for ids in result.read.edited.entries.values())} edit(s) in the "

@@ -213,11 +213,16 @@ def _whole_set(rows, variant: str) -> tuple[str, dict]:
     import io
 
     from evalconv.reports import LossReport
-    from evalconv.vendors.ragas.write import build_sample, csv_cell, is_chat
+    from evalconv.canonical.cells import formula_looking
+    from evalconv.vendors.ragas.write import CSV_FORMULAS, build_sample, csv_cell, is_chat
 
     report = LossReport("ragas")
     multi = any(is_chat(r.input) for r in rows)
-    samples = [build_sample(r, report, multi, variant == "csv") for r in rows]
+    samples = []
+    for r in rows:
+        samples.append(build_sample(r, report, multi, variant == "csv"))
+        if variant == "csv" and formula_looking([csv_cell(v) for v in samples[-1].values()]):
+            report.notice_row(CSV_FORMULAS, r.id)  # a spreadsheet would run them; Ragas would keep a guard
     if multi and any(not is_chat(r.input) for r in rows):
         report.notes.append("the set mixes chat and text inputs; Ragas holds one kind per dataset, "
                             "so every sample is multi-turn (a text input is one human message)")

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from evalconv.canonical import jsonvalue, paths
-from evalconv.canonical.errors import ReadError, RowError, WriteError
+from evalconv.canonical.errors import ReadError, RowError, RowRefused
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import Lines, SourceRow, parse_problem
 from evalconv.canonical.reporting import ReadReporter
@@ -264,12 +264,12 @@ def check_value(value: Any, row_id: str, path: str, vendor: str, max_depth: int 
     while todo:
         item, at, depth = todo.pop()
         if isinstance(item, float) and (math.isnan(item) or math.isinf(item)):
-            raise WriteError(f"row '{row_id}': {item!r} is not JSON and {vendor} would change it; "
-                             "use a string or null", field=at)
+            raise RowRefused(row_id, f"{item!r} is not JSON and {vendor} would change it; use a string or null",
+                             field=at)
         if isinstance(item, (dict, list)):
             if max_depth is not None and depth > max_depth:
-                raise WriteError(f"row '{row_id}': nested deeper than the {max_depth} levels {vendor} "
-                                 "keeps (it would store a placeholder string)", field=at)
+                raise RowRefused(row_id, f"nested deeper than the {max_depth} levels {vendor} keeps (it would "
+                                         "store a placeholder string)", field=at)
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             todo.extend((v, paths.join(at, k), depth + 1) for k, v in pairs)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Iterator, TextIO
 
-from evalconv.canonical.format import Format, Variant, WriteOptions
+from evalconv.canonical.format import Format, SpreadsheetOptions, Variant, WriteOptions
 from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
@@ -31,6 +31,7 @@ class DeepEvalFormat(Format):
     extensions = (".deepeval.json", ".deepeval.jsonl", ".deepeval.csv", ".json", ".jsonl", ".csv")
     variants = (Variant("json", "a JSON array", (".json",)), Variant("jsonl", "JSONL", (".jsonl", ".ndjson")),
                 Variant("csv", "CSV", (".csv",)))
+    options = SpreadsheetOptions  # --excel-safe: accepted for the CSV, which names the rows it cannot guard
     streaming_read = True    # all three variants: a JSON array through a sliding window, JSONL, CSV
     streaming_write = True
     field_map = FIELD_MAP

@@ -11,6 +11,7 @@ import tempfile
 from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue, paths
+from evalconv.canonical.cells import formula_looking, unguarded_formulas
 from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
 from evalconv.canonical.row import Row
 from evalconv.canonical.reporting import LossReporter
@@ -158,6 +159,9 @@ def csv_cell(key: str, value: Any) -> str:
     return "|".join(value) if key in CSV_LIST_COLUMNS else value
 
 
+CSV_FORMULAS = unguarded_formulas("DeepEval", "pandas.read_csv, in EvaluationDataset.add_goldens_from_csv_file")
+
+
 class _CSVGoldens:
     """save_as's CSV: all 16 columns, None as an empty cell, lists joined with '|', JSON cells."""
 
@@ -181,7 +185,10 @@ class _CSVGoldens:
         """The golden's CSV line, and how pandas would type each of its cells that a column's
         type depends on: (column, kind), for `keep`."""
         kinds: list[tuple[str, str]] = []
-        text = self._lines.line([self._cell(row_id, key, golden[key], kinds) for key in GOLDEN_KEYS])
+        cells = [self._cell(row_id, key, golden[key], kinds) for key in GOLDEN_KEYS]
+        text = self._lines.line(cells)
+        if formula_looking(cells):
+            self._report.notice_row(CSV_FORMULAS, row_id)
         found = tuple(kinds)
         if len(self._seen) >= 1000:
             self._seen.clear()

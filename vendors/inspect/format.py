@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Iterator, TextIO
 
-from evalconv.canonical.format import Format, Variant, WriteOptions
+from evalconv.canonical.format import Format, SpreadsheetOptions, Variant, WriteOptions
 from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
@@ -25,6 +25,7 @@ class InspectFormat(Format):
     extensions = (".inspect.jsonl", ".inspect.json", ".inspect.csv", ".jsonl", ".json", ".csv")
     variants = (Variant("jsonl", "JSONL", (".jsonl", ".ndjson")), Variant("json", "a JSON array", (".json",)),
                 Variant("csv", "CSV", (".csv",)))
+    options = SpreadsheetOptions  # --excel-safe: accepted for the CSV, which names the rows it cannot guard
     streaming_read = True
     streaming_write = True
     field_map = FIELD_MAP

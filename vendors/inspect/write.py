@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.errors import WriteError
+from evalconv.canonical.cells import formula_looking, unguarded_formulas
+from evalconv.canonical.errors import RowRefused
 from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
@@ -22,6 +23,7 @@ from .fields import (CARRIED, CARRIED_ORACLES, EXTENSION_FIELDS, MESSAGE_KEYS, M
 # fails to load), so the CSV has only these columns; the sample fields stay carried in
 # metadata.case.extensions.inspect (JSONL writes them natively).
 CSV_COLUMNS = ("id", "input", "target", "metadata")
+CSV_FORMULAS = unguarded_formulas("Inspect", "csv.DictReader, in csv_dataset")
 STARTER_KEY = "starter_example"  # tells an Inspect user (scorers, log viewer) the row is a starter
 
 
@@ -47,7 +49,7 @@ def extension(row: Row) -> dict[str, Any]:
 def build_sample(row: Row, report: LossReporter, *, csv_cells: bool = False) -> dict[str, Any]:
     """The Inspect sample of one row; `csv_cells` gives csv_dataset's text cells instead."""
     if csv_cells and "\x00" in row.id:
-        raise WriteError(f"row {row.id!r}: a NUL cannot stand in an Inspect CSV id; write JSONL", field="$.id")
+        raise RowRefused(row.id, "a NUL cannot stand in an Inspect CSV id; write JSONL", field="$.id")
     envelope: dict[str, Any] = {}
     ext = extension(row)
     sample: dict[str, Any] = {"id": _sample_id(row.id, ext)}
@@ -89,7 +91,7 @@ def _input(row: Row, envelope: dict[str, Any], report: LossReporter, csv_cells: 
     value = row.input
     if isinstance(value, str) and not (csv_cells and "\x00" in value):
         if value == "":
-            raise WriteError(f"row '{row.id}': Inspect refuses an empty input ('No input in dataset')",
+            raise RowRefused(row.id, "Inspect refuses an empty input ('No input in dataset')",
                              field="$.input")
         if csv_cells and "\r" in value:
             envelope["input"] = value
@@ -184,12 +186,17 @@ class SampleWriter:
         self.keep(kept)
 
     def encode(self, row: Row) -> tuple[str, None]:
+        # Refused (RowRefused) before build_sample notes anything of the row
+        rec.check_value(row.input, row.id, "$.input", "Inspect")
+        if row.has_expected:
+            rec.check_value(row.expected, row.id, "$.expected", "Inspect")
+        rec.check_value(row.metadata, row.id, "$.metadata", "Inspect")
         sample = build_sample(row, self._report, csv_cells=self._csv is not None)
-        for key in ("input", "target", "metadata"):
-            if key in sample:
-                rec.check_value(sample[key], row.id, f"$.{key}", "Inspect")
         if self._csv is not None:
-            return self._csv.line([sample[k] for k in CSV_COLUMNS]), None
+            cells = [sample[k] for k in CSV_COLUMNS]
+            if formula_looking(cells):
+                self._report.notice_row(CSV_FORMULAS, row.id)
+            return self._csv.line(cells), None
         if self._variant == "jsonl":
             return jsonvalue.dumps(sample) + "\n", None
         return JSON_ARRAY_JOINS[1] + jsonvalue.dumps(sample, indent=True).replace("\n", "\n  "), None

@@ -14,8 +14,9 @@ from typing import Any, Iterator, TextIO
 
 import yaml
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.format import (JSON_ARRAY_JOINS, FieldLoss, Format, RowWriter, Variant, WriteOptions,
-                                       first_row, option)
+from evalconv.canonical.cells import formula_looking, unguarded_formulas
+from evalconv.canonical.format import (JSON_ARRAY_JOINS, FieldLoss, Format, RowWriter, SpreadsheetOptions, Variant,
+                                       WriteOptions, first_row, option)
 from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.paths import key_segment
 from evalconv.canonical.reporting import LossReporter, ReadReporter
@@ -74,8 +75,11 @@ _YAML_ITEM = re.compile(r"^-\s+(\w+)\s*:", re.M)
 _YAML_KEY = re.compile(r"^(\w+)\s*:", re.M)
 
 
+CSV_FORMULAS = unguarded_formulas("promptfoo", "csv-parse, in readStandaloneTestsFile")
+
+
 @dataclass(frozen=True)
-class PromptfooOptions(WriteOptions):
+class PromptfooOptions(SpreadsheetOptions):
     config: str | None = option(None, flag="--config", metavar="PATH", writes_file=True,
                                 goes_with="writes a promptfoo config; it goes with --to promptfoo",
                                 help="promptfoo: also write a runnable promptfooconfig.yaml here, "
@@ -165,6 +169,8 @@ class PromptfooWriter:
                 self._names_seen.clear()
         carried = [_CARRIED.get(key) or _carried(key) for key in placed.carried]
         self._report.carry_all(carried, row.id)
+        if self._kind == "csv" and formula_looking(cells):
+            self._report.notice_row(CSV_FORMULAS, row.id)
         return text, (names, _Notes.facts(row, placed))
 
     def keep(self, kept: "_Kept") -> None:

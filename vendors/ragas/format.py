@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterator, TextIO
 
-from evalconv.canonical.format import Format, Variant, WriteOptions
+from evalconv.canonical.format import Format, SpreadsheetOptions, Variant, WriteOptions
 from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
@@ -24,6 +24,7 @@ class RagasFormat(Format):
     extensions = (".ragas.jsonl", ".ragas.json", ".ragas.csv", ".jsonl", ".json", ".csv")
     variants = (Variant("jsonl", "JSONL", (".jsonl",)), Variant("json", "a JSON array", (".json",)),
                 Variant("csv", "CSV as to_csv writes it", (".csv",)))
+    options = SpreadsheetOptions  # --excel-safe: accepted for the CSV, which names the rows it cannot guard
     streaming_read = True
     streaming_write = True  # rows wait in a spool on disk: one chat input makes the set multi-turn
     field_map = FIELD_MAP

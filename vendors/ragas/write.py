@@ -13,6 +13,7 @@ import tempfile
 from typing import Any, Iterator, TextIO, TypeGuard
 
 from evalconv.canonical import jsonvalue, paths
+from evalconv.canonical.cells import formula_looking, unguarded_formulas
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
 
@@ -219,6 +220,9 @@ def csv_cell(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+CSV_FORMULAS = unguarded_formulas("Ragas", "pandas.read_csv, in datasets' csv loader and EvaluationDataset.from_pandas")
+
+
 class SampleWriter:
     """A Ragas dataset is all single-turn or all multi-turn, and only the whole set decides (one
     chat input makes it multi-turn); a CSV's header is the union of its samples' keys. So rows
@@ -238,10 +242,13 @@ class SampleWriter:
             self._text = True
 
     def _samples(self) -> Iterator[dict[str, Any]]:
+        return (sample for _, sample in self._rows_and_samples())
+
+    def _rows_and_samples(self) -> Iterator[tuple[str, dict[str, Any]]]:
         self._rows.seek(0)
         for line in self._rows:
-            yield build_sample(Row.from_json(jsonvalue.loads(line)), self._report, self._multi,
-                               self._variant == "csv")
+            row = Row.from_json(jsonvalue.loads(line))
+            yield row.id, build_sample(row, self._report, self._multi, self._variant == "csv")
         self._rows.close()
 
     def close(self) -> None:
@@ -264,9 +271,11 @@ class SampleWriter:
     def _close_csv(self) -> None:
         columns: dict[str, None] = {}
         with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as samples:
-            for sample in self._samples():
+            for row_id, sample in self._rows_and_samples():
                 columns.update(dict.fromkeys(sample))
                 pickle.dump(sample, samples, pickle.HIGHEST_PROTOCOL)
+                if formula_looking([csv_cell(value) for value in sample.values()]):
+                    self._report.notice_row(CSV_FORMULAS, row_id)
             writer = csv.writer(self._out)  # the excel dialect, as to_csv's DictWriter
             writer.writerow(columns)
             samples.seek(0)
