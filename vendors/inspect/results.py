@@ -101,7 +101,7 @@ class InspectResults:
             run = _run(header.get("eval"))
             members = [n for n in names if n.startswith("samples/") and n.endswith(".json")]
             for index, name in enumerate(members):
-                source = {**runfiles.where(path, entry=index), "member": name}
+                source = runfiles.where(path, entry=index)
                 try:
                     sample = _member(archive, name, path)
                 except ReadError as err:
