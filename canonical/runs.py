@@ -60,6 +60,12 @@ def stable_id(prefix: str, *parts: Any) -> str:
     return f"{prefix}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:20]}"
 
 
+def input_key(value: Any) -> str | None:
+    """The key a run row that carries only the case's input text links by (Ragas results), or None
+    for an input that is not text. Two cases with the same input text share it: neither links."""
+    return stable_id("in", value) if isinstance(value, str) else None
+
+
 def attempt_id(harness: str, *key: Any) -> str:
     return stable_id("att", harness, *key)
 

@@ -64,10 +64,12 @@ def read_head(path: str) -> str:
 def _load() -> dict[str, ResultsReader]:
     from .vendors.braintrust.results import READER as braintrust
     from .vendors.deepeval.results import READER as deepeval
+    from .vendors.inspect.results import READER as inspect
     from .vendors.langsmith.results import READER as langsmith
     from .vendors.promptfoo.results import READER as promptfoo
+    from .vendors.ragas.results import READER as ragas
 
-    return {r.name: r for r in (promptfoo, deepeval, braintrust, langsmith)}
+    return {r.name: r for r in (promptfoo, deepeval, braintrust, langsmith, inspect, ragas)}
 
 
 RESULTS_REGISTRY = ResultsRegistry(_load())

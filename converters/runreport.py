@@ -168,6 +168,7 @@ class RunReport:
         self.cases: list[Case] = []
         self._case_index: dict[str, int] = {}
         self._langsmith: dict[str, int] = {}
+        self._inputs: dict[str, int] = {}  # runs.input_key -> case index, -1 when two cases share it
         self._attempt_index = AttemptTable()
         self._attempt_case = array("i")  # case index per attempt, -1: unlinked
         self._names: dict[str, int] = {}
@@ -201,6 +202,8 @@ class RunReport:
         self._gate_slices[index] = {name: slice_values(_lookup(value, p)) for name, p in self._gate_fields.items()}
         self._case_index[value["id"]] = index
         self._langsmith[example_id(value["id"])] = index
+        if (key := runs.input_key(value.get("input"))) is not None:
+            self._inputs[key] = -1 if key in self._inputs else index
 
     # ---- runs
     def add_records(self, records: Iterable[tuple[str, dict[str, Any]]]) -> None:
@@ -223,6 +226,8 @@ class RunReport:
             return -1
         if ref.get("kind") == "langsmith-example-id":
             return self._langsmith.get(value, -1)
+        if ref.get("kind") == "input":
+            return self._inputs.get(runs.input_key(value) or "", -1)
         if ref.get("kind") == "name":
             return self._case_index.get(value, -1)
         return -1
