@@ -27,6 +27,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "expert-without-expertise": ("warning", "a human-expert case does not say what expertise the reviewer needs"),
     "expected-on-behavior-only": ("warning", "an expected-behavior-only case carries expected, which nothing grades"),
     "expected-shape": ("warning", "expected does not have the shape its oracle type needs"),
+    "off-vocabulary": ("warning", "a reason field (metadata.severity, origin, gate) holds a value outside its documented "
+                                  "vocabulary; the message names the nearest documented value"),
     "unknown-case-family": ("warning", "the row was built from a pack that is not loaded, or names a case family "
                                        "its pack does not declare"),
 }

@@ -15,12 +15,11 @@ from typing import Any, Iterator
 
 import jsonschema_rs
 
+from .vocabulary import HUMAN_TYPES as HUMAN_TYPES, severity_rank as severity_rank  # used as runs.X
+
 SCHEMA_VERSION = 1
 ATTEMPT_SCHEMA = "attempt.schema.json"
 RESULT_SCHEMA = "result.schema.json"
-HUMAN_TYPES = ("rubric-human", "human-expert")
-# A case's reason fields (the case-reasons seed): severity, worst last.
-SEVERITY_ORDER = ("cosmetic", "wrong-answer", "harmful")
 
 
 @lru_cache(maxsize=None)
@@ -120,11 +119,3 @@ def first_line(text: Any, limit: int = 300) -> str | None:
         return None
     line = text.strip().splitlines()[0]
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def severity_rank(value: str) -> int:
-    """cosmetic 0 < wrong-answer 1 < harmful 2; any other value -1 (shown as it is)."""
-    try:
-        return SEVERITY_ORDER.index(value)
-    except ValueError:
-        return -1

@@ -16,16 +16,13 @@ from .admissibility import ADMISSIBILITY, admitted, verdict
 from .findings import Finding
 from .row import Row
 from .source import SourceRow
+from .vocabulary import REASON_VOCABULARIES, STARTER_PROVENANCES, nearest, off_vocabulary
+from .vocabulary import is_starter as is_starter  # the writers import it from here
 
-STARTER_PROVENANCES = ("starter-example", "overlay-starter-needs-expert-validation")
 # Rows built from a pack name it in metadata.case.extensions[BLUEPRINT]["pack"].
 BLUEPRINT = "blueprint"
 # What every written format says about a starter row, where that tool's user sees it.
 STARTER_MARK = "starter example, not a validated gold-standard answer: replace it before grading"
-
-
-def is_starter(case: Any) -> bool:
-    return isinstance(case, dict) and case.get("provenance") in STARTER_PROVENANCES
 
 
 Payload = TypeVar("Payload")
@@ -296,6 +293,21 @@ def row_findings(value: dict[str, Any], case: dict[str, Any] | None = None) -> l
                            "grade against; make it a checkable oracle type or drop expected", "$.expected"))
     if known_oracle is not None:
         out.extend(expected_shape(known_oracle, value))
+    if isinstance(metadata := value.get("metadata"), dict):
+        out.extend(vocabulary_findings(metadata))
+    return out
+
+
+def vocabulary_findings(metadata: dict[str, Any]) -> list[Finding]:
+    """Reason-field values outside the documented vocabulary: allowed, but a typo (`Harmful`)
+    would leave the case out of its slice, so each is named with the nearest documented value."""
+    out = []
+    for field_name, vocabulary in REASON_VOCABULARIES.items():
+        key = field_name.split(".", 1)[1]
+        for value in off_vocabulary(field_name, metadata.get(key)):
+            out.append(Finding("off-vocabulary",
+                               f"{key} {value!r} is not one of {', '.join(vocabulary)}: did you mean "
+                               f"{nearest(value, vocabulary)!r}?", f"$.{field_name}"))
     return out
 
 

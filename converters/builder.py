@@ -18,7 +18,8 @@ from .canonical.pack import (
 )
 from .canonical.row import Row
 from .canonical.source import SourceRow
-from .canonical.validator import STARTER_PROVENANCES, Validator
+from .canonical.validator import Validator
+from .canonical.vocabulary import STARTER_PROVENANCES
 from .registry import REGISTRY
 from .reports import FindingLog, LossReport
 from .sources import STDIO

@@ -24,13 +24,15 @@ from typing import Any, Iterable, cast
 from .canonical import jsonvalue, paths, schema
 from .canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, implied_evaluator
 from .canonical.errors import EvalconvError, UsageError
-from .canonical.validator import STARTER_PROVENANCES
+from .canonical.slicing import slice_labels
+from .canonical.vocabulary import (NONE_LABEL, REASON_VOCABULARIES, SEVERITY_ORDER, STARTER_PROVENANCES, is_blank,
+                                   is_release_gate)
 from . import parallel
 from .canonical.source import SourceRow
 from .sources import label, reading
 from .walk import collect
 
-NONE = "(none)"
+NONE = NONE_LABEL
 OTHER = "(other values)"
 IMPLIED = " (implied)"
 MAX_VALUES = 5000      # distinct values kept per slice (and per cross-tab); more count as OTHER
@@ -40,7 +42,6 @@ DEFAULT_SAMPLES = 20
 DEFAULT_FAMILY_MIN = 3
 PREVIEW_CHARS = 100
 
-SEVERITY_ORDER = ("cosmetic", "wrong-answer", "harmful")
 DEFAULT_SLICES = ("case.oracleType", "case.evaluator", "case.provenance", "case.caseFamily",
                   "case.linkedConcerns", "case.reversibility", "case.blastRadius")
 REASON_SLICES = ("metadata.reason", "metadata.origin", "metadata.severity", "metadata.gate")
@@ -50,9 +51,8 @@ KNOWN_VALUES: dict[str, tuple[str, ...]] = {
     "case.provenance": schema.enum("provenance"),
     "case.reversibility": ("R0", "R1", "R2", "R3"),
     "case.blastRadius": ("B0", "B1", "B2", "B3"),
-    "metadata.origin": ("hand-written", "production", "synthetic"),
-    "metadata.severity": SEVERITY_ORDER,
-    "metadata.gate": ("release", "trend"),
+    "metadata.origin": REASON_VOCABULARIES["metadata.origin"],
+    **{name: REASON_VOCABULARIES[name] for name in ("metadata.severity", "metadata.gate")},
 }
 DETERMINISTIC = AUTOMATED_NO_MODEL
 IMPLIED_BY_ORACLE = {oracle: implied_evaluator(oracle) for oracle in ADMISSIBILITY}
@@ -94,21 +94,7 @@ def slice_name(name: str) -> str:
     return paths.to_path(parts)[2:]
 
 
-def _key_of(item: Any) -> str:
-    if isinstance(item, str):
-        return item
-    return jsonvalue.dumps(item)
-
-
-def bucket_keys(value: Any) -> list[str]:
-    """The values a row counts under for one field: each distinct one once."""
-    if value is None or value == [] or (isinstance(value, str) and not value.strip()):
-        return [NONE]
-    if isinstance(value, list):
-        keys = list(dict.fromkeys(NONE if item is None or (isinstance(item, str) and not item.strip())
-                                  else _key_of(item) for item in value))
-        return keys
-    return [_key_of(value)]
+bucket_keys = slice_labels  # the values a row counts under for one field: each distinct one once
 
 
 def preview(value: Any) -> str:
@@ -520,8 +506,7 @@ class _Counter:
             family = cases[i].get("caseFamily")
             family = family if isinstance(family, str) else NONE
             self.starter_families[family] = self.starter_families.get(family, 0) + 1
-        add("no-reason", [i for i, m in enumerate(metas) if (r := m.get("reason")) is None or r == []
-                          or (r.__class__ is str and not r.strip())])
+        add("no-reason", [i for i, m in enumerate(metas) if is_blank(m.get("reason"))])
         add("rubric-without-criteria", [i for i, c in enumerate(cases)
                                         if c["oracleType"] == "rubric" and not c.get("evaluationCriteria")])
         evaluators = [e if (e := c.get("evaluator")) is not None else IMPLIED_BY_ORACLE[c["oracleType"]]
@@ -530,9 +515,7 @@ class _Counter:
         add("judge-needs-validation", judged)
         self.judge_implied += sum(cases[i].get("evaluator") is None for i in judged)
         add("gate-not-deterministic", [
-            i for i, m in enumerate(metas) if (g := m.get("gate")) is not None
-            and (g == "release" or g is True or (g.__class__ is list and "release" in g))
-            and evaluators[i] not in DETERMINISTIC])
+            i for i, m in enumerate(metas) if is_release_gate(m.get("gate")) and evaluators[i] not in DETERMINISTIC])
 
 
 def _ordered(name: str, counts: dict[str, int]) -> dict[str, int]:

@@ -11,11 +11,12 @@ from typing import Any, Iterable, Sequence
 
 from .. import __version__
 from ..canonical import jsonvalue
+from ..canonical.vocabulary import NONE_LABEL
 
 MAX_BARS = 24        # a chart draws this many values; the rest are listed under it
 MAX_TABLE_ROWS = 300  # the values listed under a chart (the embedded JSON has them all)
 LABEL_CHARS = 31     # a bar label longer than this is cut (the full text is in its tooltip)
-NONE_LABELS = ("(none)", "(other values)")
+NONE_LABELS = (NONE_LABEL, "(other values)")
 
 PALETTES = {  # value -> colour, for slices whose values have a meaning of their own
     "metadata.severity": {"cosmetic": "#e9b949", "wrong-answer": "#e8833a", "harmful": "#c7372f"},

@@ -21,7 +21,7 @@ from evalconv.canonical.opening import open_regular, read_regular
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import Lines, SourceRow
-from evalconv.canonical.validator import STARTER_PROVENANCES
+from evalconv.canonical.vocabulary import STARTER_PROVENANCES
 
 from . import card
 
