@@ -15,6 +15,12 @@ The rules (docs/runs.md says them to users):
   passed: otherwise. passRate = passed / (passed + failed), null when nothing was scored.
 - A result without its attempt, an attempt without its case, an unreadable record and an invalid
   case go to the ledger, with the reason; the report counts them.
+- Failures by name: per slice value, the first `CASES_SHOWN` failed and unscored cases (id, reason,
+  severity, where the harness's output is, the deciding evaluator's message), and how many more.
+- A gate over a slice fails when one of its cases is unscored (unless `allow_unscored` or
+  `min_graded`), and counts a pass that rests only on a conditionally admitted evaluator (an
+  llm-judge on a reference, set or rubric case) only where the judge agrees with people on the
+  case family (`min_agreement`) or the user trusts it (`trust_judge`).
 """
 from __future__ import annotations
 
@@ -24,21 +30,22 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from .attempttable import AttemptTable
-from .canonical import jsonvalue, paths, runs
+from .canonical import paths, runs
 from .canonical.admissibility import ADMISSIBILITY
 from .canonical.errors import UsageError
+from .canonical.slicing import lookup, slice_labels
 from .canonical.validator import Validator
+from .canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES, NONE_LABEL, RELEASE, is_release_gate, is_starter
 from .sources import label, reading
 from .vendors.langsmith.format import example_id
 
 DEFAULT_BY = ("metadata.severity", "metadata.reason", "case.caseFamily", "case.oracleType")
 GATE_FIELD = "metadata.gate"
-GATE_VALUE = "release"
-STARTERS = ("starter-example", "overlay-starter-needs-expert-validation")
-NONE_VALUE = "(none)"
 LEDGER_SHOWN = 1000
-TYPES = ("exact-or-programmatic", "rubric-human", "llm-judge", "pairwise-preference",
-         "trajectory-or-state-check", "human-expert", None)
+CASES_SHOWN = 20  # failed (and unscored) cases listed per slice value; the rest are counted
+TEXT_CUT = 200  # characters kept of a case's reason and an evaluator's message
+MIN_AGREEMENT = 0.8
+TYPES = (*EVALUATOR_TYPES, None)
 _PASSED = {False: 0, True: 1, None: 2}
 
 
@@ -56,26 +63,6 @@ def field_path(user_field: str) -> list[str | int]:
     return parts
 
 
-def _lookup(value: Any, parts: list[str | int]) -> Any:
-    for part in parts:
-        if isinstance(part, int):
-            if not isinstance(value, list) or part >= len(value):
-                return None
-        elif not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
-def slice_values(value: Any) -> list[str]:
-    """The slice(s) a field value puts a case in: each item of a list, text as it is, else JSON."""
-    if value is None or value == [] or value == "":
-        return [NONE_VALUE]
-    if isinstance(value, list):
-        return list(dict.fromkeys(v if isinstance(v, str) else jsonvalue.dumps(v) for v in value))
-    return [value if isinstance(value, str) else jsonvalue.dumps(value)]
-
-
 @dataclass(slots=True)
 class Case:
     id: str
@@ -84,11 +71,26 @@ class Case:
     starter: bool
     gated: bool
     slices: dict[str, list[str]]
+    reason: str | None = None
+    severity: str | None = None
     fail: bool = False
     pending: bool = False
     passed: bool = False
+    cond_pass: bool = False  # a conditionally admitted verdict (llm-judge) passed it
+    sure_pass: bool = False  # an unconditionally admitted one did
     excluded: int = 0
     attempts: int = 0
+    failed_by: tuple[int, int] | None = None  # (attempt, evaluator name) of the first failing verdict
+    pending_by: tuple[int, int] | None = None
+
+    @property
+    def outcome(self) -> str:
+        return "failed" if self.fail else "unscored" if self.pending or not self.passed else "passed"
+
+    @property
+    def judge_only(self) -> bool:
+        """Passed, and only a conditionally admitted evaluator says so."""
+        return self.outcome == "passed" and self.cond_pass and not self.sure_pass
 
 
 @dataclass
@@ -98,11 +100,21 @@ class Bucket:
     unscored: int = 0
     excluded: int = 0
     starter: int = 0
+    conditional: int = 0  # passed cases whose pass rests only on a conditionally admitted judge
+    unvalidated: int = 0  # of those, the ones whose judge has no agreement with people to show
+    listed: dict[str, list[int]] = field(default_factory=lambda: {"failed": [], "unscored": [], "unvalidated": []})
 
-    def add(self, outcome: str, case: Case) -> None:
+    def add(self, outcome: str, case: Case, index: int = -1, unvalidated: bool = False,
+            shown: int | None = None) -> None:
+        """Count a case; list it (by index) when it did not pass, the first `shown` of a kind (0: all)."""
         setattr(self, outcome, getattr(self, outcome) + 1)
         self.excluded += case.excluded
         self.starter += case.starter
+        self.conditional += case.judge_only
+        self.unvalidated += unvalidated
+        kind = "unvalidated" if unvalidated else outcome
+        if kind != "passed" and shown is not None and (shown == 0 or len(self.listed[kind]) < shown):
+            self.listed[kind].append(index)
 
     @property
     def rate(self) -> float | None:
@@ -111,7 +123,7 @@ class Bucket:
 
     def to_json(self) -> dict[str, Any]:
         return {"passed": self.passed, "failed": self.failed, "unscored": self.unscored, "excluded": self.excluded,
-                "passRate": self.rate, "starter": self.starter}
+                "passRate": self.rate, "starter": self.starter, "conditional": self.conditional}
 
 
 @dataclass
@@ -139,6 +151,16 @@ class Gate:
         return cls(name, value, threshold)
 
 
+@dataclass(frozen=True)
+class GatePolicy:
+    """What a gate accepts beyond its rate: unscored cases, passes on an unvalidated judge."""
+
+    allow_unscored: bool = False
+    min_graded: float | None = None  # the share of a slice's cases that must be graded
+    min_agreement: float = MIN_AGREEMENT  # judge-human percent agreement that validates a judge
+    trust_judge: bool = False
+
+
 @dataclass
 class Ledger:
     entries: list[dict[str, Any]] = field(default_factory=list)
@@ -154,7 +176,8 @@ class RunReport:
     """Feed it cases, then records (attempts before their results); `finish()` gives the dict."""
 
     def __init__(self, by: Iterable[str] = DEFAULT_BY, evaluators: dict[str, str] | None = None,
-                 gates: Iterable[Gate] = (), gate_field: str = GATE_FIELD) -> None:
+                 gates: Iterable[Gate] = (), gate_field: str = GATE_FIELD, policy: GatePolicy = GatePolicy(),
+                 cases_shown: int = CASES_SHOWN) -> None:
         self.by = list(dict.fromkeys(by))
         self._by_paths = [field_path(f) for f in self.by]
         self._gates = list(gates)
@@ -176,6 +199,10 @@ class RunReport:
         self.results = 0
         self.ledger = Ledger()
         self._gate_slices: dict[int, dict[str, list[str]]] = {}
+        self.policy = policy
+        self.cases_shown = cases_shown
+        self._messages: dict[tuple[int, int], str] = {}  # (attempt, name) -> message of a verdict not passed
+        self._where = _Where()
 
     # ---- cases
     def add_cases(self, path: str) -> None:
@@ -195,11 +222,13 @@ class RunReport:
                                               id=value["id"]))
             return
         index = len(self.cases)
+        metadata = value["metadata"]
         self.cases.append(Case(
-            id=value["id"], oracle=case["oracleType"], family=case.get("caseFamily") or NONE_VALUE,
-            starter=case["provenance"] in STARTERS, gated=_lookup(value, self._gate_path) == GATE_VALUE,
-            slices={name: slice_values(_lookup(value, p)) for name, p in zip(self.by, self._by_paths)}))
-        self._gate_slices[index] = {name: slice_values(_lookup(value, p)) for name, p in self._gate_fields.items()}
+            id=value["id"], oracle=case["oracleType"], family=case.get("caseFamily") or NONE_LABEL,
+            starter=is_starter(case), gated=is_release_gate(lookup(value, self._gate_path)),
+            slices={name: slice_labels(lookup(value, p)) for name, p in zip(self.by, self._by_paths)},
+            reason=_text(metadata.get("reason")), severity=_text(metadata.get("severity"))))
+        self._gate_slices[index] = {name: slice_labels(lookup(value, p)) for name, p in self._gate_fields.items()}
         self._case_index[value["id"]] = index
         self._langsmith[example_id(value["id"])] = index
         if (key := runs.input_key(value.get("input"))) is not None:
@@ -240,6 +269,7 @@ class RunReport:
         self._attempt_index.add(attempt_id)  # numbered in order, as _attempt_case
         self._attempt_case.append(case)
         self._verdicts.grow()
+        self._where.add(record)
         if case < 0:
             wanted = record.get("caseId") or (record.get("caseRef") or {}).get("value")
             why = (f"no case '{wanted}' in the case set" if wanted else
@@ -265,72 +295,205 @@ class RunReport:
         code = (TYPES.index(type_) if type_ in TYPES else len(TYPES) - 1) * 3 + _PASSED[passed]
         name_index = self._names.setdefault(name, len(self._names))
         self._verdicts.set(attempt, name_index, code)  # newer supersedes older
+        self._note(attempt, name_index, passed, record.get("reason"))
+
+    def _note(self, attempt: int, name: int, passed: bool | None, reason: Any) -> None:
+        """Keep the message of a verdict that did not pass (what a failure list shows), only while it stands."""
+        if passed is True:
+            self._messages.pop((attempt, name), None)
+        else:
+            self._messages[(attempt, name)] = _text(reason) or ("failed" if passed is False else "no verdict")
 
     # ---- the report
     def finish(self, sources: list[str] | None = None) -> dict[str, Any]:
-        untyped = 0
+        untyped = conditional = 0
         agreement: dict[str, list[int]] = {}  # per case family: the judge-against-human 2x2 table
         for attempt, verdicts in self._verdicts.by_attempt():  # one attempt at a time: nothing kept per attempt
             case_index = self._attempt_case[attempt]
             if case_index < 0:
                 continue
             case = self.cases[case_index]
-            human: list[bool] = []
-            machine: set[bool | None] = set()
+            human: list[tuple[int, bool | None, bool]] = []  # (evaluator name, verdict, conditionally admitted)
+            machine: list[tuple[int, bool | None, bool]] = []
             judged: list[bool] = []
-            for _name, code in verdicts:
+            for name, code in verdicts:
                 type_, passed = TYPES[code // 3], (False, True, None)[code % 3]
+                status = ADMISSIBILITY[case.oracle].get(type_, ("barred",))[0] if type_ is not None else "ok"
                 if type_ is None:
                     untyped += passed is not None  # a verdict nobody can check against the map
-                elif ADMISSIBILITY[case.oracle].get(type_, ("barred",))[0] == "barred":
+                elif status == "barred":
                     case.excluded += 1
                     continue
-                if type_ in runs.HUMAN_TYPES and passed is not None:
-                    human.append(passed)
+                conditional += status == "cond"
+                if type_ in HUMAN_TYPES and passed is not None:
+                    human.append((name, passed, False))
                 else:
-                    machine.add(passed)
+                    machine.append((name, passed, status == "cond"))
                     if type_ == "llm-judge" and passed is not None:
                         judged.append(passed)
             if not human and not machine:
                 continue
             # A person's admitted verdict on an attempt decides it (promptfoo's manual rating
             # overrides its assertions the same way); else the machines' verdicts do.
-            decided = set(human) if human else machine
-            case.fail |= False in decided
-            case.pending |= None in decided
-            case.passed |= True in decided
+            self._decide(case, attempt, human or machine)
             if judged and human:
                 table = agreement.setdefault(case.family, [0, 0, 0, 0])
                 for by_judge in judged:
-                    for by_human in human:
+                    for _name, by_human, _cond in human:
                         table[(0 if by_judge else 1) * 2 + (0 if by_human else 1)] += 1
+        judges = _agreement(agreement)
+        validated = {f for f, a in judges.items() if a["percentAgreement"] >= self.policy.min_agreement}
+        shown = self.cases_shown
         overall = Bucket()
         slices: dict[str, dict[str, Bucket]] = {name: {} for name in self.by}
         gate_buckets = [Bucket() for _ in self._gates]
         for index, case in enumerate(self.cases):
-            outcome = "failed" if case.fail else "unscored" if case.pending or not case.passed else "passed"
+            outcome = case.outcome
             overall.add(outcome, case)
             for slice_name, values in case.slices.items():
                 for value in values:
-                    slices[slice_name].setdefault(value, Bucket()).add(outcome, case)
+                    slices[slice_name].setdefault(value, Bucket()).add(outcome, case, index, shown=shown)
             if case.gated:
+                unvalidated = case.judge_only and case.family not in validated
                 for gate, bucket in zip(self._gates, gate_buckets):
                     if gate.field == "overall" or gate.value in self._gate_slices[index][gate.field]:
-                        bucket.add(outcome, case)
+                        bucket.add(outcome, case, index, unvalidated, shown=shown)
+        ordered = {name: _worst_first(name, buckets) for name, buckets in slices.items()}
         return {
             "cases": len(self.cases), "attempts": len(self._attempt_case), "results": self.results,
             "sources": sources or [],
             "overall": overall.to_json(),
-            "slices": {name: {v: b.to_json() for v, b in _worst_first(name, buckets)} for name, buckets in slices.items()},
+            "slices": {name: {v: b.to_json() for v, b in buckets} for name, buckets in ordered.items()},
+            "failures": {name: {v: self._listing(b) for v, b in buckets if b.failed or b.unscored}
+                         for name, buckets in ordered.items()},
+            "casesShown": shown,
             "flags": {"starterCases": sum(c.starter for c in self.cases),
                       "excludedResults": sum(c.excluded for c in self.cases),
                       "untypedResults": untyped,
+                      "conditionalResults": conditional,
+                      "judgeOnlyCases": sum(c.judge_only for c in self.cases),
                       "notRun": sum(1 for c in self.cases if c.attempts == 0)},
-            "judgeAgreement": _agreement(agreement),
-            "gates": [_gate_json(g, b, self.gate_field) for g, b in zip(self._gates, gate_buckets)],
+            "judgeAgreement": judges,
+            "gates": [self._gate_json(g, b, judges) for g, b in zip(self._gates, gate_buckets)],
             "ledger": self.ledger.entries,
             "ledgerCounts": dict(sorted(self.ledger.counts.items())),
         }
+
+    def _decide(self, case: Case, attempt: int, decided: list[tuple[int, bool | None, bool]]) -> None:
+        for name, passed, cond in decided:
+            if passed is False:
+                case.fail = True
+                case.failed_by = case.failed_by or (attempt, name)
+            elif passed is None:
+                case.pending = True
+                case.pending_by = case.pending_by or (attempt, name)
+            else:
+                case.passed = True
+                case.cond_pass |= cond
+                case.sure_pass |= not cond
+
+    def _named(self, index: int) -> dict[str, Any]:
+        """A failed or unscored case by name: what triage needs to find and read it."""
+        case = self.cases[index]
+        by = case.failed_by if case.fail else case.pending_by
+        names = list(self._names)
+        if by is not None:
+            message = self._messages.get(by)
+            evaluator: str | None = names[by[1]]
+            where = self._where.ref(by[0])
+        else:
+            evaluator = where = None
+            message = ("not run: no attempt in these runs" if case.attempts == 0 else
+                       f"no admitted verdict ({case.excluded} result(s) excluded: their evaluator is barred here)"
+                       if case.excluded else "no verdict on any attempt")
+        return {"id": case.id, "outcome": case.outcome, "reason": case.reason, "severity": case.severity,
+                "outputRef": where, "evaluator": evaluator, "message": message}
+
+    def _listing(self, bucket: Bucket) -> dict[str, Any]:
+        listed = bucket.listed
+        return {"failed": [self._named(i) for i in listed["failed"]],
+                "unscored": [self._named(i) for i in listed["unscored"]],
+                "failedNotShown": bucket.failed - len(listed["failed"]),
+                "unscoredNotShown": bucket.unscored - len(listed["unscored"])}
+
+    def _gate_json(self, gate: Gate, bucket: Bucket, judges: dict[str, Any]) -> dict[str, Any]:
+        policy = self.policy
+        untrusted = 0 if policy.trust_judge else bucket.unvalidated
+        scored = bucket.passed + bucket.failed
+        rate = (bucket.passed - untrusted) / scored if scored else None
+        total = scored + bucket.unscored
+        graded = scored / total if total else None
+        problems = []
+        if rate is None:
+            problems.append("no scored release-gating case in this slice")
+        elif rate < gate.threshold:
+            problems.append(f"{rate:.4g} < {gate.threshold:g}")
+        unscored_ids = [self.cases[i].id for i in bucket.listed["unscored"]]
+        allowed = policy.allow_unscored or (policy.min_graded is not None and graded is not None
+                                            and graded >= policy.min_graded)
+        if bucket.unscored and not allowed:
+            need = f" (graded {graded:.0%} < --min-graded {policy.min_graded:g})" if policy.min_graded is not None else ""
+            problems.append(f"{bucket.unscored} case(s) nobody graded{need}: {_ids(unscored_ids, bucket.unscored)} "
+                            f"(--allow-unscored or --min-graded SHARE to accept)")
+        judge_ids = [self.cases[i].id for i in bucket.listed["unvalidated"]]
+        families = sorted({self.cases[i].family for i in bucket.listed["unvalidated"]})
+        unvalidated = [{"family": f, "evidence": _evidence(judges.get(f), policy.min_agreement)} for f in families]
+        if untrusted:
+            evidence = "; ".join(f"{u['family']}: {u['evidence']}" for u in unvalidated)
+            problems.append(f"the llm-judge is unvalidated ({evidence}), "
+                            f"so {untrusted} case(s) it alone passed do not pass: {_ids(judge_ids, untrusted)} "
+                            f"(--trust-judge accepts them)")
+        ok = not problems
+        return {"slice": "overall" if gate.field == "overall" else f"{gate.field}={gate.value}",
+                "threshold": gate.threshold, "counting": f"{self.gate_field}: {RELEASE} or true",
+                **bucket.to_json(), "gatePassRate": rate, "gradedShare": graded,
+                "unscoredCases": unscored_ids, "judgeOnlyCases": judge_ids, "unvalidatedJudge": unvalidated,
+                "ok": ok, "why": "; ".join(problems) if problems else f"{rate:.4g} >= {gate.threshold:g}"}
+
+
+class _Where:
+    """Where each attempt's output is, in machine words per attempt: its `outputRef` when the
+    record has one (kept in a dict: few harnesses set it), else the harness file and line or entry."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, int] = {}
+        self._file = array("i")
+        self._at = array("q")  # the line (> 0), -(entry + 1) for an entry, 0 for neither
+        self._refs: dict[int, str] = {}
+
+    def add(self, record: dict[str, Any]) -> None:
+        if isinstance(ref := record.get("outputRef"), str):
+            self._refs[len(self._file)] = ref
+        source = given if isinstance(given := record.get("source"), dict) else {}
+        file, line, entry = source.get("file"), source.get("line"), source.get("entry")
+        self._file.append(self._files.setdefault(file, len(self._files)) if isinstance(file, str) else -1)
+        self._at.append(line if isinstance(line, int) and line > 0 else -(entry + 1) if isinstance(entry, int) else 0)
+
+    def ref(self, attempt: int) -> str | None:
+        if attempt in self._refs:
+            return self._refs[attempt]
+        if self._file[attempt] < 0:
+            return None
+        file = list(self._files)[self._file[attempt]]
+        at = self._at[attempt]
+        return f"{file}:{at}" if at > 0 else f"{file} entry {-at - 1}" if at < 0 else file
+
+
+def _text(value: Any) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    value = " ".join(value.split())
+    return value if len(value) <= TEXT_CUT else value[: TEXT_CUT - 1] + "…"
+
+
+def _ids(ids: list[str], count: int) -> str:
+    return ", ".join(ids) + (f" and {count - len(ids)} more" if count > len(ids) else "")
+
+
+def _evidence(agreement: dict[str, Any] | None, minimum: float) -> str:
+    if agreement is None:
+        return "no judge-agreement evidence (no case graded by both the judge and a person)"
+    return f"agreement {agreement['percentAgreement']:.0%} < --min-agreement {minimum:g} on {agreement['pairs']} pair(s)"
 
 
 class _Verdicts:
@@ -388,17 +551,6 @@ def _worst_first(name: str, buckets: dict[str, Bucket]) -> list[tuple[str, Bucke
     return sorted(buckets.items(), key=key)
 
 
-def _gate_json(gate: Gate, bucket: Bucket, gate_field: str) -> dict[str, Any]:
-    rate = bucket.rate
-    slice_ = "overall" if gate.field == "overall" else f"{gate.field}={gate.value}"
-    ok = rate is not None and rate >= gate.threshold
-    why = (f"{rate:.4g} >= {gate.threshold:g}" if ok else
-           f"{rate:.4g} < {gate.threshold:g}" if rate is not None else
-           f"no scored case with {gate_field}={GATE_VALUE} in this slice")
-    return {"slice": slice_, "threshold": gate.threshold, "counting": f"{gate_field}={GATE_VALUE}",
-            **bucket.to_json(), "ok": ok, "why": why}
-
-
 def kappa(both_pass: int, both_fail: int, judge_only: int, human_only: int) -> float | None:
     """Cohen's kappa for two raters on pass/fail; None when chance agreement is 1 (undefined)."""
     n = both_pass + both_fail + judge_only + human_only
@@ -441,9 +593,10 @@ def run_records(path: str, harness: str | None = None) -> Iterator[tuple[str, di
 
 def report(runs_: list[str], cases: list[str], *, by: Iterable[str] | None = None,
            evaluators: dict[str, str] | None = None, gates: Iterable[str] = (), gate_field: str = GATE_FIELD,
-           harness: str | None = None) -> dict[str, Any]:
+           harness: str | None = None, policy: GatePolicy = GatePolicy(),
+           cases_shown: int = CASES_SHOWN) -> dict[str, Any]:
     """The report dict `evalconv report --format json` prints."""
-    builder = RunReport(by or DEFAULT_BY, evaluators, [Gate.parse(g) for g in gates], gate_field)
+    builder = RunReport(by or DEFAULT_BY, evaluators, [Gate.parse(g) for g in gates], gate_field, policy, cases_shown)
     for path in cases:
         builder.add_cases(path)
     for path in runs_:

@@ -266,7 +266,8 @@ def test_a_barred_result_never_reaches_a_pass_rate(tmp_path):
     (records / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
     result = report([str(records)], [str(cases)])
     # Mixed in, the headline would be 1 of 2 (50%). Admissible only: 0 of 1, the rubric case unscored.
-    assert result["overall"] == {"passed": 0, "failed": 1, "unscored": 1, "excluded": 1, "passRate": 0.0, "starter": 0}
+    assert result["overall"] == {"passed": 0, "failed": 1, "unscored": 1, "excluded": 1, "passRate": 0.0, "starter": 0,
+                                 "conditional": 0}
 
 
 def test_cli_json_is_the_library_dict_and_worst_slice_comes_first():
@@ -292,10 +293,15 @@ def test_fail_under_gates_only_release_cases():
     cosmetic = json.loads(run(*args, "--fail-under", "metadata.severity=cosmetic:0.5").output)["gates"][0]
     assert cosmetic["passed"] + cosmetic["failed"] + cosmetic["unscored"] == 0 and not cosmetic["ok"]
     # release cases overall: r-refund-receipt passes; r-refund-no-receipt and r-window-wrong fail;
-    # r-order-status-tool is unscored (its tool-order check needs a trace the echo provider lacks)
+    # r-order-status-tool is unscored (its tool-order check needs a trace the echo provider lacks),
+    # r-injury-escalation waits for grading and r-size-exchange was not run: the gate cannot pass on them
     overall = run(*args, "--fail-under", "overall:0.25")
-    assert overall.exit_code == 0
-    assert json.loads(overall.output)["gates"][0]["passRate"] == pytest.approx(1 / 3)
+    assert overall.exit_code == 1
+    gate = json.loads(overall.output)["gates"][0]
+    assert gate["passRate"] == pytest.approx(1 / 3)
+    assert gate["unscoredCases"] == ["r-order-status-tool", "r-injury-escalation", "r-size-exchange"]
+    allowed = run(*args, "--fail-under", "overall:0.25", "--allow-unscored")
+    assert allowed.exit_code == 0 and json.loads(allowed.output)["gates"][0]["ok"]
 
 
 @pytest.mark.parametrize("args, message", [

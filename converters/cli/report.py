@@ -16,6 +16,7 @@ from .common import echo_json, handles_errors
 from .pages import by_option, format_option, html_option, say_written, write_page
 
 DAMAGE_SHOWN = 20
+TEXT_SHOWN = 3  # failed (and unscored) cases the text report names per slice value
 _harness_option = click.option("--harness", type=click.Choice(sorted(RESULTS_REGISTRY.readers)), default=None,
                                help="Whose run output the files are (default: from their content).")
 
@@ -41,22 +42,41 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
               help="Exit 1 when the slice's pass rate over release-gating cases is below RATE, "
                    "e.g. metadata.severity=harmful:1.0 or overall:0.9 (repeatable).")
 @click.option("--gate-field", default=runreport.GATE_FIELD, show_default=True, metavar="FIELD",
-              help=f"The field that says a case gates a release (value '{runreport.GATE_VALUE}').")
+              help=f"The field that says a case gates a release ('{runreport.RELEASE}', true, or a list holding "
+                   f"'{runreport.RELEASE}').")
+@click.option("--allow-unscored", is_flag=True,
+              help="Let a gate pass although some of its cases are unscored (by default one unscored case fails it).")
+@click.option("--min-graded", type=click.FloatRange(0.0, 1.0), default=None, metavar="SHARE",
+              help="Let a gate pass when at least this share of its cases is graded, e.g. 0.9.")
+@click.option("--min-agreement", type=click.FloatRange(0.0, 1.0), default=runreport.MIN_AGREEMENT, show_default=True,
+              metavar="SHARE", help="Judge-human agreement on a case family below which a pass given only by "
+                                    "an llm-judge does not count toward a gate.")
+@click.option("--trust-judge", is_flag=True,
+              help="Count passes given only by an llm-judge toward gates without agreement evidence.")
+@click.option("--show-cases", type=click.IntRange(min=0), default=None, metavar="N",
+              help=f"Failed and unscored cases listed per slice value and outcome (default: "
+                   f"{runreport.CASES_SHOWN} in JSON and HTML, {TEXT_SHOWN} in text; 0: all).")
 @_harness_option
 @format_option("json")
 @html_option("Also write a self-contained HTML page (the stats page style).")
 @handles_errors
 def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str, ...], evaluators: tuple[str, ...],
-                   gates: tuple[str, ...], gate_field: str, harness: str | None, output_format: str,
-                   html_path: str | None) -> None:
+                   gates: tuple[str, ...], gate_field: str, allow_unscored: bool, min_graded: float | None,
+                   min_agreement: float, trust_judge: bool, show_cases: int | None, harness: str | None,
+                   output_format: str, html_path: str | None) -> None:
     """Pass rates of runs against their cases, overall and per slice, worst slice first.
 
     A RUN is a run store folder (`evalconv runs import`) or a harness's own output file
-    (promptfoo, DeepEval, Braintrust, LangSmith). Exit 1 when a --fail-under gate is not met.
+    (promptfoo, DeepEval, Braintrust, LangSmith, Inspect, Ragas). Lists the failed and unscored
+    cases of each slice by name. Exit 1 when a --fail-under gate is not met: its rate is below,
+    one of its cases is unscored, or a pass rests only on an llm-judge nobody validated.
     """
     check_outputs(runs + cases, {"--html": html_path}, stdout=True)
+    policy = runreport.GatePolicy(allow_unscored=allow_unscored, min_graded=min_graded, min_agreement=min_agreement,
+                                  trust_judge=trust_judge)
     result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
-                              gates=gates, gate_field=gate_field, harness=harness)
+                              gates=gates, gate_field=gate_field, harness=harness, policy=policy,
+                              cases_shown=runreport.CASES_SHOWN if show_cases is None else show_cases)
     if html_path is not None:
         from ..pages.report_page import render
 
@@ -64,7 +84,7 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
     if output_format == "json":
         echo_json(result)
     else:
-        click.echo(render_text(result))
+        click.echo(render_text(result, TEXT_SHOWN if show_cases is None else show_cases))
     say_written(html_path)
     sys.exit(1 if any(not g["ok"] for g in result["gates"]) else 0)
 
@@ -84,14 +104,41 @@ def _lines(buckets: dict[str, dict[str, Any]], width: int) -> list[str]:
                    widths=[width], cut="…", indent="  ", gap=" ")
 
 
-def render_text(result: dict[str, Any]) -> str:
+def _failure_lines(result: dict[str, Any], shown: int) -> list[str]:
+    """The failed and unscored cases of each slice value, worst slice first, one line each."""
+    out = []
+    for name, values in result["failures"].items():
+        if not values:
+            continue
+        out.append(f"failing and unscored by {name} (worst first):")
+        for value, listing in values.items():
+            for outcome in ("failed", "unscored"):
+                cases = listing[outcome]
+                more = len(cases) - (shown or len(cases)) + listing[f"{outcome}NotShown"]
+                for case in cases[:shown or None]:
+                    facts = "; ".join(f"{k} {case[k]}" for k in ("severity", "reason")
+                                      if case[k] and name != f"metadata.{k}")  # not the slice's own value again
+                    by = f"{case['evaluator']}: " if case["evaluator"] else ""
+                    at = f" [{case['outputRef']}]" if case["outputRef"] else ""
+                    out.append(one_line(f"  {value}: {outcome} {case['id']}{' (' + facts + ')' if facts else ''}: "
+                                        f"{by}{case['message'] or ''}{at}"))
+                if more > 0:
+                    out.append(f"  {value}: ... and {more} more {outcome} (--show-cases 0 lists them all)")
+    return out
+
+
+def render_text(result: dict[str, Any], shown: int = TEXT_SHOWN) -> str:
     out = [f"{result['cases']} cases, {result['attempts']} attempts, {result['results']} results"]
     out += _lines({"overall": result["overall"]}, 24)
     for name, values in result["slices"].items():
         out.append(f"by {name} (worst first):")
         width = max([len(v) for v in values] + [8])
         out += _lines(values, min(width, 48))
+    out += _failure_lines(result, shown)
     flags = result["flags"]
+    if flags["conditionalResults"]:
+        out.append(f"conditional: {flags['conditionalResults']} result(s) from an llm-judge admitted only once "
+                   f"validated against people; {flags['judgeOnlyCases']} case(s) passed on such a judge alone")
     if flags["excludedResults"]:
         out.append(f"excluded: {flags['excludedResults']} result(s) from an evaluator the case's oracle type bars "
                    f"(not in any pass rate)")
@@ -117,8 +164,8 @@ def render_text(result: dict[str, Any]) -> str:
             at += f" entry {where['entry']}"
         out.append(f"  {at}: {entry['kind']}: {entry['reason']}")
     for gate in result["gates"]:
-        out.append(f"gate {gate['slice']} >= {gate['threshold']:g} ({gate['counting']}): "
-                   f"{'ok' if gate['ok'] else 'FAILED'}: {gate['why']}")
+        out.append(one_line(f"gate {gate['slice']} >= {gate['threshold']:g} ({gate['counting']}): "
+                            f"{'ok' if gate['ok'] else 'FAILED'}: {gate['why']}"))
     return "\n".join(out)
 
 

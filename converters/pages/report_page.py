@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .kit import LABEL_CHARS, card, esc, gap_list, grid, page, section_id, table, tiles
+from .kit import LABEL_CHARS, card, esc, esc_wrap, gap_list, grid, page, section_id, table, tiles
 
 OUTCOMES = (("passed", "#2f9e6e"), ("failed", "#c7372f"), ("unscored", "#aab1bf"))
 MAX_VALUES = 24
@@ -19,9 +19,27 @@ def _cut(text: str, limit: int = LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def rate_chart(name: str, buckets: dict[str, dict[str, Any]]) -> str:
-    """One stacked bar a value (passed, failed, unscored cases), worst first, its pass rate at the end.
-    HTML bars (the page kit's `.chart` rows), so the text keeps its size on a phone."""
+def _cases(value: str, listing: dict[str, Any] | None) -> str:
+    """The failed and unscored cases behind a bar, one click away (a <details> under it)."""
+    if not listing or not (listing["failed"] or listing["unscored"]):
+        return ""
+    rows = [[f'<span class="id">{esc(c["id"])}</span>', esc(c["outcome"]), esc(c["severity"] or ""),
+             esc_wrap(c["reason"] or ""), esc_wrap((c["evaluator"] + ": " if c["evaluator"] else "") + (c["message"] or "")),
+             esc_wrap(c["outputRef"] or "")]
+            for outcome in ("failed", "unscored") for c in listing[outcome]]
+    hidden = listing["failedNotShown"] + listing["unscoredNotShown"]
+    counts = ", ".join(f"{len(listing[k]) + listing[k + 'NotShown']} {k}" for k in ("failed", "unscored")
+                       if listing[k] or listing[k + "NotShown"])
+    more = (f'<p class="more">{hidden} more not listed (report --show-cases 0 lists every one).</p>'
+            if hidden else "")
+    return (f'<details class="cases" data-value="{esc(value)}"><summary>{esc(counts)}: the cases</summary>'
+            f'{table(["case", "outcome", "severity", "reason", "evaluator: message", "output"], rows)}{more}</details>')
+
+
+def rate_chart(name: str, buckets: dict[str, dict[str, Any]], failures: dict[str, Any] | None = None) -> str:
+    """One stacked bar a value (passed, failed, unscored cases), worst first, its pass rate at the end,
+    and under it the cases that did not pass. HTML bars (the page kit's `.chart` rows), so the text
+    keeps its size on a phone."""
     items = list(buckets.items())[:MAX_VALUES]
     rows = []
     for value, bucket in items:
@@ -34,7 +52,8 @@ def rate_chart(name: str, buckets: dict[str, dict[str, Any]]) -> str:
             f'<div class="row rate" data-value="{esc(value)}" data-passed="{bucket["passed"]}" data-failed="{bucket["failed"]}" '
             f'data-unscored="{bucket["unscored"]}" data-rate="{"" if bucket["passRate"] is None else bucket["passRate"]}" '
             f'title="{esc(tip)}"><span class="lbl">{esc(_cut(value))}</span><span class="track stack">{parts}</span>'
-            f'<span class="num"><b class="rate-text">{esc(_percent(bucket["passRate"]))}</b></span></div>')
+            f'<span class="num"><b class="rate-text">{esc(_percent(bucket["passRate"]))}</b></span></div>'
+            + _cases(value, (failures or {}).get(value)))
     chart = (f'<div class="chart" data-slice="{esc(name)}" role="img" aria-label="{esc(name)}: pass rate by value, worst first">'
            f'{"".join(rows)}</div>')
     more = len(buckets) - len(items)
@@ -56,7 +75,7 @@ def _legend() -> str:
 
 def _problems(data: dict[str, Any]) -> list[dict[str, Any]]:
     out = [{"code": "gate", "message": f"{g['slice']} >= {g['threshold']:g} over {g['counting']}: {g['why']}",
-            "tone": "bad"} for g in data["gates"] if not g["ok"]]
+            "tone": "bad", "ids": g["unscoredCases"] + g["judgeOnlyCases"]} for g in data["gates"] if not g["ok"]]
     flags = data["flags"]
     if flags["excludedResults"]:
         out.append({"code": "excluded", "count": flags["excludedResults"], "message":
@@ -121,7 +140,7 @@ def render(data: dict[str, Any]) -> str:
                      note=f"{data['attempts']:,} attempts and {data['results']:,} results read; a case is counted once."))
     body.append("<h2>Pass rate by slice, worst first</h2>")
     body.append(_legend())
-    body.append(grid(card(name, rate_chart(name, buckets), id=section_id(name),
+    body.append(grid(card(name, rate_chart(name, buckets, data["failures"].get(name)), id=section_id(name),
                           note=f"{len(buckets)} value{'s' if len(buckets) != 1 else ''}")
                      for name, buckets in data["slices"].items()))
     if data["judgeAgreement"]:
