@@ -73,6 +73,37 @@ def test_report_page_is_legible_on_a_phone_and_a_laptop(browser, report_page, wi
     assert browser.eval(LAYOUT_JS) == []
 
 
+def test_report_page_lists_failing_cases_one_click_under_each_bar(browser, report_page):
+    """Issue 25 §2: `grep cs-... report.html` found nothing; now each bar's failed and unscored cases
+    are in a <details> under it, as the JSON's `failures` lists them."""
+    page, data = report_page
+    browser.open(page, width=1366)
+    listed = browser.eval("""Object.fromEntries([...document.querySelectorAll('div.chart')].map(chart => [
+        chart.dataset.slice, Object.fromEntries([...chart.querySelectorAll('details.cases')].map(d => [d.dataset.value,
+          {open: d.open, ids: [...d.querySelectorAll('span.id')].map(s => s.textContent),
+           visible: d.querySelector('table').checkVisibility()}]))]))""")
+    for name, values in data["failures"].items():
+        assert list(listed[name]) == list(values), name  # a list under every bar with a failure, worst first
+        for value, listing in values.items():
+            shown = listed[name][value]
+            assert shown["ids"] == [c["id"] for c in listing["failed"] + listing["unscored"]]
+            assert not shown["open"] and not shown["visible"]  # closed until clicked
+    harmful = "document.querySelector('div.chart[data-slice=\"metadata.severity\"] details.cases[data-value=harmful]')"
+    browser.eval(f"{harmful}.querySelector('summary').click()")
+    assert browser.eval(f"{harmful}.open")
+    cells = browser.eval(f"[...{harmful}.querySelectorAll('tr')].slice(1).map(tr => "
+                         "[...tr.querySelectorAll('td')].map(td => td.textContent))")
+    failed = data["failures"]["metadata.severity"]["harmful"]["failed"][0]
+    assert cells[0] == [failed["id"], "failed", "harmful", failed["reason"], f"{failed['evaluator']}: {failed['message']}",
+                        failed["outputRef"]]
+    problems = browser.eval("[...document.querySelectorAll('ul.gaps li[data-code=gate] .ids')].map(e => e.textContent)")
+    assert "r-order-status-tool" in problems[0]  # the failed gate names its unscored cases
+    for width in (390, 1280):  # opened, it still fits a phone and a laptop
+        browser.open(page, width=width)
+        browser.eval("document.querySelectorAll('details.cases').forEach(d => d.open = true)")
+        assert browser.eval(LAYOUT_JS) == [], width
+
+
 def test_report_page_shows_judge_agreement(browser, tmp_path):
     from test_run_judge_agreement import build_store
 
