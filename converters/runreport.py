@@ -201,8 +201,9 @@ class RunReport:
         self._gate_slices: dict[int, dict[str, list[str]]] = {}
         self.policy = policy
         self.cases_shown = cases_shown
-        self._messages: dict[tuple[int, int], str] = {}  # (attempt, name) -> message of a verdict not passed
+        self._messages: dict[tuple[int, int], str] = {}  # (case, name) -> its latest message of a verdict not passed
         self._where = _Where()
+        self._texts: dict[str, str] = {}
 
     # ---- cases
     def add_cases(self, path: str) -> None:
@@ -298,11 +299,12 @@ class RunReport:
         self._note(attempt, name_index, passed, record.get("reason"))
 
     def _note(self, attempt: int, name: int, passed: bool | None, reason: Any) -> None:
-        """Keep the message of a verdict that did not pass (what a failure list shows), only while it stands."""
-        if passed is True:
-            self._messages.pop((attempt, name), None)
-        else:
-            self._messages[(attempt, name)] = _text(reason) or ("failed" if passed is False else "no verdict")
+        """Keep an evaluator's latest message on a case where it did not pass (what a failure list
+        shows): one a case and evaluator, however many attempts and rescorings there are."""
+        case = self._attempt_case[attempt]
+        if passed is not True and case >= 0:
+            text = _text(reason) or ("failed" if passed is False else "no verdict")
+            self._messages[(case, name)] = self._texts.setdefault(text, text)  # one copy of a repeated message
 
     # ---- the report
     def finish(self, sources: list[str] | None = None) -> dict[str, Any]:
@@ -398,7 +400,7 @@ class RunReport:
         by = case.failed_by if case.fail else case.pending_by
         names = list(self._names)
         if by is not None:
-            message = self._messages.get(by)
+            message = self._messages.get((index, by[1]))
             evaluator: str | None = names[by[1]]
             where = self._where.ref(by[0])
         else:
@@ -458,7 +460,7 @@ class _Where:
     def __init__(self) -> None:
         self._files: dict[str, int] = {}
         self._file = array("i")
-        self._at = array("q")  # the line (> 0), -(entry + 1) for an entry, 0 for neither
+        self._at = array("i")  # the line (> 0), -(entry + 1) for an entry, 0 for neither
         self._refs: dict[int, str] = {}
 
     def add(self, record: dict[str, Any]) -> None:
