@@ -24,6 +24,7 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
 from evalconv.canonical.suggest import count as count_of
+from evalconv.canonical.vocabulary import is_starter
 
 from .._common.records import CSVLines
 from . import files
@@ -31,7 +32,7 @@ from .config import check_config_option, shape_of, write_config
 from .csv_tests import HEADER, csv_assertion, place_csv
 from .emit import dump_item
 from .oracle import oracle_table
-from .write import STARTERS, Placement, attach_metadata, place
+from .write import Placement, attach_metadata, place
 
 _NEEDS_PERSON = re.compile(r"\Athis case needs [\w-]+ grading")
 _CARRY_WHY = "promptfoo keeps it in the test's free-form metadata and does not act on it"
@@ -248,7 +249,7 @@ class _Notes:
         blocked = plan.blocked if plan is not None else None
         chosen = plan.evaluator if plan is not None and not blocked and plan.chosen else None
         return (row.id, blocked, chosen, row.case["oracleType"], plan is not None and plan.traced,
-                row.case.get("provenance") in STARTERS)
+                is_starter(row.case))
 
     def add(self, facts: tuple[Any, ...]) -> None:
         row_id, blocked, chosen, oracle_type, traced, starter = facts

@@ -11,6 +11,7 @@ from typing import Any
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.row import Row
+from evalconv.canonical.vocabulary import is_starter
 
 from .oracle import Plan, plan
 from .read import (
@@ -25,7 +26,6 @@ from .text import FILE_PREFIX, has_ref_key, loads_at_load_time, var_text
 # Test fields restored from metadata.case.extensions.promptfoo (a test evalconv imported).
 PASSTHROUGH = ("description", "threshold", "options", "provider", "providers", "prompts",
                "providerOutput", "assertScoringFunction")
-STARTERS = ("starter-example", "overlay-starter-needs-expert-validation")
 STARTER_NOTE = "[starter example, not a validated answer] "
 
 
@@ -100,7 +100,7 @@ def description_for(row: Row, ext: dict[str, Any]) -> str:
     else:
         scenario = row.case.get("scenario")
         text = f"{row.id}: {scenario}" if isinstance(scenario, str) and scenario.strip() else row.id
-    if row.case.get("provenance") in STARTERS:
+    if is_starter(row.case):
         return STARTER_NOTE + text
     return "case " + text if text.startswith(FILE_PREFIX) else text
 
