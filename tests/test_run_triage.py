@@ -201,6 +201,9 @@ def test_gate_refuses_passes_of_an_unvalidated_judge(tmp_path):
     assert result["slices"]["case.oracleType"]["reference-answer"]["conditional"] == 4  # marked in the report
     assert result["flags"]["conditionalResults"] == 4 and result["flags"]["judgeOnlyCases"] == 4
     assert report_json(*args, "--trust-judge")[0] == 0
+    text = run("report", *args).output
+    assert "reference-answer" in text and "(4 passed on a judge alone)" in text
+    assert "conditional: 4 result(s) from an llm-judge" in text
 
 
 def test_gate_accepts_a_judge_that_agrees_with_people(tmp_path):

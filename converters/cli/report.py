@@ -98,6 +98,7 @@ def _lines(buckets: dict[str, dict[str, Any]], width: int) -> list[str]:
     """A line a bucket: its label in a column `width` wide (a longer one cut), then its counts."""
     def counts(bucket: dict[str, Any]) -> str:
         flags = f"  ({bucket['starter']} starter)" if bucket["starter"] else ""
+        flags += f"  ({bucket['conditional']} passed on a judge alone)" if bucket["conditional"] else ""
         return (f"{_rate(bucket)}  passed {bucket['passed']:>4}  failed {bucket['failed']:>4}  "
                 f"unscored {bucket['unscored']:>4}  excluded {bucket['excluded']:>4}{flags}")
     return aligned([[label, counts(bucket)] for label, bucket in buckets.items()],

@@ -86,6 +86,11 @@ def _problems(data: dict[str, Any]) -> list[dict[str, Any]]:
     if flags["untypedResults"]:
         out.append({"code": "untyped", "count": flags["untypedResults"], "message":
                     "results whose evaluator type is unknown: admitted unchecked (name it with --evaluator NAME=TYPE)"})
+    if flags["conditionalResults"]:
+        out.append({"code": "conditional", "count": flags["conditionalResults"], "message":
+                    f"results from an llm-judge admitted only once validated against people (see Judge agreement); "
+                    f"{flags['judgeOnlyCases']} case(s) passed on such a judge alone, which a gate counts only "
+                    f"where the judge agrees with people on the case family"})
     if flags["notRun"]:
         out.append({"code": "not-run", "count": flags["notRun"], "message": "cases no attempt reached: unscored"})
     if flags["starterCases"]:
