@@ -114,6 +114,8 @@ def test_report_page_shows_judge_agreement(browser, tmp_path):
     rows = browser.eval("[...document.querySelectorAll('#agreement table tr')].slice(1).map("
                         "tr => [...tr.querySelectorAll('td')].map(td => td.textContent))")
     assert ["tone", "10", "7", "70.0%", "0.400", "4", "3", "2", "1"] in rows
+    marked = browser.eval("document.querySelector('ul.gaps li[data-code=conditional] .count').textContent")
+    assert marked == str(page_data(page)["flags"]["conditionalResults"]) and int(marked) > 0  # judge results marked
     assert browser.eval(OVERFLOW_JS) == []
 
 
