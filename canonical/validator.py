@@ -302,13 +302,19 @@ def vocabulary_findings(metadata: dict[str, Any]) -> list[Finding]:
     """Reason-field values outside the documented vocabulary: allowed, but a typo (`Harmful`)
     would leave the case out of its slice, so each is named with the nearest documented value."""
     out = []
-    for field_name, vocabulary in REASON_VOCABULARIES.items():
-        key = field_name.split(".", 1)[1]
-        for value in off_vocabulary(field_name, metadata.get(key)):
+    for field_name, key, known in _REASON_KEYS:
+        given = metadata.get(key)
+        if given is None or given is True or (given.__class__ is str and given in known):
+            continue  # the common case, a row at a time
+        vocabulary = REASON_VOCABULARIES[field_name]
+        for value in off_vocabulary(field_name, given):
             out.append(Finding("off-vocabulary",
                                f"{key} {value!r} is not one of {', '.join(vocabulary)}: did you mean "
                                f"{nearest(value, vocabulary)!r}?", f"$.{field_name}"))
     return out
+
+
+_REASON_KEYS = [(name, name.split(".", 1)[1], frozenset(vocabulary)) for name, vocabulary in REASON_VOCABULARIES.items()]
 
 
 def _not_a_set(present: bool, expected: Any) -> str:
