@@ -75,7 +75,7 @@ th{color:var(--muted);font-weight:600;font-size:12px}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.heat{width:auto;min-width:50%}
 table.heat th,table.heat td{vertical-align:middle}
-.drill span.id{white-space:nowrap}
+.drill span.id,.cases span.id{white-space:nowrap}
 table.heat td.cell{text-align:center;font-variant-numeric:tabular-nums;border:2px solid #fff;min-width:44px}
 table.heat td.cell a{color:inherit;text-decoration:none;display:block}
 table.heat td.cell a:hover{text-decoration:underline}
