@@ -35,7 +35,9 @@ from .canonical.admissibility import ADMISSIBILITY
 from .canonical.errors import UsageError
 from .canonical.slicing import lookup, slice_labels
 from .canonical.validator import Validator
-from .canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES, NONE_LABEL, RELEASE, is_release_gate, is_starter
+from .canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES, NONE_LABEL, is_release_gate, is_starter
+from .rungates import DEFAULT_POLICY, GatePolicy, gate_json
+from .runwhere import OutputPlaces
 from .sources import label, reading
 from .vendors.langsmith.format import example_id
 
@@ -44,7 +46,6 @@ GATE_FIELD = "metadata.gate"
 LEDGER_SHOWN = 1000
 CASES_SHOWN = 20  # failed (and unscored) cases listed per slice value; the rest are counted
 TEXT_CUT = 200  # characters kept of a case's reason and an evaluator's message
-MIN_AGREEMENT = 0.8
 TYPES = (*EVALUATOR_TYPES, None)
 _PASSED = {False: 0, True: 1, None: 2}
 
@@ -151,16 +152,6 @@ class Gate:
         return cls(name, value, threshold)
 
 
-@dataclass(frozen=True)
-class GatePolicy:
-    """What a gate accepts beyond its rate: unscored cases, passes on an unvalidated judge."""
-
-    allow_unscored: bool = False
-    min_graded: float | None = None  # the share of a slice's cases that must be graded
-    min_agreement: float = MIN_AGREEMENT  # judge-human percent agreement that validates a judge
-    trust_judge: bool = False
-
-
 @dataclass
 class Ledger:
     entries: list[dict[str, Any]] = field(default_factory=list)
@@ -176,7 +167,7 @@ class RunReport:
     """Feed it cases, then records (attempts before their results); `finish()` gives the dict."""
 
     def __init__(self, by: Iterable[str] = DEFAULT_BY, evaluators: dict[str, str] | None = None,
-                 gates: Iterable[Gate] = (), gate_field: str = GATE_FIELD, policy: GatePolicy = GatePolicy(),
+                 gates: Iterable[Gate] = (), gate_field: str = GATE_FIELD, policy: GatePolicy = DEFAULT_POLICY,
                  cases_shown: int = CASES_SHOWN) -> None:
         self.by = list(dict.fromkeys(by))
         self._by_paths = [field_path(f) for f in self.by]
@@ -202,8 +193,9 @@ class RunReport:
         self.policy = policy
         self.cases_shown = cases_shown
         self._messages: dict[tuple[int, int], str] = {}  # (case, name) -> its latest message of a verdict not passed
-        self._where = _Where()
+        self._where = OutputPlaces()
         self._texts: dict[str, str] = {}
+        self._name_list: list[str] = []  # evaluator names by number, for the failure lists
 
     # ---- cases
     def add_cases(self, path: str) -> None:
@@ -398,10 +390,11 @@ class RunReport:
         """A failed or unscored case by name: what triage needs to find and read it."""
         case = self.cases[index]
         by = case.failed_by if case.fail else case.pending_by
-        names = list(self._names)
+        if len(self._name_list) != len(self._names):
+            self._name_list = list(self._names)
         if by is not None:
             message = self._messages.get((index, by[1]))
-            evaluator: str | None = names[by[1]]
+            evaluator: str | None = self._name_list[by[1]]
             where = self._where.ref(by[0])
         else:
             evaluator = where = None
@@ -419,83 +412,19 @@ class RunReport:
                 "unscoredNotShown": bucket.unscored - len(listed["unscored"])}
 
     def _gate_json(self, gate: Gate, bucket: Bucket, judges: dict[str, Any]) -> dict[str, Any]:
-        policy = self.policy
-        untrusted = 0 if policy.trust_judge else bucket.unvalidated
-        scored = bucket.passed + bucket.failed
-        rate = (bucket.passed - untrusted) / scored if scored else None
-        total = scored + bucket.unscored
-        graded = scored / total if total else None
-        problems = []
-        if rate is None:
-            problems.append("no scored release-gating case in this slice")
-        elif rate < gate.threshold:
-            problems.append(f"{rate:.4g} < {gate.threshold:g}")
-        unscored_ids = [self.cases[i].id for i in bucket.listed["unscored"]]
-        allowed = policy.allow_unscored or (policy.min_graded is not None and graded is not None
-                                            and graded >= policy.min_graded)
-        if bucket.unscored and not allowed:
-            need = f" (graded {graded:.0%} < --min-graded {policy.min_graded:g})" if policy.min_graded is not None else ""
-            problems.append(f"{bucket.unscored} case(s) nobody graded{need}: {_ids(unscored_ids, bucket.unscored)} "
-                            f"(--allow-unscored or --min-graded SHARE to accept)")
-        judge_ids = [self.cases[i].id for i in bucket.listed["unvalidated"]]
-        families = sorted({self.cases[i].family for i in bucket.listed["unvalidated"]})
-        unvalidated = [{"family": f, "evidence": _evidence(judges.get(f), policy.min_agreement)} for f in families]
-        if untrusted:
-            evidence = "; ".join(f"{u['family']}: {u['evidence']}" for u in unvalidated)
-            problems.append(f"the llm-judge is unvalidated ({evidence}), "
-                            f"so {untrusted} case(s) it alone passed do not pass: {_ids(judge_ids, untrusted)} "
-                            f"(--trust-judge accepts them)")
-        ok = not problems
-        return {"slice": "overall" if gate.field == "overall" else f"{gate.field}={gate.value}",
-                "threshold": gate.threshold, "counting": f"{self.gate_field}: {RELEASE} or true",
-                **bucket.to_json(), "gatePassRate": rate, "gradedShare": graded,
-                "unscoredCases": unscored_ids, "judgeOnlyCases": judge_ids, "unvalidatedJudge": unvalidated,
-                "ok": ok, "why": "; ".join(problems) if problems else f"{rate:.4g} >= {gate.threshold:g}"}
-
-
-class _Where:
-    """Where each attempt's output is, in machine words per attempt: its `outputRef` when the
-    record has one (kept in a dict: few harnesses set it), else the harness file and line or entry."""
-
-    def __init__(self) -> None:
-        self._files: dict[str, int] = {}
-        self._file = array("i")
-        self._at = array("i")  # the line (> 0), -(entry + 1) for an entry, 0 for neither
-        self._refs: dict[int, str] = {}
-
-    def add(self, record: dict[str, Any]) -> None:
-        if isinstance(ref := record.get("outputRef"), str):
-            self._refs[len(self._file)] = ref
-        source = given if isinstance(given := record.get("source"), dict) else {}
-        file, line, entry = source.get("file"), source.get("line"), source.get("entry")
-        self._file.append(self._files.setdefault(file, len(self._files)) if isinstance(file, str) else -1)
-        self._at.append(line if isinstance(line, int) and line > 0 else -(entry + 1) if isinstance(entry, int) else 0)
-
-    def ref(self, attempt: int) -> str | None:
-        if attempt in self._refs:
-            return self._refs[attempt]
-        if self._file[attempt] < 0:
-            return None
-        file = list(self._files)[self._file[attempt]]
-        at = self._at[attempt]
-        return f"{file}:{at}" if at > 0 else f"{file} entry {-at - 1}" if at < 0 else file
+        listed = bucket.listed
+        return gate_json("overall" if gate.field == "overall" else f"{gate.field}={gate.value}", gate.threshold,
+                         self.policy, bucket.to_json(), gate_field=self.gate_field, judges=judges,
+                         unvalidated=bucket.unvalidated, unscored=[self.cases[i].id for i in listed["unscored"]],
+                         judge_only=[(self.cases[i].id, self.cases[i].family) for i in listed["unvalidated"]])
 
 
 def _text(value: Any) -> str | None:
+    """A message or reason as one line, cut at TEXT_CUT characters; None for no text."""
     if not isinstance(value, str) or not value.strip():
         return None
     value = " ".join(value.split())
     return value if len(value) <= TEXT_CUT else value[: TEXT_CUT - 1] + "…"
-
-
-def _ids(ids: list[str], count: int) -> str:
-    return ", ".join(ids) + (f" and {count - len(ids)} more" if count > len(ids) else "")
-
-
-def _evidence(agreement: dict[str, Any] | None, minimum: float) -> str:
-    if agreement is None:
-        return "no judge-agreement evidence (no case graded by both the judge and a person)"
-    return f"agreement {agreement['percentAgreement']:.0%} < --min-agreement {minimum:g} on {agreement['pairs']} pair(s)"
 
 
 class _Verdicts:
@@ -595,7 +524,7 @@ def run_records(path: str, harness: str | None = None) -> Iterator[tuple[str, di
 
 def report(runs_: list[str], cases: list[str], *, by: Iterable[str] | None = None,
            evaluators: dict[str, str] | None = None, gates: Iterable[str] = (), gate_field: str = GATE_FIELD,
-           harness: str | None = None, policy: GatePolicy = GatePolicy(),
+           harness: str | None = None, policy: GatePolicy = DEFAULT_POLICY,
            cases_shown: int = CASES_SHOWN) -> dict[str, Any]:
     """The report dict `evalconv report --format json` prints."""
     builder = RunReport(by or DEFAULT_BY, evaluators, [Gate.parse(g) for g in gates], gate_field, policy, cases_shown)

@@ -8,6 +8,8 @@ from typing import Any
 import click
 
 from .. import runindex, runreport, runstore
+from ..canonical.vocabulary import RELEASE
+from ..rungates import MIN_AGREEMENT, GatePolicy
 from ..canonical.errors import UsageError, one_line
 from ..output_paths import check_outputs
 from ..results_registry import RESULTS_REGISTRY
@@ -42,13 +44,13 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
               help="Exit 1 when the slice's pass rate over release-gating cases is below RATE, "
                    "e.g. metadata.severity=harmful:1.0 or overall:0.9 (repeatable).")
 @click.option("--gate-field", default=runreport.GATE_FIELD, show_default=True, metavar="FIELD",
-              help=f"The field that says a case gates a release ('{runreport.RELEASE}', true, or a list holding "
-                   f"'{runreport.RELEASE}').")
+              help=f"The field that says a case gates a release ('{RELEASE}', true, or a list holding "
+                   f"'{RELEASE}').")
 @click.option("--allow-unscored", is_flag=True,
               help="Let a gate pass although some of its cases are unscored (by default one unscored case fails it).")
 @click.option("--min-graded", type=click.FloatRange(0.0, 1.0), default=None, metavar="SHARE",
               help="Let a gate pass when at least this share of its cases is graded, e.g. 0.9.")
-@click.option("--min-agreement", type=click.FloatRange(0.0, 1.0), default=runreport.MIN_AGREEMENT, show_default=True,
+@click.option("--min-agreement", type=click.FloatRange(0.0, 1.0), default=MIN_AGREEMENT, show_default=True,
               metavar="SHARE", help="Judge-human agreement on a case family below which a pass given only by "
                                     "an llm-judge does not count toward a gate.")
 @click.option("--trust-judge", is_flag=True,
@@ -72,8 +74,8 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
     one of its cases is unscored, or a pass rests only on an llm-judge nobody validated.
     """
     check_outputs(runs + cases, {"--html": html_path}, stdout=True)
-    policy = runreport.GatePolicy(allow_unscored=allow_unscored, min_graded=min_graded, min_agreement=min_agreement,
-                                  trust_judge=trust_judge)
+    policy = GatePolicy(allow_unscored=allow_unscored, min_graded=min_graded, min_agreement=min_agreement,
+                        trust_judge=trust_judge)
     result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
                               gates=gates, gate_field=gate_field, harness=harness, policy=policy,
                               cases_shown=runreport.CASES_SHOWN if show_cases is None else show_cases)
