@@ -41,8 +41,9 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--evaluator", "evaluators", multiple=True, metavar="NAME=TYPE",
               help="The evaluator type of a harness check evalconv cannot infer (repeatable).")
 @click.option("--fail-under", "gates", multiple=True, metavar="SLICE=RATE",
-              help="Exit 1 when the slice's pass rate over release-gating cases is below RATE, "
-                   "e.g. metadata.severity=harmful:1.0 or overall:0.9 (repeatable).")
+              help="Exit 1 when the slice's pass rate over release-gating cases is below RATE, one of "
+                   "them is unscored, or a pass rests only on an unvalidated llm-judge, e.g. "
+                   "metadata.severity=harmful:1.0 or overall:0.9 (repeatable).")
 @click.option("--gate-field", default=runreport.GATE_FIELD, show_default=True, metavar="FIELD",
               help=f"The field that says a case gates a release ('{RELEASE}', true, or a list holding "
                    f"'{RELEASE}').")
