@@ -83,6 +83,7 @@ class Case:
     attempts: int = 0
     failed_by: tuple[int, int] | None = None  # (attempt, evaluator name) of the first failing verdict
     pending_by: tuple[int, int] | None = None
+    by_judge: bool = False  # the verdict named by failed_by (else pending_by) is a conditionally admitted one
 
     @property
     def outcome(self) -> str:
@@ -376,11 +377,13 @@ class RunReport:
     def _decide(self, case: Case, attempt: int, decided: list[tuple[int, bool | None, bool]]) -> None:
         for name, passed, cond in decided:
             if passed is False:
+                if case.failed_by is None:
+                    case.failed_by, case.by_judge = (attempt, name), cond
                 case.fail = True
-                case.failed_by = case.failed_by or (attempt, name)
             elif passed is None:
+                if case.pending_by is None and case.failed_by is None:
+                    case.pending_by, case.by_judge = (attempt, name), cond
                 case.pending = True
-                case.pending_by = case.pending_by or (attempt, name)
             else:
                 case.passed = True
                 case.cond_pass |= cond
@@ -402,7 +405,8 @@ class RunReport:
                        f"no admitted verdict ({case.excluded} result(s) excluded: their evaluator is barred here)"
                        if case.excluded else "no verdict on any attempt")
         return {"id": case.id, "outcome": case.outcome, "reason": case.reason, "severity": case.severity,
-                "outputRef": where, "evaluator": evaluator, "message": message}
+                "outputRef": where, "evaluator": evaluator, "conditional": by is not None and case.by_judge,
+                "message": message}
 
     def _listing(self, bucket: Bucket) -> dict[str, Any]:
         listed = bucket.listed

@@ -206,6 +206,17 @@ def test_gate_refuses_passes_of_an_unvalidated_judge(tmp_path):
     assert "conditional: 4 result(s) from an llm-judge" in text
 
 
+def test_a_failure_given_by_a_conditionally_admitted_judge_is_marked(tmp_path):
+    rows = [_row("c-judge", severity="harmful"), _row("c-exact", severity="harmful")]
+    folder, cases = _store(tmp_path, rows, {"c-judge": [("judge", "llm-judge", False)],
+                                            "c-exact": [("exact", "exact-or-programmatic", False)]})
+    failed = report_json(folder, "--cases", cases)[1]["failures"]["metadata.severity"]["harmful"]["failed"]
+    assert {c["id"]: c["conditional"] for c in failed} == {"c-judge": True, "c-exact": False}
+    page = tmp_path / "report.html"
+    assert run("report", folder, "--cases", cases, "--html", page).exit_code == 0
+    assert "llm-judge, admitted once validated" in page.read_text("utf-8")
+
+
 def test_gate_accepts_a_judge_that_agrees_with_people(tmp_path):
     folder, cases = _judged(tmp_path, [True, True, True, False])  # 3 of 4 agree: 75%
     args = (folder, "--cases", cases, "--fail-under", "overall:1.0")

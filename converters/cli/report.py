@@ -122,7 +122,8 @@ def _failure_lines(result: dict[str, Any], shown: int) -> list[str]:
                 for case in cases[:shown or None]:
                     facts = "; ".join(f"{k} {case[k]}" for k in ("severity", "reason")
                                       if case[k] and name != f"metadata.{k}")  # not the slice's own value again
-                    by = f"{case['evaluator']}: " if case["evaluator"] else ""
+                    by = f"{case['evaluator']}{' (llm-judge, conditional)' if case['conditional'] else ''}: " \
+                        if case["evaluator"] else ""
                     at = f" [{case['outputRef']}]" if case["outputRef"] else ""
                     out.append(one_line(f"  {value}: {outcome} {case['id']}{' (' + facts + ')' if facts else ''}: "
                                         f"{by}{case['message'] or ''}{at}"))

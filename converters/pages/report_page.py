@@ -24,7 +24,8 @@ def _cases(value: str, listing: dict[str, Any] | None) -> str:
     if not listing or not (listing["failed"] or listing["unscored"]):
         return ""
     rows = [[f'<span class="id">{esc(c["id"])}</span>', esc(c["outcome"]), esc(c["severity"] or ""),
-             esc_wrap(c["reason"] or ""), esc_wrap((c["evaluator"] + ": " if c["evaluator"] else "") + (c["message"] or "")),
+             esc_wrap(c["reason"] or ""), esc_wrap((c["evaluator"] + ": " if c["evaluator"] else "") + (c["message"] or ""))
+             + (' <span class="chip">llm-judge, admitted once validated</span>' if c["conditional"] else ""),
              esc_wrap(c["outputRef"] or "")]
             for outcome in ("failed", "unscored") for c in listing[outcome]]
     hidden = listing["failedNotShown"] + listing["unscoredNotShown"]
