@@ -24,6 +24,7 @@ from typing import Any, Iterable, cast
 from .canonical import jsonvalue, paths, schema
 from .canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, implied_evaluator
 from .canonical.errors import EvalconvError, UsageError
+from .canonical.review import is_placeholder
 from .canonical.validator import STARTER_PROVENANCES
 from . import parallel
 from .canonical.source import SourceRow
@@ -60,6 +61,7 @@ IMPLIED_BY_ORACLE = {oracle: implied_evaluator(oracle) for oracle in ADMISSIBILI
 GAP_CODES = {
     "invalid-rows": "rows the schema rejects (not counted; run `evalconv validate`)",
     "starter-rows": "starter examples still in the set, not validated gold answers",
+    "placeholder-behavior": "rows whose expectedBehavior is still the placeholder evalconv import wrote",
     "thin-family": "case families with fewer cases than the family minimum",
     "missing-oracle-type": "oracle types with no cases",
     "missing-severity": "severities with no cases",
@@ -520,6 +522,7 @@ class _Counter:
             family = cases[i].get("caseFamily")
             family = family if isinstance(family, str) else NONE
             self.starter_families[family] = self.starter_families.get(family, 0) + 1
+        add("placeholder-behavior", [i for i, c in enumerate(cases) if is_placeholder(c)])
         add("no-reason", [i for i, m in enumerate(metas) if (r := m.get("reason")) is None or r == []
                           or (r.__class__ is str and not r.strip())])
         add("rubric-without-criteria", [i for i, c in enumerate(cases)
@@ -609,6 +612,8 @@ def _gap_list(counter: _Counter, slices: dict[str, dict[str, int]], families: di
                                              f"{' < '.join(SEVERITY_ORDER)})",
                          len(missing), None, {k: 0 for k in missing}, "metadata.severity"))
     messages = {
+        "placeholder-behavior": "{n} imported without an expected behaviour: a reviewer must replace the "
+                                "placeholder before the cases grade anything",
         "no-reason": "{n} with no reason (metadata.reason): nothing says why the case exists",
         "rubric-without-criteria": "{n} of oracle type rubric with no evaluationCriteria to grade against",
         "judge-needs-validation": "{n} graded by llm-judge{implied}: the verdicts count only once "
