@@ -286,6 +286,8 @@ class _Layout:
                 raise RowError(f"'{name}' is set in both 'case.{name}' and '{CASE_JSON}'",
                                  paths.join("$.metadata.case", name))
             case[name] = value
+        if "caseId" not in case and "case.caseId" in self.index and isinstance(row.get("id"), str):
+            case["caseId"] = row["id"]  # a blank case.caseId cell means the row's id (a row added by hand)
         metadata: dict[str, Any] = {"case": {f: case[f] for f in CASE_FIELDS if f in case}}
         for extra in case.keys() - metadata["case"].keys():  # unknown names: the schema reports them
             metadata["case"][extra] = case[extra]
