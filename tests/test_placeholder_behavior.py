@@ -99,3 +99,20 @@ def test_promptfoo_report_notes_the_placeholder_rows(imported, tmp_path):
     report = tmp_path / "report.json"
     assert run(imported, "--to", "promptfoo", "-o", tmp_path / "out.yaml", "--report", report).exit_code == 0
     assert "placeholder expected behaviour evalconv import wrote" in report.read_text(encoding="utf-8")
+
+
+@pytest.mark.interop
+def test_deepeval_and_inspect_loaders_show_the_placeholder_mark(imported, tmp_path, monkeypatch):
+    monkeypatch.setenv("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
+    monkeypatch.setenv("DEEPEVAL_DISABLE_DOTENV", "1")
+    from interop import require_module
+    deepeval, inspect = require_module("deepeval.dataset"), require_module("inspect_ai.dataset")
+    golden_file, sample_file = tmp_path / "out.deepeval.json", tmp_path / "out.inspect.jsonl"
+    assert run(imported, "--to", "deepeval", "-o", golden_file).exit_code == 0
+    assert run(imported, "--to", "inspect", "-o", sample_file).exit_code == 0
+    monkeypatch.chdir(tmp_path)  # DeepEval writes into the working directory
+    dataset = deepeval.EvaluationDataset()
+    dataset.add_goldens_from_json_file(str(golden_file))
+    assert [g.comments for g in dataset.goldens] == [PLACEHOLDER_MARK] * 2
+    samples = inspect.json_dataset(str(sample_file))
+    assert [s.metadata["starter_example"] for s in samples] == [PLACEHOLDER_MARK] * 2
