@@ -13,6 +13,7 @@ import csv
 import itertools
 from dataclasses import dataclass
 import re
+import shlex
 import tempfile
 from typing import Any, Iterator, TextIO
 
@@ -167,6 +168,30 @@ def sniff_delimiter(header_line: str) -> str:
     return best
 
 
+def _names_known_columns(cell: str) -> bool:
+    """A header cell that holds canonical column names joined by some other character."""
+    return sum(1 for name in re.split(r"[^\w.:]+", cell) if _known_column(name)) > 1
+
+
+def own_sheet(source: str) -> str:
+    """What to say about a sheet whose header names no canonical column."""
+    return (f"no canonical column (id, input, case.*) in the header: this looks like a team's own sheet; "
+            f"make it a set with: evalconv import {shlex.quote(source)} -o set.csv")
+
+
+def looks_like_sheet(head: str) -> bool:
+    """The first line splits into two or more named cells with a comma, semicolon or tab."""
+    first = _LINE_END.split(head.lstrip("\ufeff"), maxsplit=1)[0]
+    for delimiter in DELIMITERS:
+        try:
+            cells = next(csv.reader([first], delimiter=delimiter), [])
+        except csv.Error:
+            continue
+        if len(cells) > 1 and all(c.strip() for c in cells):
+            return True
+    return False
+
+
 def _csv_error(message: str) -> str:
     """The csv module's message, in the words of someone editing a sheet."""
     if "new-line character seen in unquoted field" in message:
@@ -201,11 +226,13 @@ class _Layout:
             if name not in HEADER and not name.startswith("metadata."):
                 unknown.append(name)
         if unknown and len(unknown) == len(header):
-            shown = _DELIMITER_NAMES.get(delimiter, repr(delimiter))
-            how = ("is --delimiter right?" if told else
-                   "evalconv tries commas, semicolons and tabs; name it with --delimiter")
-            raise ReadError(f"the header does not split into known columns with {shown} as the delimiter: the "
-                            f"delimiter looks wrong ({how})", source=source, line=1)
+            if len(header) == 1 and (told or _names_known_columns(header[0])):
+                shown = _DELIMITER_NAMES.get(delimiter, repr(delimiter))
+                how = ("is --delimiter right?" if told else
+                       "evalconv tries commas, semicolons and tabs; name it with --delimiter")
+                raise ReadError(f"the header does not split into known columns with {shown} as the delimiter: "
+                                f"the delimiter looks wrong ({how})", source=source, line=1)
+            raise ReadError(own_sheet(source), source=source, line=1)
         if unknown:
             raise ReadError(_unknown_columns(unknown), source=source, line=1, field=_shown(unknown[0])[1:-1])
         missing = [c for c in (f"case.{f}" for f in REQUIRED_CASE_FIELDS) if c not in seen]
@@ -259,6 +286,8 @@ class _Layout:
                 raise RowError(f"'{name}' is set in both 'case.{name}' and '{CASE_JSON}'",
                                  paths.join("$.metadata.case", name))
             case[name] = value
+        if "caseId" not in case and "case.caseId" in self.index and isinstance(row.get("id"), str):
+            case["caseId"] = row["id"]  # a blank case.caseId cell means the row's id (a row added by hand)
         metadata: dict[str, Any] = {"case": {f: case[f] for f in CASE_FIELDS if f in case}}
         for extra in case.keys() - metadata["case"].keys():  # unknown names: the schema reports them
             metadata["case"][extra] = case[extra]

@@ -22,6 +22,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "refused-by-target": ("error", "the target format cannot hold this valid row (Inspect: an empty input); "
                                    "with --keep-going it goes to the rejected file and the rest is written"),
     "starter-example": ("warning", "the row is a starter example, not a validated gold-standard answer"),
+    "placeholder-behavior": ("warning", "expectedBehavior is the placeholder evalconv import wrote for a row "
+                                        "with none: a reviewer must write it before the row grades anything"),
     "judge-needs-validation": ("warning", "llm-judge is admitted for this oracle type only with conditions"),
     "rubric-without-criteria": ("warning", "a rubric case has no evaluationCriteria"),
     "expert-without-expertise": ("warning", "a human-expert case does not say what expertise the reviewer needs"),

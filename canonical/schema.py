@@ -107,7 +107,8 @@ def _messages(err: Any, where: list[str | int]) -> Iterator[tuple[str, str]]:
     kind = err.validator
     if kind == "required":
         missing = err.message.split("'")[1] if "'" in err.message else "?"
-        yield paths.join(at, missing), f"missing required field '{missing}'"
+        same = " (same as id)" if missing == "caseId" else ""
+        yield paths.join(at, missing), f"missing required field '{missing}'{same}"
     elif kind == "additionalProperties":
         allowed = set(err.schema.get("properties", {}))
         extra = [k for k in err.instance if k not in allowed]

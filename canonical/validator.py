@@ -14,6 +14,7 @@ from .idtable import IdTable
 from .jsonvalue import value_problem
 from .admissibility import ADMISSIBILITY, admitted, verdict
 from .findings import Finding
+from .review import PLACEHOLDER_MARK, is_placeholder
 from .row import Row
 from .source import SourceRow
 from .vocabulary import REASON_VOCABULARIES, STARTER_PROVENANCES, nearest, off_vocabulary
@@ -23,6 +24,14 @@ from .vocabulary import is_starter as is_starter  # the writers import it from h
 BLUEPRINT = "blueprint"
 # What every written format says about a starter row, where that tool's user sees it.
 STARTER_MARK = "starter example, not a validated gold-standard answer: replace it before grading"
+
+
+def review_mark(case: Any) -> str | None:
+    """What every written format says about a row that is not a validated answer (a starter
+    example, an imported placeholder behaviour), or None."""
+    if is_starter(case):
+        return STARTER_MARK
+    return PLACEHOLDER_MARK if is_placeholder(case) else None
 
 
 Payload = TypeVar("Payload")
@@ -278,6 +287,9 @@ def row_findings(value: dict[str, Any], case: dict[str, Any] | None = None) -> l
         out.append(Finding("starter-example",
                            f"provenance {case['provenance']}: this row is an example, not a validated "
                            f"gold-standard answer", "$.metadata.case.provenance"))
+    if is_placeholder(case):
+        out.append(Finding("placeholder-behavior", "expectedBehavior is the placeholder evalconv import wrote: "
+                           "a reviewer must write what the system should do here", "$.metadata.case.expectedBehavior"))
     if oracle == "rubric" and not case.get("evaluationCriteria"):
         out.append(Finding("rubric-without-criteria",
                            "a rubric case without evaluationCriteria is incomplete (the criteria may "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from .canonical.pack import (
     load_pack,
 )
 from .canonical.row import Row
+from .canonical.schema import row_schema
 from .canonical.source import SourceRow
 from .canonical.validator import Validator
 from .canonical.vocabulary import STARTER_PROVENANCES
@@ -35,9 +37,22 @@ def load_packs(pack_files: Iterable[str] = ()) -> PackIndex:
 def family_list(index: PackIndex) -> dict[str, Any]:
     """What `evalconv new --list --format json` prints."""
     return {"families": [{"id": p.id, "title": p.title,
-                          "caseFamilies": [{"id": f.id, "oracleType": f.oracle_type, "evaluator": f.evaluator}
+                          "caseFamilies": [{"id": f.id, "oracleType": f.oracle_type, "evaluator": f.evaluator,
+                                            "reversibility": f.reversibility, "blastRadius": f.blast_radius}
                                            for f in p.case_families]}
-                         for p in index.all()]}
+                         for p in index.all()],
+            "legend": {name: code_legend(name) for name in LEGEND_FIELDS}}
+
+
+LEGEND_FIELDS = ("reversibility", "blastRadius")
+_CODE_MEANING = re.compile(r"\b([A-Z]\d) ([^,.]+)")
+
+
+def code_legend(field: str) -> dict[str, str]:
+    """{"R0": "no state change", ...}: what each code of a case field means (its schema description)."""
+    spec = row_schema()["definitions"]["caseProfile"]["properties"][field]
+    meanings = dict(_CODE_MEANING.findall(spec["description"]))
+    return {code: meanings[code] for code in spec["enum"]}
 
 
 def find_pack(index: PackIndex, family_id: str) -> Pack:

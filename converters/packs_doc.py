@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .builder import LEGEND_FIELDS, code_legend
 from .canonical import jsonvalue
 from .canonical.pack import STARTER_NOTE, PackIndex, pack_schema
 
@@ -35,7 +36,8 @@ def packs_markdown(index: PackIndex) -> str:
            f"\"{STARTER_NOTE.strip()}\". Every written format says a starter row is an example: the",
            "promptfoo description, the DeepEval golden's `comments`, LangSmith `metadata.starter_example`, the",
            "Braintrust tag `starter-example`, and the CLI summary line. Reading a file back gives the",
-           "original rows: the marks are not data.", "",
+           "original rows: the marks are not data. Rows `evalconv import` gave a placeholder expected",
+           "behaviour get the same treatment (a `placeholder-behavior` warning, gap and mark).", "",
            "## How the validator uses packs", "",
            "The validator knows the built-in packs (and, with `evalconv validate --pack FILE`, yours).",
            "A row whose `caseFamily` a pack declares must have that family's oracle type, and an evaluator",
@@ -54,6 +56,12 @@ def packs_markdown(index: PackIndex) -> str:
     for key, spec in row_props.items():
         desc = spec.get("description", "") or f"`metadata.case.{key}`"
         out.append(f"| `{key}` | {'yes' if key in required else 'no'} | {_cell(desc)} |")
+    out += ["", "## Reversibility and blast radius", "",
+            "The `R` and `B` codes a family gives its rows (`case.reversibility`, `case.blastRadius`; also",
+            "in `evalconv new --list`): how far a wrong action of the system could be undone, and how far it reaches.",
+            "", "| code | means |", "|---|---|"]
+    for name in LEGEND_FIELDS:
+        out += [f"| `{code}` | {name}: {_cell(meaning)} |" for code, meaning in code_legend(name).items()]
     out += ["", "## The built-in packs", ""]
     out += [f"- [`{p.id}`](#{p.id}): {p.title}" for p in index.all()]
     for pack in index.all():

@@ -136,6 +136,10 @@ class Registry:
             return chosen
         if by_name:
             return by_name[-1]
+        from .canonical.csv_format import looks_like_sheet, own_sheet  # lazily: start-up stays fast
+
+        if looks_like_sheet(head):  # a TSV, or a sheet under a name evalconv does not know
+            raise UsageError(own_sheet(path or "-"))
         raise UsageError("cannot tell the format from the name or the content; "
                          f"name it with --from ({', '.join(self.names())})")
 

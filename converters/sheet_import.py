@@ -26,6 +26,7 @@ from .canonical.csv_format import split_list
 from .canonical.errors import ReadError, UsageError
 from .canonical.opening import read_regular
 from .canonical.safe_yaml import load_yaml
+from .canonical.review import PLACEHOLDER
 from .canonical.row import Row
 from .canonical.schema import CASE_FIELD_KINDS, enum
 from .canonical.source import MAX_LINE_BYTES, Lines, SourceRow
@@ -67,8 +68,6 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 _LISTS = {"$.metadata.tags"}
 ORACLE_TYPES = list(ADMISSIBILITY)
-PLACEHOLDER = ("Imported from {sheet} without an expected behaviour: a reviewer must write what the system "
-               "should do here and why before this row is used for grading.")
 
 
 _NOT_WORD = re.compile(r"[^0-9a-z]+")

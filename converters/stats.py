@@ -27,6 +27,7 @@ from .canonical.errors import EvalconvError, UsageError
 from .canonical.slicing import slice_labels
 from .canonical.vocabulary import (NONE_LABEL, REASON_VOCABULARIES, SEVERITY_ORDER, STARTER_PROVENANCES, is_blank,
                                    is_release_gate)
+from .canonical.review import is_placeholder
 from . import parallel
 from .canonical.source import SourceRow
 from .sources import label, reading
@@ -60,6 +61,7 @@ IMPLIED_BY_ORACLE = {oracle: implied_evaluator(oracle) for oracle in ADMISSIBILI
 GAP_CODES = {
     "invalid-rows": "rows the schema rejects (not counted; run `evalconv validate`)",
     "starter-rows": "starter examples still in the set, not validated gold answers",
+    "placeholder-behavior": "rows whose expectedBehavior is still the placeholder evalconv import wrote",
     "thin-family": "case families with fewer cases than the family minimum",
     "missing-oracle-type": "oracle types with no cases",
     "missing-severity": "severities with no cases",
@@ -506,6 +508,7 @@ class _Counter:
             family = cases[i].get("caseFamily")
             family = family if isinstance(family, str) else NONE
             self.starter_families[family] = self.starter_families.get(family, 0) + 1
+        add("placeholder-behavior", [i for i, c in enumerate(cases) if is_placeholder(c)])
         add("no-reason", [i for i, m in enumerate(metas) if is_blank(m.get("reason"))])
         add("rubric-without-criteria", [i for i, c in enumerate(cases)
                                         if c["oracleType"] == "rubric" and not c.get("evaluationCriteria")])
@@ -592,6 +595,8 @@ def _gap_list(counter: _Counter, slices: dict[str, dict[str, int]], families: di
                                              f"{' < '.join(SEVERITY_ORDER)})",
                          len(missing), None, {k: 0 for k in missing}, "metadata.severity"))
     messages = {
+        "placeholder-behavior": "{n} imported without an expected behaviour: a reviewer must replace the "
+                                "placeholder before the cases grade anything",
         "no-reason": "{n} with no reason (metadata.reason): nothing says why the case exists",
         "rubric-without-criteria": "{n} of oracle type rubric with no evaluationCriteria to grade against",
         "judge-needs-validation": "{n} graded by llm-judge{implied}: the verdicts count only once "

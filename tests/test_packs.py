@@ -79,7 +79,9 @@ def test_new_list_json_has_the_documented_shape():
     assert [f["id"] for f in listing["families"]] == FAMILIES
     first = listing["families"][0]
     assert set(first) == {"id", "title", "caseFamilies"}
-    assert set(first["caseFamilies"][0]) == {"id", "oracleType", "evaluator"}
+    assert set(first["caseFamilies"][0]) == {"id", "oracleType", "evaluator", "reversibility", "blastRadius"}
+    assert list(listing["legend"]["reversibility"]) == ["R0", "R1", "R2", "R3"]
+    assert list(listing["legend"]["blastRadius"]) == ["B0", "B1", "B2", "B3"]
 
 
 def test_new_list_text_names_every_family():

@@ -130,6 +130,9 @@ def _summary(result: api.ConversionResult) -> str:
     starters = result.log.by_code.get("starter-example", 0)
     if starters:
         parts.append(f"{count(starters, 'starter example')} to replace before use")
+    placeholders = result.log.by_code.get("placeholder-behavior", 0)
+    if placeholders:
+        parts.append(f"{count(placeholders, 'placeholder expected behaviour')} for a reviewer to write")
     loss = result.loss
     if loss.lossy:
         parts.append(f"lossy: {count(len(loss.dropped.entries), 'field')} dropped (see --report)")

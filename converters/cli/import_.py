@@ -96,6 +96,9 @@ def final_line(result: sheet_import.ImportResult) -> str:
         parts.append(count(result.log.warning_count, "warning"))
     if result.starters:
         parts.append(f"{result.starters} starter examples to replace before use")
+    placeholders = result.log.by_code.get("placeholder-behavior", 0)
+    if placeholders:
+        parts.append(f"{count(placeholders, 'placeholder expected behaviour')} for a reviewer to write")
     if result.loss.lossy:
         parts.append(f"lossy: {len(result.loss.dropped.entries)} field(s) dropped")
     return head + ", ".join(parts)

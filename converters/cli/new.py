@@ -70,9 +70,12 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
             return
         for fam in listing["families"]:
             lines = aligned([[fam["id"], fam["title"]]], widths=[22], gap=" ")
-            lines += aligned([[cf["id"], cf["oracleType"], cf["evaluator"]] for cf in fam["caseFamilies"]],
-                             widths=[28, 24], indent="  ", gap=" ")
+            lines += aligned([[cf["id"], cf["oracleType"], cf["evaluator"],
+                               " ".join(c for c in (cf["reversibility"], cf["blastRadius"]) if c)]
+                              for cf in fam["caseFamilies"]], widths=[28, 24, 26], indent="  ", gap=" ")
             click.echo("\n".join(lines))
+        for name, legend in listing["legend"].items():
+            click.echo(f"case.{name}: " + ", ".join(f"{code} {meaning}" for code, meaning in legend.items()))
         return
     if not family:
         fail("name a task family (evalconv new --list shows them)")

@@ -17,6 +17,7 @@ from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
+from evalconv.canonical.review import is_placeholder
 from evalconv.canonical.validator import is_starter
 
 from .._common import records as rec
@@ -27,6 +28,7 @@ MAX_DEPTH = 199
 # Facet tags: the case field -> the tag prefix (one tag per list item for linkedConcerns).
 TAG_FACETS = {"caseFamily": "family:", "oracleType": "oracle:", "linkedConcerns": "concern:"}
 STARTER_TAG = "starter-example"  # on starter rows: an example, not a validated gold-standard answer
+PLACEHOLDER_TAG = "placeholder-behavior"  # on imported rows whose expected behaviour a reviewer must write
 SYSTEM_FIELDS = {
     "_xact_id": "Braintrust's transaction (version) id",
     "created": "set by Braintrust on insert",
@@ -82,7 +84,7 @@ _CASE_CARRIED = {path.removeprefix("$.metadata.case."): (path, reason) for path,
 def facet_tags(case: Any, metadata: dict[str, Any]) -> list[str]:
     """The native tags of a row: its facets, then its metadata.tags strings, each once."""
     case = case if isinstance(case, dict) else {}
-    tags = [STARTER_TAG] if is_starter(case) else []
+    tags = [STARTER_TAG] if is_starter(case) else [PLACEHOLDER_TAG] if is_placeholder(case) else []
     for field, prefix in TAG_FACETS.items():
         values = case.get(field)
         for value in values if isinstance(values, list) else [values]:

@@ -12,7 +12,7 @@ from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.row import ABSENT, CaseProfile, Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.reporting import LossReporter
-from evalconv.canonical.validator import STARTER_MARK, is_starter
+from evalconv.canonical.validator import review_mark
 
 from .._common.grading import llm_judge_may_grade
 from .fields import (CARRIER, CONVERSATIONAL_KEYS, GOLDEN_KEYS, REFERENCE_CONTEXTS, RESTORED, TOOL_KEYS, VENDOR_KEY,
@@ -73,8 +73,9 @@ def build_golden(row: Row, report: LossReporter, conversational: bool = False) -
         if name in row.case and name not in _JUDGED and not (conversational and name == "scenario"):
             carry(name)
     own_metadata = _place_metadata(row.metadata, golden, carry)
-    if golden["comments"] is None and is_starter(row.case):  # shown beside the golden; never read back
-        golden["comments"] = STARTER_MARK
+    mark = review_mark(row.case)
+    if golden["comments"] is None and mark:  # shown beside the golden; never read back
+        golden["comments"] = mark
     golden["additional_metadata"] = {**own_metadata, CARRIER: row.to_json()}
     report.carry_all(carried, row.id)
     return golden

@@ -32,6 +32,8 @@ class CardStats:
     num_bytes: int = 0  # the rows' size in Arrow, as `datasets` counts a split (`Table.nbytes`)
     starters: list[str] = field(default_factory=list)
     starter_count: int = 0
+    placeholders: list[str] = field(default_factory=list)  # imported rows whose expected behaviour is a placeholder
+    placeholder_count: int = 0
     carried: dict[str, int] = field(default_factory=dict)  # column -> rows that needed it
 
 
@@ -79,6 +81,15 @@ def render(title: str, split: str, data_file: str, stats: CardStats) -> str:
                 "(`case.provenance` is `starter-example` or `overlay-starter-needs-expert-validation`): "
                 f"examples of the shape, not validated gold answers. Rows: {shown}{more}. Have a domain "
                 "expert review or replace them before scores on this set are trusted.", ""]
+    if stats.placeholder_count:
+        shown = ", ".join(f"`{i}`" for i in stats.placeholders)
+        more = (f" and {stats.placeholder_count - len(stats.placeholders)} more"
+                if stats.placeholder_count > len(stats.placeholders) else "")
+        out += ["## Rows without an expected behaviour", "",
+                f"**{stats.placeholder_count} of the {stats.rows} rows "
+                f"{'has' if stats.placeholder_count == 1 else 'have'} the placeholder expected behaviour "
+                f"`evalconv import` wrote** (`case.expectedBehavior`): a reviewer must write what the system "
+                f"should do before these rows grade anything. Rows: {shown}{more}.", ""]
     out += ["## Columns", "", "| column | type | what it holds |", "|---|---|---|"]
     types = {"text": "string", "json": "string (JSON)", "list": "list of strings"}
     out += [f"| `{name}` | {types[kind]} | {_describe(name)} |" for name, kind in COLUMNS]

@@ -19,6 +19,7 @@ from evalconv.canonical.format import FieldLoss, Format, WriteOptions
 from evalconv.canonical.json_format import JSONL_FORMAT
 from evalconv.canonical.opening import open_regular, read_regular
 from evalconv.canonical.reporting import LossReporter, ReadReporter
+from evalconv.canonical.review import is_placeholder
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import Lines, SourceRow
 from evalconv.canonical.vocabulary import STARTER_PROVENANCES
@@ -262,13 +263,17 @@ class DatasetWriter:
         stats.rows += table.num_rows
         stats.num_bytes += table.nbytes
         column = {name: table.column(name).to_pylist()
-                  for name in ("id", "case.provenance", "input:json", "expected:json", "case.extensions",
+                  for name in ("id", "case.provenance", "case.expectedBehavior", "input:json", "expected:json", "case.extensions",
                                "metadata:json")}
         for i, row_id in enumerate(column["id"]):
             if column["case.provenance"][i] in STARTER_PROVENANCES:
                 stats.starter_count += 1
                 if len(stats.starters) < card.SHOWN_IDS:
                     stats.starters.append(row_id)
+            elif is_placeholder({"expectedBehavior": column["case.expectedBehavior"][i]}):
+                stats.placeholder_count += 1
+                if len(stats.placeholders) < card.SHOWN_IDS:
+                    stats.placeholders.append(row_id)
             for key, name in (("$.input", "input:json"), ("$.expected", "expected:json"),
                               ("$.metadata.case.extensions", "case.extensions")):
                 if column[name][i] is not None:

@@ -13,7 +13,7 @@ from evalconv.canonical.errors import RowRefused
 from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
-from evalconv.canonical.validator import STARTER_MARK, is_starter
+from evalconv.canonical.validator import review_mark
 
 from .._common import records as rec
 from .fields import (CARRIED, CARRIED_ORACLES, EXTENSION_FIELDS, MESSAGE_KEYS, MESSAGE_ROLES, NO_TARGET,
@@ -62,8 +62,9 @@ def build_sample(row: Row, report: LossReporter, *, csv_cells: bool = False) -> 
         if key in ext:
             sample[key] = ext[key]
     metadata = row.metadata
-    if is_starter(row.case) and STARTER_KEY not in metadata:  # a mark for people, dropped on read
-        metadata = {**metadata, STARTER_KEY: STARTER_MARK}
+    mark = review_mark(row.case)
+    if mark and STARTER_KEY not in metadata:  # a mark for people, dropped on read
+        metadata = {**metadata, STARTER_KEY: mark}
         envelope["starter"] = True
     sample["metadata"] = rec.add_envelope(metadata, envelope)
     for name in row.case:

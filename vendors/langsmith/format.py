@@ -19,7 +19,7 @@ from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
 from evalconv.canonical.source import Lines, SourceRow
-from evalconv.canonical.validator import STARTER_MARK, is_starter
+from evalconv.canonical.validator import review_mark
 
 from .._common import records as rec
 from .csv_export import is_langsmith_csv, read_csv
@@ -148,8 +148,9 @@ def example_record(row: Row) -> dict[str, Any]:
     metadata = {k: v for k, v in row.metadata.items() if k != SPLIT_KEY}
     projected = [key for key, field in PROJECTIONS.items() if field in row.case and key not in row.metadata]
     metadata.update((key, row.case_fields[PROJECTIONS[key]]) for key in projected)
-    if is_starter(row.case) and STARTER_KEY not in row.metadata:  # a mark, dropped on read like a projection
-        metadata[STARTER_KEY] = STARTER_MARK
+    mark = review_mark(row.case)
+    if mark and STARTER_KEY not in row.metadata:  # a mark, dropped on read like a projection
+        metadata[STARTER_KEY] = mark
         projected.append(STARTER_KEY)
     split = row.metadata.get(SPLIT_KEY)
     if SPLIT_KEY in row.metadata:

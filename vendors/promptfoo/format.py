@@ -22,6 +22,7 @@ from evalconv.canonical.paths import key_segment
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.schema import CASE_FIELDS
+from evalconv.canonical.review import is_placeholder
 from evalconv.canonical.source import Lines, SourceRow
 from evalconv.canonical.suggest import count as count_of
 from evalconv.canonical.vocabulary import is_starter
@@ -244,15 +245,16 @@ class _Notes:
     @staticmethod
     def facts(row: Row, placed: Placement) -> tuple[Any, ...]:
         """What the notes need of a row: (id, why it cannot pass, the evaluator evalconv chose,
-        its oracle type, whether its checks need tracing, whether it is a starter row)."""
+        its oracle type, whether its checks need tracing, whether it is a starter row, whether its
+        expected behaviour is an import's placeholder)."""
         plan = placed.plan
         blocked = plan.blocked if plan is not None else None
         chosen = plan.evaluator if plan is not None and not blocked and plan.chosen else None
         return (row.id, blocked, chosen, row.case["oracleType"], plan is not None and plan.traced,
-                is_starter(row.case))
+                is_starter(row.case), is_placeholder(row.case))
 
     def add(self, facts: tuple[Any, ...]) -> None:
-        row_id, blocked, chosen, oracle_type, traced, starter = facts
+        row_id, blocked, chosen, oracle_type, traced, starter, placeholder = facts
         if blocked:
             if not _NEEDS_PERSON.search(blocked):
                 self._note(blocked, row_id, self._reasons)
@@ -272,6 +274,9 @@ class _Notes:
             self._note("", row_id, {"": self._traced})
         if starter:
             self._note("are starter rows: their description says they are examples, not validated answers", row_id)
+        elif placeholder:
+            self._note("have the placeholder expected behaviour evalconv import wrote: their description says "
+                       "a reviewer must write it", row_id)
 
     def notices(self) -> list[str]:
         """What changes in promptfoo's hands, said on the terminal (the notes have the detail)."""

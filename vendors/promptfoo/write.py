@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalconv.canonical import jsonvalue
+from evalconv.canonical.review import is_placeholder
 from evalconv.canonical.row import Row
 from evalconv.canonical.vocabulary import is_starter
 
@@ -27,6 +28,7 @@ from .text import FILE_PREFIX, has_ref_key, loads_at_load_time, var_text
 PASSTHROUGH = ("description", "threshold", "options", "provider", "providers", "prompts",
                "providerOutput", "assertScoringFunction")
 STARTER_NOTE = "[starter example, not a validated answer] "
+PLACEHOLDER_NOTE = "[placeholder expected behaviour, not a reviewed answer] "
 
 
 @dataclass
@@ -102,6 +104,8 @@ def description_for(row: Row, ext: dict[str, Any]) -> str:
         text = f"{row.id}: {scenario}" if isinstance(scenario, str) and scenario.strip() else row.id
     if is_starter(row.case):
         return STARTER_NOTE + text
+    if is_placeholder(row.case):
+        return PLACEHOLDER_NOTE + text
     return "case " + text if text.startswith(FILE_PREFIX) else text
 
 
