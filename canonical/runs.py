@@ -94,17 +94,26 @@ def attempt(*, harness: str, key: tuple[Any, ...], case_id: str | None, system: 
 def result(*, attempt_id: str, name: str, type_: str | None, type_source: str, score: float | None,
            passed: bool | None, review_status: str, reason: str | None = None,
            version: str | None = None, model: str | None = None, recorded_at: str | None = None,
-           own_id: Any = None, source: dict[str, Any] | None = None) -> dict[str, Any]:
+           own_id: Any = None, source: dict[str, Any] | None = None, typed_by: str | None = None,
+           role: str | None = None, pass_at: float | None = None) -> dict[str, Any]:
     """A result record. Its id comes from the harness's own id for the judgement when there is
-    one (`own_id`), else from everything the judgement says."""
+    one (`own_id`), else from everything the judgement says. `typed_by`, `role` and `pass_at`
+    appear only when given (records written before them stay byte for byte)."""
     key = own_id if own_id is not None else (name, version, model, score, passed, reason, review_status, recorded_at)
-    return {
+    evaluator: dict[str, Any] = {"type": type_, "typeSource": type_source if type_ else "unknown", "name": name,
+                                 "version": version, "model": model}
+    if typed_by is not None:
+        evaluator["typedBy"] = typed_by
+    record: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION, "id": stable_id("res", attempt_id, key), "attemptId": attempt_id,
-        "evaluator": {"type": type_, "typeSource": type_source if type_ else "unknown", "name": name,
-                      "version": version, "model": model},
-        "score": score, "passed": passed, "reason": reason, "reviewStatus": review_status,
+        "evaluator": evaluator, "score": score, "passed": passed, "reason": reason, "reviewStatus": review_status,
         "recordedAt": recorded_at, "source": source,
     }
+    if role is not None:
+        record["role"] = role
+    if pass_at is not None:
+        record["passAt"] = pass_at
+    return record
 
 
 def ledger_entry(kind: str, reason: str, *, id: str | None = None, ref: Any = None,

@@ -2,8 +2,8 @@
 does not grow with the store.
 
 `DIR/index.sqlite3` (SQLite from Python's standard library) holds every attempt id with a digest
-of what the attempt did, every result id and every ledger id, each with the line it is on and a
-checksum of that line, and for each JSONL file how far it has been indexed: its size, inode,
+of what the attempt did, every result id with a digest of what it judged and every ledger id,
+each with the line it is on and a checksum of that line, and for each JSONL file how far it has been indexed: its size, inode,
 modification time, last 4 KiB and line count, and how many ids the index holds for it with a
 checksum over them. It is a cache of the JSONL files, which stay the truth. On open the index
 checks itself: a part whose ids do not add up to what it recorded (ids lost or edited, fields out
@@ -28,7 +28,7 @@ from .canonical.errors import ReadError, UsageError, WriteError
 from .canonical.opening import not_regular, refusal
 
 INDEX = "index.sqlite3"
-FORMAT = "evalconv-run-index 2"
+FORMAT = "evalconv-run-index 3"  # 3: results carry a content digest too
 KINDS = {"attempt": 0, "result": 1, "ledger": 2}
 _TAIL = 4096
 _CACHE_KIB = 8192  # SQLite's page cache: the index's memory, whatever the store's size

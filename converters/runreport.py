@@ -38,6 +38,7 @@ from .canonical.validator import Validator
 from .canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES, NONE_LABEL, is_release_gate, is_starter
 from .rungates import DEFAULT_POLICY, GatePolicy, gate_json
 from .runwhere import OutputPlaces
+from .harness_verdicts import HarnessVerdicts
 from .sources import label, reading
 from .vendors.langsmith.format import example_id
 
@@ -169,7 +170,7 @@ class RunReport:
 
     def __init__(self, by: Iterable[str] = DEFAULT_BY, evaluators: dict[str, str] | None = None,
                  gates: Iterable[Gate] = (), gate_field: str = GATE_FIELD, policy: GatePolicy = DEFAULT_POLICY,
-                 cases_shown: int = CASES_SHOWN) -> None:
+                 cases_shown: int = CASES_SHOWN, thresholds: dict[str, float] | None = None) -> None:
         self.by = list(dict.fromkeys(by))
         self._by_paths = [field_path(f) for f in self.by]
         self._gates = list(gates)
@@ -188,12 +189,14 @@ class RunReport:
         self._attempt_case = array("i")  # case index per attempt, -1: unlinked
         self._names: dict[str, int] = {}
         self._verdicts = _Verdicts()
+        self._harness = HarnessVerdicts(dict(thresholds or {}))
         self.results = 0
         self.ledger = Ledger()
         self._gate_slices: dict[int, dict[str, list[str]]] = {}
         self.policy = policy
         self.cases_shown = cases_shown
         self._messages: dict[tuple[int, int], str] = {}  # (case, name) -> its latest message of a verdict not passed
+        self._verdict_names: dict[str, int] = {}  # harness -> the name its own verdict results go by
         self._where = OutputPlaces()
         self._texts: dict[str, str] = {}
         self._name_list: list[str] = []  # evaluator names by number, for the failure lists
@@ -264,6 +267,7 @@ class RunReport:
         self._attempt_case.append(case)
         self._verdicts.grow()
         self._where.add(record)
+        self._harness.add_attempt(record)
         if case < 0:
             wanted = record.get("caseId") or (record.get("caseRef") or {}).get("value")
             why = (f"no case '{wanted}' in the case set" if wanted else
@@ -284,8 +288,18 @@ class RunReport:
             return
         evaluator = given if isinstance(given := record.get("evaluator"), dict) else {}
         name = str(evaluator.get("name"))
-        type_ = self._override.get(name, evaluator.get("type"))
         passed = record.get("passed") if isinstance(record.get("passed"), bool) else None
+        if record.get("role") == "verdict":  # the harness's own verdict on the attempt
+            self._harness.set_verdict(attempt, passed)
+            name_index = self._names.setdefault(name, len(self._names))
+            self._verdict_names.setdefault(self._harness.harness(attempt), name_index)
+            self._note(attempt, name_index, passed, record.get("reason"))
+            return
+        type_ = self._harness.type_of(attempt, name, evaluator, self._override, passed is not None)
+        case = self._attempt_case[attempt]
+        if record.get("role") == "override" and name not in self._override and case >= 0:
+            type_ = self._harness.person(case, self.cases[case].oracle, type_, self._harness.harness(attempt))
+        passed = self._harness.passed(attempt, record, name, passed)
         code = (TYPES.index(type_) if type_ in TYPES else len(TYPES) - 1) * 3 + _PASSED[passed]
         name_index = self._names.setdefault(name, len(self._names))
         self._verdicts.set(attempt, name_index, code)  # newer supersedes older
@@ -303,6 +317,7 @@ class RunReport:
     def finish(self, sources: list[str] | None = None) -> dict[str, Any]:
         untyped = conditional = 0
         agreement: dict[str, list[int]] = {}  # per case family: the judge-against-human 2x2 table
+        names = list(self._names)
         for attempt, verdicts in self._verdicts.by_attempt():  # one attempt at a time: nothing kept per attempt
             case_index = self._attempt_case[attempt]
             if case_index < 0:
@@ -311,6 +326,7 @@ class RunReport:
             human: list[tuple[int, bool | None, bool]] = []  # (evaluator name, verdict, conditionally admitted)
             machine: list[tuple[int, bool | None, bool]] = []
             judged: list[bool] = []
+            barred: list[str] = []
             for name, code in verdicts:
                 type_, passed = TYPES[code // 3], (False, True, None)[code % 3]
                 status = ADMISSIBILITY[case.oracle].get(type_, ("barred",))[0] if type_ is not None else "ok"
@@ -318,6 +334,7 @@ class RunReport:
                     untyped += passed is not None  # a verdict nobody can check against the map
                 elif status == "barred":
                     case.excluded += 1
+                    barred.append(f"{names[name]} ({type_})")
                     continue
                 conditional += status == "cond"
                 if type_ in HUMAN_TYPES and passed is not None:
@@ -329,8 +346,22 @@ class RunReport:
             if not human and not machine:
                 continue
             # A person's admitted verdict on an attempt decides it (promptfoo's manual rating
-            # overrides its assertions the same way); else the machines' verdicts do.
-            self._decide(case, attempt, human or machine)
+            # overrides its assertions the same way); else the harness's own verdict does, when
+            # it has one and no admitted check is pending; else the machines' verdicts do.
+            decided = human or machine
+            has_verdict, said = self._harness.verdict(attempt)
+            if has_verdict and not human and all(passed is not None for _, passed, _ in machine):
+                harness = self._harness.harness(attempt)
+                # a pass resting on a conditionally admitted judge is still the judge's pass
+                cond = said is True and any(c and passed is True for _, passed, c in machine)
+                decided = [(self._verdict_names.get(harness, machine[0][0]), said, cond)]
+                if barred:
+                    admitted = {passed for _, passed, _ in machine}
+                    self._harness.note(case_index, (
+                        f"{harness} {'passed' if said else 'failed'} it with check(s) "
+                        f"{case.oracle} bars inside: {', '.join(barred)}; the admitted checks alone: "
+                        f"{'passed' if admitted == {True} else 'failed' if False in admitted else 'mixed'}"))
+            self._decide(case, attempt, decided)
             if judged and human:
                 table = agreement.setdefault(case.family, [0, 0, 0, 0])
                 for by_judge in judged:
@@ -342,8 +373,10 @@ class RunReport:
         overall = Bucket()
         slices: dict[str, dict[str, Bucket]] = {name: {} for name in self.by}
         gate_buckets = [Bucket() for _ in self._gates]
+        outcomes = []
         for index, case in enumerate(self.cases):
             outcome = case.outcome
+            outcomes.append(outcome)
             overall.add(outcome, case)
             for slice_name, values in case.slices.items():
                 for value in values:
@@ -369,6 +402,9 @@ class RunReport:
                       "judgeOnlyCases": sum(c.judge_only for c in self.cases),
                       "notRun": sum(1 for c in self.cases if c.attempts == 0)},
             "judgeAgreement": judges,
+            "headline": self._harness.headlines(self._attempt_case, outcomes, [c.excluded for c in self.cases],
+                                                [c.id for c in self.cases], overall.to_json()),
+            "verdicts": self._harness.to_json([c.id for c in self.cases]),
             "gates": [self._gate_json(g, b, judges) for g, b in zip(self._gates, gate_buckets)],
             "ledger": self.ledger.entries,
             "ledgerCounts": dict(sorted(self.ledger.counts.items())),
@@ -529,9 +565,10 @@ def run_records(path: str, harness: str | None = None) -> Iterator[tuple[str, di
 def report(runs_: list[str], cases: list[str], *, by: Iterable[str] | None = None,
            evaluators: dict[str, str] | None = None, gates: Iterable[str] = (), gate_field: str = GATE_FIELD,
            harness: str | None = None, policy: GatePolicy = DEFAULT_POLICY,
-           cases_shown: int = CASES_SHOWN) -> dict[str, Any]:
+           cases_shown: int = CASES_SHOWN, thresholds: dict[str, float] | None = None) -> dict[str, Any]:
     """The report dict `evalconv report --format json` prints."""
-    builder = RunReport(by or DEFAULT_BY, evaluators, [Gate.parse(g) for g in gates], gate_field, policy, cases_shown)
+    builder = RunReport(by or DEFAULT_BY, evaluators, [Gate.parse(g) for g in gates], gate_field, policy, cases_shown,
+                        thresholds)
     for path in cases:
         builder.add_cases(path)
     for path in runs_:

@@ -2,8 +2,8 @@
 
 `attempts.jsonl`, `results.jsonl` and `ledger.jsonl`, one record a line. Importing only ever
 appends: a record whose id is already there is skipped (ids are stable, so importing the same
-run twice adds nothing), a rerun adds attempts, a rescoring adds results. An attempt is
-immutable: one arriving with a known id but different content is refused and counted as a
+run twice adds nothing), a rerun adds attempts, a rescoring adds results. Attempts and results
+are immutable: one arriving with a known id but different content is refused and counted as a
 conflict, and the store keeps what it had. An interrupted import is completed by importing again.
 """
 from __future__ import annotations
@@ -33,8 +33,20 @@ _WHAT_HAPPENED = ("caseId", "caseRef", "caseVersion", "system", "durationMs", "s
                   "outputRef", "toolTrace")
 
 
-def _content_digest(record: dict[str, Any]) -> bytes:
-    body = {k: record.get(k) for k in _WHAT_HAPPENED}
+# What a judgement said. How evalconv typed its evaluator is not part of it: typing is a reading of
+# the judgement (`--evaluator` may change it) and is kept as first stored.
+_WHAT_WAS_JUDGED = ("attemptId", "score", "passed", "reason", "role", "passAt", "reviewStatus", "recordedAt")
+_JUDGE = ("name", "version", "model")
+
+
+def _content_digest(kind: str, record: dict[str, Any]) -> bytes | None:
+    if kind == "attempt":
+        body = {k: record.get(k) for k in _WHAT_HAPPENED}
+    elif kind == "result":
+        evaluator = record.get("evaluator") if isinstance(record.get("evaluator"), dict) else {}
+        body = {**{k: record.get(k) for k in _WHAT_WAS_JUDGED}, "evaluator": {k: evaluator.get(k) for k in _JUDGE}}
+    else:
+        return None
     return hashlib.blake2b(json.dumps(body, sort_keys=True, ensure_ascii=False).encode(), digest_size=12).digest()
 
 
@@ -92,7 +104,7 @@ _SCHEMAS = {"attempt": runs.ATTEMPT_SCHEMA, "result": runs.RESULT_SCHEMA}
 
 
 def _key(kind: str, record: dict[str, Any]) -> Key:
-    """What the index keeps of a stored record: its id (and an attempt's content digest), and why
+    """What the index keeps of a stored record: its id (and an attempt's or result's content digest), and why
     the line is damaged when it breaks its schema."""
     if kind == "ledger":
         return Key(_ledger_id(record))
@@ -100,7 +112,7 @@ def _key(kind: str, record: dict[str, Any]) -> Key:
     damage = None if broken is None else f"the stored {kind} breaks its schema: {broken}"
     if not isinstance(record.get("id"), str):
         return Key(None, None, damage or f"the stored {kind} has no id")
-    return Key(record["id"], _content_digest(record) if kind == "attempt" else None, damage)
+    return Key(record["id"], _content_digest(kind, record), damage)
 
 
 class _Appender:
@@ -168,15 +180,15 @@ def _add(kind: str, record: dict[str, Any], index: StoreIndex, out: dict[str, _A
     else:
         record_id = record["id"]
     line = _line(record)
-    digest = _content_digest(record) if kind == "attempt" else None
+    digest = _content_digest(kind, record)
     stored = index.add(kind, record_id, line, digest)
     plural = kind + "s" if kind != "ledger" else kind
     if stored is None:
         out[kind].write(line)
         summary.added[plural] += 1
-    elif kind != "attempt" or stored.digest == digest:
+    elif stored.digest == digest:
         summary.known[plural] += 1
     else:
         summary.conflicts.append({"id": record_id, "source": record.get("source"), "stored": {"file": out[kind].path, "line": stored.line},
-                                  "reason": "an attempt with this id is already stored with different "
-                                            "content; attempts are immutable, so the stored one is kept"})
+                                  "reason": f"{'an' if kind == 'attempt' else 'a'} {kind} with this id is already stored with "
+                                            f"different content; {plural} are immutable, so the stored one is kept"})

@@ -69,3 +69,12 @@ def test_a_snippet_that_does_not_run_says_why_and_most_do():
     assert len(found) >= 8, [s.name for s in found]  # the extraction finds the blocks, indented ones too
     assert all(s.not_run.strip() for s in found if s.not_run is not None)
     assert sum(s.not_run is None for s in found) > sum(s.not_run is not None for s in found)
+
+
+def test_runs_md_harness_rules_are_generated_from_the_readers():
+    from evalconv.results_registry import RESULTS_REGISTRY, rules_markdown
+
+    page = (ROOT / "docs" / "runs.md").read_text(encoding="utf-8")
+    assert rules_markdown() in page, "regenerate the table in docs/runs.md with results_registry.rules_markdown()"
+    for name in RESULTS_REGISTRY.readers:
+        assert f"\n| {name} | " in rules_markdown()

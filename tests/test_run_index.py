@@ -20,7 +20,7 @@ from evalconv.canonical.errors import UsageError
 from evalconv.results_registry import RESULTS_REGISTRY
 from evalconv.runindex import INDEX
 from evalconv.runreport import report
-from evalconv.runstore import import_runs, read_records
+from evalconv.runstore import _JUDGE, _WHAT_HAPPENED, _WHAT_WAS_JUDGED, import_runs, read_records
 
 RUNS = ROOT / "tests" / "fixtures" / "runs"
 CASES = RUNS / "cases.jsonl"
@@ -44,7 +44,7 @@ def test_the_index_is_written_beside_the_store_and_holds_every_id(tmp_path):
         ids = {kind: {i for (i,) in db.execute("SELECT id FROM ids WHERE kind = ?", (n,))} for n, kind in
                enumerate(("attempt", "result"))}
     assert ids["attempt"] == set(stored_ids(store, "attempt")) and len(ids["attempt"]) == 20
-    assert ids["result"] == set(stored_ids(store, "result")) and len(ids["result"]) == 36
+    assert ids["result"] == set(stored_ids(store, "result")) and len(ids["result"]) == 56
 
 
 def test_a_store_without_an_index_gets_one_and_stays_idempotent(tmp_path):
@@ -55,7 +55,7 @@ def test_a_store_without_an_index_gets_one_and_stays_idempotent(tmp_path):
     assert imported(store, PROMPTFOO).added == NOTHING
     assert (store / INDEX).exists()
     summary = imported(store, PROMPTFOO, RERUN)
-    assert summary.added == {"attempts": 10, "results": 18, "ledger": 0}
+    assert summary.added == {"attempts": 10, "results": 28, "ledger": 0}
 
 
 def test_lines_appended_behind_the_index_are_indexed_before_importing(tmp_path):
@@ -68,8 +68,8 @@ def test_lines_appended_behind_the_index_are_indexed_before_importing(tmp_path):
         with open(store / name, "ab") as out:
             out.write((elsewhere / name).read_bytes())
     summary = imported(store, RERUN)
-    assert summary.added == NOTHING and summary.known == {"attempts": 10, "results": 18, "ledger": 0}
-    assert len(stored_ids(store, "result")) == 36
+    assert summary.added == NOTHING and summary.known == {"attempts": 10, "results": 28, "ledger": 0}
+    assert len(stored_ids(store, "result")) == 56
 
 
 def test_a_file_changed_behind_the_index_rebuilds_it(tmp_path):
@@ -80,7 +80,7 @@ def test_a_file_changed_behind_the_index_rebuilds_it(tmp_path):
     kept = path.read_text("utf-8").splitlines(keepends=True)[:10]
     path.write_text("".join(kept))
     summary = imported(store, PROMPTFOO)
-    assert summary.added == {"attempts": 0, "results": 8, "ledger": 0}
+    assert summary.added == {"attempts": 0, "results": 18, "ledger": 0}
     assert sorted(stored_ids(store, "result")) == sorted({r["id"] for k, r in RESULTS_REGISTRY.read(str(PROMPTFOO))
                                                           if k == "result"})
 
@@ -94,7 +94,7 @@ def test_a_file_replaced_by_another_of_the_same_size_rebuilds_the_index(tmp_path
     shutil.copy(other / "results.jsonl", store / "results.jsonl")
     assert imported(store, PROMPTFOO).added == NOTHING
     (store / "results.jsonl").write_text("")
-    assert imported(store, PROMPTFOO).added["results"] == 18
+    assert imported(store, PROMPTFOO).added["results"] == 28
 
 
 @pytest.mark.parametrize("damage", [b"not a database at all" * 100, b""])
@@ -127,12 +127,12 @@ def test_an_import_that_fails_midway_leaves_the_index_as_it_was_and_the_next_one
     with pytest.raises(OSError):
         import_runs(str(store), [("cut", cut_short())])
     with sqlite3.connect(store / INDEX) as db:
-        assert db.execute("SELECT COUNT(*) FROM ids").fetchone() == (28,)
+        assert db.execute("SELECT COUNT(*) FROM ids").fetchone() == (38,)
     written = len(stored_ids(store, "attempt")) + len(stored_ids(store, "result"))
-    assert written == 28 + 12  # what reached the file before the failure stays, and counts as stored
+    assert written == 38 + 12  # what reached the file before the failure stays, and counts as stored
     summary = imported(store, PROMPTFOO)
     assert summary.known["attempts"] + summary.known["results"] == 12
-    assert len(stored_ids(store, "attempt")) == 20 and len(stored_ids(store, "result")) == 36
+    assert len(stored_ids(store, "attempt")) == 20 and len(stored_ids(store, "result")) == 56
 
 
 def test_a_second_import_into_a_store_waits_for_the_first(tmp_path):
@@ -304,9 +304,17 @@ def test_a_store_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path, name):
 # ---- the property: random damage, then the same run again
 
 def _store_records(store: Path) -> dict[str, list[str]]:
-    """Every readable attempt and result line, as text (a multiset: duplicates show)."""
+    """Every readable attempt and result line, as text (a multiset: duplicates show), by its id and its
+    content: what an attempt did and what a result judged. How a harness described the run (promptfoo's
+    eval id), where a record was read from and how its evaluator was typed are not content, so with the
+    index deleted a flip there has no witness left to find it."""
     out: dict[str, list[str]] = {"attempt": [], "result": []}
     for kind, record in read_records(str(store)):
+        if kind == "attempt":
+            record = {k: record.get(k) for k in ("id", *_WHAT_HAPPENED)}
+        elif kind == "result":
+            judge = record.get("evaluator") or {}
+            record = {**{k: record.get(k) for k in ("id", *_WHAT_WAS_JUDGED)}, "evaluator": {k: judge.get(k) for k in _JUDGE}}
         if kind in out:
             out[kind].append(json.dumps(record, sort_keys=True))
     return {k: sorted(v) for k, v in out.items()}

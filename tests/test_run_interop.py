@@ -53,6 +53,25 @@ def test_promptfoo_eval_output_reads_to_the_same_report(tmp_path):
         _same_report([tmp_path / name], [RUNS / "promptfoo" / name])
 
 
+def test_promptfoo_verdicts_threshold_weight_assert_set_and_a_manual_rating_read_to_the_same_report(tmp_path):
+    """Issue 25: promptfoo makes the verdict fixture again, its own server stores the person's rating."""
+    binary = require_promptfoo()
+    env = {**os.environ, "EVALCONV_PROMPTFOO": binary, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(MAKE / "make_promptfoo_verdicts.sh"), str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cases = [str(RUNS / "promptfoo" / "verdicts" / "cases.jsonl")]
+    for name in ("results.json", "rated.json"):
+        fresh = report([str(tmp_path / name)], cases)
+        kept = report([str(RUNS / "promptfoo" / "verdicts" / name)], cases)
+        for key in (*STABLE, "verdicts"):
+            assert fresh[key] == kept[key], key
+        assert fresh["headline"]["line"] == kept["headline"]["line"]
+        stats = json.loads((tmp_path / name).read_text("utf-8"))["results"]["stats"]
+        assert [fresh["headline"]["harness"][0][k] for k in ("successes", "failures", "errors")] == \
+            [stats["successes"], stats["failures"], stats["errors"]]
+
+
 def test_deepeval_evaluate_output_reads_to_the_same_report(tmp_path):
     require_module("deepeval")
     shutil.copy(_export("deepeval", tmp_path), tmp_path / "goldens.json")

@@ -94,7 +94,8 @@ def test_promptfoo_counts_equal_promptfoos_own(name):
     assert stats["failures"] == result["overall"]["failed"] + 2 == 4
     assert stats["errors"] == 2
     assert result["attempts"] == len(entries) == 10
-    assert result["results"] == 18  # component pairs + the grader error of r-apology-tone + the trace error
+    # component pairs + the grader error of r-apology-tone + the trace error, and promptfoo's own verdict per test
+    assert result["results"] == 18 + 10
     assert result["ledgerCounts"] == {"attempt-without-case": 1}
     # the defaultTest javascript check on the expected-behavior-only case is barred: excluded
     assert result["flags"]["excludedResults"] == 1
@@ -130,7 +131,9 @@ def test_deepeval_evaluate_results_read_the_same_as_its_test_runs():
 
 
 # ---- Braintrust: a row passes when every score it got is 1 (None: not scored); rows whose only
-# score is the barred length_check (rubric, expected-behavior-only) are unscored.
+# score is the barred length_check (rubric, expected-behavior-only) are unscored. The fixture's
+# scorers are code functions, not autoevals classes: the user types them (the report asks).
+BRAINTRUST_TYPES = {name: "exact-or-programmatic" for name in ("exact_match", "length_check", "set_membership", "tool_names")}
 
 def test_braintrust_counts_equal_braintrusts_own():
     document = json.loads((RUNS / "braintrust" / "eval_result.json").read_text("utf-8"))
@@ -143,7 +146,7 @@ def test_braintrust_counts_equal_braintrusts_own():
             outcomes[case["caseId"]] = "unscored"
             continue
         outcomes[case["caseId"]] = "passed" if all(v == 1 for v in scores.values()) else "failed"
-    result = report([str(RUNS / "braintrust" / "eval_result.json")], [str(CASES)])
+    result = report([str(RUNS / "braintrust" / "eval_result.json")], [str(CASES)], evaluators=BRAINTRUST_TYPES)
     assert_slices_match(result, outcomes)
     assert result["results"] == sum(v is not None for r in document["results"] for v in r["scores"].values()) == 15
     assert result["flags"]["excludedResults"] == 2
@@ -182,12 +185,12 @@ def test_braintrust_experiment_export_counts_equal_braintrusts_own():
             outcomes[case["caseId"]] = "unscored"
         else:
             outcomes[case["caseId"]] = "passed" if all(v == 1 for v in got.values()) else "failed"
-    result = report([str(EXPORT)], [str(CASES)])
+    result = report([str(EXPORT)], [str(CASES)], evaluators=BRAINTRUST_TYPES)
     assert_slices_match(result, outcomes)
     assert (result["attempts"], result["results"]) == (9, sum(len(g) for g in scores.values())) == (9, 15)
     assert result["flags"]["excludedResults"] == 2 and result["ledgerCounts"] == {}
     # the same Eval as Eval returned it reads to the same report
-    returned = report([str(RUNS / "braintrust" / "eval_result.json")], [str(CASES)])
+    returned = report([str(RUNS / "braintrust" / "eval_result.json")], [str(CASES)], evaluators=BRAINTRUST_TYPES)
     for key in ("overall", "slices", "flags", "attempts", "results"):
         assert result[key] == returned[key]
 

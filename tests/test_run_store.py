@@ -51,11 +51,11 @@ def test_every_record_a_reader_makes_fits_the_published_schema(path):
 def test_importing_the_same_run_twice_adds_nothing(tmp_path):
     store = tmp_path / "store"
     first = imported(store, PROMPTFOO)
-    assert first.added == {"attempts": 10, "results": 18, "ledger": 0}
+    assert first.added == {"attempts": 10, "results": 28, "ledger": 0}
     before = {name: (store / name).read_bytes() for name in ("attempts.jsonl", "results.jsonl")}
     again = imported(store, PROMPTFOO)
     assert again.added == {"attempts": 0, "results": 0, "ledger": 0}
-    assert again.known == {"attempts": 10, "results": 18, "ledger": 0}
+    assert again.known == {"attempts": 10, "results": 28, "ledger": 0}
     assert {name: (store / name).read_bytes() for name in before} == before
     # the same run from a copy elsewhere is the same run
     copy = tmp_path / "copy.json"
@@ -68,7 +68,7 @@ def test_a_rerun_adds_attempts_and_keeps_the_old_ones_byte_for_byte(tmp_path):
     imported(store, PROMPTFOO)
     old = (store / "attempts.jsonl").read_bytes()
     summary = imported(store, RERUN)
-    assert summary.added["attempts"] == 10 and summary.added["results"] == 18
+    assert summary.added["attempts"] == 10 and summary.added["results"] == 28
     assert (store / "attempts.jsonl").read_bytes().startswith(old)
     result = report([str(store)], [str(CASES)])
     assert result["attempts"] == 20
@@ -120,6 +120,26 @@ def test_a_stored_attempt_never_changes(tmp_path):
     assert (store / "attempts.jsonl").read_bytes() == before
 
 
+def test_regression_a_result_edited_behind_a_deleted_index_was_known_not_a_conflict(tmp_path):
+    """A result's score changed in results.jsonl and the index deleted: re-importing the run used to
+    count it "already there" (only attempts had a content digest), so the store kept a score no
+    harness gave. Results are immutable like attempts: the edit is a conflict naming its line."""
+    store = tmp_path / "store"
+    imported(store, PROMPTFOO)
+    path = store / "results.jsonl"
+    stored = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    victim = next(i for i, r in enumerate(stored) if r["score"] == 1.0)
+    stored[victim]["score"], stored[victim]["passed"] = 0.0, False
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in stored), "utf-8")
+    (store / "index.sqlite3").unlink()
+    before = path.read_bytes()
+    summary = imported(store, PROMPTFOO)
+    assert summary.exit_code == 1
+    assert [c["id"] for c in summary.conflicts] == [stored[victim]["id"]]
+    assert summary.conflicts[0]["stored"]["line"] == victim + 1 and "results are immutable" in summary.conflicts[0]["reason"]
+    assert path.read_bytes() == before
+
+
 def test_an_interrupted_import_is_finished_by_importing_again(tmp_path):
     store = tmp_path / "store"
     imported(store, PROMPTFOO)
@@ -127,9 +147,9 @@ def test_an_interrupted_import_is_finished_by_importing_again(tmp_path):
     text = path.read_text("utf-8").splitlines(keepends=True)
     path.write_text("".join(text[:5]) + text[5][:20])  # the power went out mid-line
     summary = imported(store, PROMPTFOO)
-    assert summary.added["results"] == 18 - 5
+    assert summary.added["results"] == 28 - 5
     kinds = [k for k, _ in read_records(str(store))]
-    assert kinds.count("result") == 18
+    assert kinds.count("result") == 28
     ledger = [r for k, r in read_records(str(store)) if k == "ledger"]
     assert len(ledger) == 1 and ledger[0]["kind"] == "unreadable" and ledger[0]["source"]["line"] == 6
 
@@ -167,7 +187,7 @@ def test_cli_import_then_report_from_the_store(tmp_path):
     store = tmp_path / "store"
     out = run("runs", "import", PROMPTFOO, RERUN, "--store", store, "--format", "json")
     assert out.exit_code == 0, out.output
-    assert json.loads(out.output)["added"] == {"attempts": 20, "results": 36, "ledger": 0}
+    assert json.loads(out.output)["added"] == {"attempts": 20, "results": 56, "ledger": 0}
     again = run("runs", "import", PROMPTFOO, "--store", store)
     assert again.exit_code == 0 and "added 0 attempts, 0 results" in again.output
     assert run("report", store, "--cases", CASES).exit_code == 0

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .. import runindex, runreport, runstore
+from .. import harness_verdicts, runindex, runreport, runstore
 from ..canonical.vocabulary import RELEASE
 from ..rungates import MIN_AGREEMENT, GatePolicy
 from ..canonical.errors import UsageError, one_line
@@ -40,6 +40,9 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @by_option("Slice by this case./metadata. field (repeatable; default: " + ", ".join(runreport.DEFAULT_BY) + ").")
 @click.option("--evaluator", "evaluators", multiple=True, metavar="NAME=TYPE",
               help="The evaluator type of a harness check evalconv cannot infer (repeatable).")
+@click.option("--threshold", "thresholds", multiple=True, metavar="NAME=SCORE",
+              help="The score at which a harness's scores (braintrust=0.8) or one scorer's (Levenshtein=0.9) "
+                   "pass, where the harness has no pass rule of its own (repeatable; docs/runs.md gives the defaults).")
 @click.option("--fail-under", "gates", multiple=True, metavar="SLICE=RATE",
               help="Exit 1 when the slice's pass rate over release-gating cases is below RATE, one of "
                    "them is unscored, or a pass rests only on an unvalidated llm-judge, e.g. "
@@ -64,7 +67,7 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @html_option("Also write a self-contained HTML page (the stats page style).")
 @handles_errors
 def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str, ...], evaluators: tuple[str, ...],
-                   gates: tuple[str, ...], gate_field: str, allow_unscored: bool, min_graded: float | None,
+                   thresholds: tuple[str, ...], gates: tuple[str, ...], gate_field: str, allow_unscored: bool, min_graded: float | None,
                    min_agreement: float, trust_judge: bool, show_cases: int | None, harness: str | None,
                    output_format: str, html_path: str | None) -> None:
     """Pass rates of runs against their cases, overall and per slice, worst slice first.
@@ -79,7 +82,8 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
                         trust_judge=trust_judge)
     result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
                               gates=gates, gate_field=gate_field, harness=harness, policy=policy,
-                              cases_shown=runreport.CASES_SHOWN if show_cases is None else show_cases)
+                              cases_shown=runreport.CASES_SHOWN if show_cases is None else show_cases,
+                              thresholds=harness_verdicts.parse_thresholds(thresholds))
     if html_path is not None:
         from ..pages.report_page import render
 
@@ -135,6 +139,8 @@ def _failure_lines(result: dict[str, Any], shown: int) -> list[str]:
 def render_text(result: dict[str, Any], shown: int = TEXT_SHOWN) -> str:
     out = [f"{result['cases']} cases, {result['attempts']} attempts, {result['results']} results"]
     out += _lines({"overall": result["overall"]}, 24)
+    if result["headline"]["line"]:
+        out.append(f"headline: {result['headline']['line']}")
     for name, values in result["slices"].items():
         out.append(f"by {name} (worst first):")
         width = max([len(v) for v in values] + [8])
@@ -158,6 +164,7 @@ def render_text(result: dict[str, Any], shown: int = TEXT_SHOWN) -> str:
         kappa = "n/a" if agreement["kappa"] is None else f"{agreement['kappa']:.3f}"
         out.append(f"judge agreement [{family}]: {agreement['agree']}/{agreement['pairs']} "
                    f"({agreement['percentAgreement'] * 100:.1f}%), Cohen's kappa {kappa}")
+    out += _verdict_lines(result["verdicts"])
     for kind, count in result["ledgerCounts"].items():
         out.append(f"ledger: {count} {kind}")
     for entry in result["ledger"][:20]:
@@ -172,6 +179,17 @@ def render_text(result: dict[str, Any], shown: int = TEXT_SHOWN) -> str:
         out.append(one_line(f"gate {gate['slice']} >= {gate['threshold']:g} ({gate['counting']}): "
                             f"{'ok' if gate['ok'] else 'FAILED'}: {gate['why']}"))
     return "\n".join(out)
+
+
+def _verdict_lines(verdicts: dict[str, Any]) -> list[str]:
+    """How each scorer was typed, the thresholds used, why a case reads otherwise, and the questions."""
+    out = ["evaluator typing (scorer -> type -> why):"] if verdicts["typing"] else []
+    out += aligned([[t["scorer"], t["type"] or "unknown", t["why"]] for t in verdicts["typing"]],
+                   widths=[32, 26], cut="…", indent="  ", gap=" ")
+    out += [f"threshold: {name} passes at {score:g}" for name, score in verdicts["thresholds"].items()]
+    out += [f"case {n['caseId']}: {note}" for n in verdicts["caseNotes"] for note in n["notes"]]
+    out += [f"warning: {w}" for w in verdicts["warnings"]]
+    return out
 
 
 @click.group("runs")

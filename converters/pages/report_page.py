@@ -5,6 +5,7 @@ import os
 from typing import Any
 
 from .kit import LABEL_CHARS, card, esc, esc_wrap, gap_list, grid, page, section_id, table, tiles
+from .report_verdicts import verdicts_card
 
 OUTCOMES = (("passed", "#2f9e6e"), ("failed", "#c7372f"), ("unscored", "#aab1bf"))
 MAX_VALUES = 24
@@ -144,6 +145,7 @@ def render(data: dict[str, Any]) -> str:
     body.append(card("Gates, exclusions and the ledger", gap_list(problems) if problems else
                      '<p class="more">Nothing excluded, nothing in the ledger.</p>', id="problems", wide=True,
                      note=f"{data['attempts']:,} attempts and {data['results']:,} results read; a case is counted once."))
+    body.append(verdicts_card(data))
     body.append("<h2>Pass rate by slice, worst first</h2>")
     body.append(_legend())
     body.append(grid(card(name, rate_chart(name, buckets, data["failures"].get(name)), id=section_id(name),

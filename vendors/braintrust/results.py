@@ -12,7 +12,10 @@ without `root_span_id` (an `Eval` result list saved as rows) are read like `as_d
 
 A scorer that returns None did not score the row (Braintrust's own meaning), so it makes no
 result. Braintrust scores are numbers in [0, 1] with no pass rule of their own: evalconv counts a
-score of 1 as a pass (`PASS_AT`) and says so in the result's reason. evalconv's export puts the
+score of 1 as a pass (`PASS_AT`, overridable: `evalconv report --threshold braintrust=0.8` or
+`--threshold Levenshtein=0.9`) and says so in the result's reason. A scorer is typed by its
+autoevals class name; any other name (a custom function, an LLMClassifier named `tone`) is of
+unknown type, and the report asks for it (`--evaluator tone=llm-judge`). evalconv's export puts the
 case profile in the record's metadata (`metadata.case.caseId`); a dataset row's `origin.id`
 (evalconv writes the case id as the record id) is the fallback link.
 """
@@ -31,14 +34,21 @@ _JUDGES = {"Factuality", "ClosedQA", "Humor", "Security", "Sql", "Summary", "Tra
            "AnswerCorrectness", "AnswerRelevancy", "Faithfulness", "ContextRelevancy", "ContextRecall",
            "ContextPrecision", "ContextEntityRecall", "Moderation", "LLMClassifier"}
 _PAIRWISE = {"Battle"}
+# autoevals' code scorers, by the names they score under.
+_CODE = {"ExactMatch", "Levenshtein", "LevenshteinScorer", "NumericDiff", "JSONDiff", "ValidJSON", "ListContains",
+         "EmbeddingSimilarity", "SemanticListContains"}
+TYPED_BY = "autoevals class"
 
 
-def evaluator_type(name: str) -> str:
+def evaluator_type(name: str) -> str | None:
+    """The type of an autoevals scorer by its name; None for any other (a custom scorer: ask)."""
     if name in _JUDGES:
         return "llm-judge"
     if name in _PAIRWISE:
         return "pairwise-preference"
-    return "exact-or-programmatic"  # ExactMatch, Levenshtein, JSONDiff, a custom function scorer
+    if name in _CODE:
+        return "exact-or-programmatic"
+    return None
 
 
 def case_link(record: dict[str, Any]) -> tuple[str | None, str | None, dict[str, str] | None]:
@@ -154,11 +164,22 @@ def _results(row: dict[str, Any], attempt_id: str, source: dict[str, Any], span:
         if value is None:
             continue  # None: the scorer did not score this row
         passed = value >= PASS_AT
+        type_ = evaluator_type(name)
         yield "result", runs.result(
-            attempt_id=attempt_id, name=name, type_=evaluator_type(name), type_source="inferred", score=value,
+            attempt_id=attempt_id, name=name, type_=type_, type_source="inferred", score=value,
             passed=passed, review_status="automated",
             reason=f"score {value:g} {'>=' if passed else '<'} {PASS_AT:g} (evalconv's pass rule for Braintrust scores)",
-            own_id=name if span is None else (span, name), source=source)
+            own_id=name if span is None else (span, name), source=source,
+            typed_by=TYPED_BY if type_ else "default: unknown (not an autoevals class)", pass_at=PASS_AT)
 
+
+RULES = {
+    "verdict": "a score (0 to 1) at or above the threshold passes; a scorer returning None did not score",
+    "threshold": f"{PASS_AT} (`--threshold braintrust=SCORE`, or per scorer `--threshold NAME=SCORE`)",
+    "typing": "by autoevals class name: " + ", ".join(f"`{n}`" for n in sorted(_JUDGES)) + ": llm-judge; "
+              + ", ".join(f"`{n}`" for n in sorted(_PAIRWISE)) + ": pairwise-preference; "
+              + ", ".join(f"`{n}`" for n in sorted(_CODE)) + ": exact-or-programmatic; any other name (a custom "
+              "function, an LLMClassifier named `tone`): unknown, a warning names it and `--evaluator NAME=TYPE`",
+}
 
 READER = BraintrustResults()

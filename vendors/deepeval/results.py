@@ -123,4 +123,11 @@ def _metric(metric: dict[str, Any], attempt_id: str, index: int, source: dict[st
         model=model if isinstance(model, str) else None, own_id=index, source=source)
 
 
+RULES = {
+    "verdict": "DeepEval's own: each metric's `success` (its score against the metric's own threshold)",
+    "threshold": "the metric's own (`threshold=` on the metric); `--threshold` does not apply",
+    "typing": "a metric that records a judge model: llm-judge; " + ", ".join(f"`{n}`" for n in sorted(_TRAJECTORY))
+              + ": trajectory-or-state-check; any other (Exact Match, a custom BaseMetric): exact-or-programmatic",
+}
+
 READER = DeepEvalResults()

@@ -224,9 +224,21 @@ def _result(attempt_id: str, scorer: str, key: Any, value: Any, score: dict[str,
     reason = why + (f": {explanation}" if isinstance(explanation, str) and explanation.strip() else "")
     if type_ is None:
         reason += f" (unknown Inspect scorer '{name}': type it with --evaluator '{name}=TYPE')"
+    numeric = runfiles.number(value) is not None and not isinstance(value, bool)
     return runs.result(
         attempt_id=attempt_id, name=name, type_=type_, type_source="inferred", score=number, passed=passed,
-        review_status="automated", reason=runs.first_line(reason), own_id=name, source=source)
+        review_status="automated", reason=runs.first_line(reason), own_id=name, source=source,
+        typed_by="Inspect scorer name" if type_ else "default: unknown (not a known Inspect scorer)",
+        pass_at=PASS_AT if numeric else None)
 
+
+RULES = {
+    "verdict": "C passes; I fails; P (PARTIAL) fails with score 0.5; N (NOANSWER) is unscored; true/false, "
+               "yes/no as Inspect reads them; a number at or above the threshold passes",
+    "threshold": f"{PASS_AT}, Inspect's CORRECT, for numbers (`--threshold inspect=SCORE` or per scorer)",
+    "typing": "by scorer name: " + ", ".join(f"`{n}`" for n in sorted(PROGRAMMATIC)) + ": exact-or-programmatic; "
+              + ", ".join(f"`{n}`" for n in sorted(JUDGES)) + ": llm-judge; any other scorer: unknown, a warning "
+              "names it and `--evaluator NAME=TYPE`",
+}
 
 READER = InspectResults()

@@ -10,8 +10,10 @@ skipped; each feedback is a result. A run names its example by
 
 Feedback has no pass rule: a numeric score of 1 (or true) passes, 0 fails, other scores are
 kept with passed null. Source type `app` (the UI, annotation queues) is a person:
-rubric-human; `model` is what evaluate() logs for every evaluator, code or judge, so its type is
-inferred as exact-or-programmatic and can be overridden by name in the report (`--evaluator`).
+rubric-human; `model` is what evaluate() logs for every evaluator, code or judge, so it says
+nothing about the type: the feedback key of an openevals evaluator types it (its code evaluators
+exact-or-programmatic, its LLM-as-judge prompts llm-judge); any other key is of unknown type and
+the report asks for it (`--evaluator KEY=TYPE`). A score of 1 passes (`PASS_AT`; `--threshold`).
 """
 from __future__ import annotations
 
@@ -25,6 +27,20 @@ from .._common import runfiles
 HARNESS = "langsmith"
 PASS_AT = 1.0
 _STATUS = {"success": "completed", "error": "error", "timeout": "timeout", "cancelled": "cancelled"}
+# openevals' feedback keys: its code evaluators and its LLM-as-judge prompts (openevals.prompts).
+OPENEVALS_CODE = {"exact_match", "levenshtein_distance", "embedding_similarity", "json_match"}
+OPENEVALS_JUDGES = {"correctness", "conciseness", "hallucination", "helpfulness", "rag_helpfulness",
+                    "rag_groundedness", "rag_retrieval_relevance", "toxicity", "plan_adherence",
+                    "trajectory_accuracy", "score"}
+
+
+def model_feedback_type(key: str) -> tuple[str | None, str]:
+    """(type, why) of `model` feedback: only an openevals key says what made it."""
+    if key in OPENEVALS_CODE:
+        return "exact-or-programmatic", "openevals code evaluator key"
+    if key in OPENEVALS_JUDGES:
+        return "llm-judge", "openevals LLM-as-judge key"
+    return None, "default: unknown (LangSmith model feedback, code or judge)"
 
 
 def _time(text: Any) -> datetime | None:
@@ -104,20 +120,33 @@ def _run(run: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
 def _feedback(feedback: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
     origin = given if isinstance(given := feedback.get("feedback_source"), dict) else {}
     kind = origin.get("type")
-    if kind == "app":
-        type_, status = "rubric-human", "reviewed"
-    elif kind == "model":
-        type_, status = "exact-or-programmatic", "automated"
-    else:
-        type_, status = None, "automated"
     key = given if isinstance(given := feedback.get("key"), str) and given else "feedback"
+    type_: str | None
+    if kind == "app":
+        type_, status, why = "rubric-human", "reviewed", "LangSmith feedback source app (a person)"
+    elif kind == "model":
+        (type_, why), status = model_feedback_type(key), "automated"
+    else:
+        type_, status, why = None, "automated", f"default: unknown (feedback source {kind!r})"
+    score = runfiles.number(feedback.get("score"))
     comment = feedback.get("comment")
     return runs.result(
         attempt_id=runs.attempt_id(HARNESS, feedback["run_id"]), name=key, type_=type_, type_source="inferred",
-        score=runfiles.number(feedback.get("score")), passed=verdict(feedback.get("score"), feedback.get("value")),
+        score=score, passed=verdict(feedback.get("score"), feedback.get("value")),
         review_status=status, reason=comment if isinstance(comment, str) else None,
         recorded_at=feedback.get("created_at") if isinstance(feedback.get("created_at"), str) else None,
-        own_id=feedback.get("id"), source=source)
+        own_id=feedback.get("id"), source=source, typed_by=why,
+        pass_at=PASS_AT if score is not None and not isinstance(feedback.get("score"), bool) else None)
 
+
+RULES = {
+    "verdict": "feedback has no pass rule: a score at or above the threshold (or true) passes, 0 (or false) fails, "
+               "a score in between is unscored unless `--threshold` is given; a `pass`/`fail` value as it says",
+    "threshold": f"{PASS_AT} (`--threshold langsmith=SCORE` or `--threshold KEY=SCORE`)",
+    "typing": "source `app` (the UI, annotation queues): rubric-human; source `model` (code or judge alike) by "
+              "openevals key: " + ", ".join(f"`{n}`" for n in sorted(OPENEVALS_CODE)) + ": exact-or-programmatic; "
+              + ", ".join(f"`{n}`" for n in sorted(OPENEVALS_JUDGES)) + ": llm-judge; any other key: unknown, "
+              "a warning names it and `--evaluator KEY=TYPE`",
+}
 
 READER = LangSmithResults()

@@ -6,6 +6,12 @@ component result is a result, kept one by one. evalconv's export puts the case p
 test's metadata, so `metadata.case.caseId` links the attempt to its case; a test evalconv did not
 write is linked by its description. The always-failing assertion evalconv writes for a case
 promptfoo cannot grade is read as what it stands for: grading still pending (passed null).
+
+promptfoo decides a test itself (`success`: every assertion passes, or the weighted score
+reaches the test's `threshold`; an `assert-set` by its own threshold; a person's manual rating
+overrides all other grading). That verdict is one more result, `role: verdict`, named
+`promptfoo`, beside the components; a manual rating is `role: override`. The report counts the
+verdict and uses the components to exclude what the case's oracle bars (docs/runs.md).
 """
 from __future__ import annotations
 
@@ -19,6 +25,8 @@ from .read import ENVELOPE, cannot_pass_reason, parse_envelope
 
 HARNESS = "promptfoo"
 PLACEHOLDER = "evalconv:needs-grading"
+MANUAL = "Manual result (overrides all other grading results)"  # what promptfoo's UI writes
+TYPED_BY = "promptfoo assertion type"
 
 _JUDGE = {"llm-rubric", "g-eval", "factuality", "model-graded-closedqa", "model-graded-factuality",
           "answer-relevance", "context-faithfulness", "context-recall", "context-relevance",
@@ -124,6 +132,7 @@ class PromptfooResults:
     def _results(self, entry: dict[str, Any], attempt_id: str, system_failed: bool,
                  source: dict[str, Any]) -> Iterator[runfiles.Record]:
         grading = entry.get("gradingResult")
+        yield "result", _verdict(entry, grading, attempt_id, source)
         if not isinstance(grading, dict):
             if not system_failed and entry.get("failureReason") == 2:
                 yield "result", runs.result(
@@ -135,8 +144,25 @@ class PromptfooResults:
         if not isinstance(components, list) or not components:
             components = [{**grading, "assertion": None}]
         for i, component in enumerate(components):
-            if isinstance(component, dict):
+            # An assert-set's own result (no assertion, its parts inside) is in the verdict already;
+            # its parts follow it in the list, each typed by its assertion.
+            if isinstance(component, dict) and not (component.get("assertion") is None
+                                                    and isinstance(component.get("componentResults"), list)):
                 yield "result", _component(component, attempt_id, i, source)
+
+
+def _verdict(entry: dict[str, Any], grading: Any, attempt_id: str, source: dict[str, Any]) -> dict[str, Any]:
+    """promptfoo's own verdict on the test: `success` (an error, failureReason 2, is no verdict)."""
+    success = entry.get("success")
+    errored = entry.get("failureReason") == 2 and success is not True
+    grading = grading if isinstance(grading, dict) else {}
+    reason = runs.first_line(grading.get("reason") if not errored else entry.get("error"))
+    return runs.result(
+        attempt_id=attempt_id, name=HARNESS, type_=None, type_source="unknown",
+        score=runfiles.number(grading.get("score", entry.get("score"))),
+        passed=None if errored or not isinstance(success, bool) else success,
+        review_status="error" if errored else "automated", reason=reason, own_id="verdict", source=source,
+        typed_by="the harness's verdict on the test: typed by its components", role="verdict")
 
 
 def _component(component: dict[str, Any], attempt_id: str, index: int, source: dict[str, Any]) -> dict[str, Any]:
@@ -147,15 +173,19 @@ def _component(component: dict[str, Any], attempt_id: str, index: int, source: d
     reason = component.get("reason") if isinstance(component.get("reason"), str) else None
     if placeholder is not None:
         return runs.result(attempt_id=attempt_id, name=PLACEHOLDER, type_=None, type_source="unknown", score=None,
-                           passed=None, review_status="pending", reason=placeholder, own_id=index, source=source)
+                           passed=None, review_status="pending", reason=placeholder, own_id=index, source=source,
+                           typed_by="evalconv's placeholder: a person's grading is pending")
     metric = assertion.get("metric")
     name = f"{kind}:{metric}" if isinstance(metric, str) and metric else kind
     type_ = evaluator_type(kind) if kind != "promptfoo:grading" else None
+    manual = kind in _HUMAN and reason == MANUAL
     return runs.result(
         attempt_id=attempt_id, name=name, type_=type_, type_source="inferred", score=runfiles.number(component.get("score")),
         passed=passed if isinstance(passed, bool) else None,
         review_status="reviewed" if type_ in runs.HUMAN_TYPES else "automated", reason=reason,
-        model=_grader(assertion), own_id=index, source=source)
+        model=_grader(assertion), own_id=index, source=source,
+        typed_by="promptfoo manual rating (a person)" if manual else TYPED_BY if type_ else "unknown promptfoo check",
+        role="override" if manual else None)
 
 
 def _grader(assertion: dict[str, Any]) -> str | None:
@@ -166,5 +196,19 @@ def _grader(assertion: dict[str, Any]) -> str | None:
         return provider["id"]
     return None
 
+
+RULES = {
+    "verdict": "promptfoo's own: the test's `success` (every assertion passes, or the weighted score reaches the "
+               "test's `threshold`; an `assert-set` by its own threshold; a manual rating overrides all other "
+               "grading), a `role: verdict` result beside the components. The verdict decides the attempt unless "
+               "a person's admitted rating does or an admitted component is pending; components the oracle bars "
+               "are excluded and, inside a verdict, named per case; a test whose every component is barred is "
+               "unscored. An error (failureReason 2) is unscored",
+    "threshold": "promptfoo's own (`threshold`, `weight`, `assert-set`); `--threshold` does not apply",
+    "typing": "by assertion type: " + ", ".join(f"{', '.join(f'`{k}`' for k in sorted(kinds))}: {type_}" for kinds, type_ in (
+        (_JUDGE, "llm-judge"), (_PAIRWISE, "pairwise-preference"), (_TRAJECTORY, "trajectory-or-state-check"))) +
+              "; `human` (a manual rating): rubric-human, counted as human-expert where the oracle bars rubric-human "
+              "and admits human-expert; `webhook`: unknown (the report asks); any other: exact-or-programmatic",
+}
 
 READER = PromptfooResults()

@@ -139,7 +139,14 @@ def _row(row: dict[str, Any], path: str, line: int) -> Iterator[runfiles.Record]
             reason += f" (typed llm-judge as Ragas metrics are; retype with --evaluator '{name}=TYPE')"
         yield "result", runs.result(attempt_id=attempt["id"], name=name, type_=type_, type_source="inferred",
                                     score=score, passed=passed, review_status=status, reason=reason,
-                                    own_id=name, source=source)
+                                    own_id=name, source=source, typed_by=_typed_by(name, type_),
+                                    pass_at=PASS_AT if score is not None else None)
+
+
+def _typed_by(name: str, type_: str) -> str:
+    if type_ != "llm-judge" or name in _KNOWN_JUDGES:
+        return "Ragas metric name"
+    return "default: llm-judge (Ragas metrics call a model unless known otherwise)"
 
 
 # Ragas' model-graded metrics by name: typed llm-judge without a note.
@@ -168,5 +175,14 @@ def _score(value: Any) -> float | None | str:
         return None if math.isnan(number) else number
     return f"{json.dumps(value)[:40]} is not a number (a metric column holds scores)"
 
+
+RULES = {
+    "verdict": "a score in [0, 1] at or above the threshold passes; outside [0, 1]: unscored; an empty cell or "
+               "NaN (Ragas could not compute it): an error, unscored",
+    "threshold": f"{PASS_AT} (`--threshold ragas=SCORE` or per metric `--threshold NAME=SCORE`)",
+    "typing": "by metric name: " + ", ".join(f"`{n}`" for n in sorted(PROGRAMMATIC)) + ": exact-or-programmatic; "
+              + ", ".join(f"`{n}`" for n in sorted(TRAJECTORY)) + ": trajectory-or-state-check; any other metric: "
+              "llm-judge (Ragas metrics call a model; a name evalconv does not know says so in its reason)",
+}
 
 READER = RagasResults()
