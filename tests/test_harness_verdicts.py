@@ -117,17 +117,11 @@ def test_braintrust_unknown_scorer_is_a_question_not_a_guess():
     assert not any("length_check" in w for w in result["verdicts"]["warnings"])
 
 
-def _braintrust_partial(tmp_path):
-    document = json.loads(BRAINTRUST.read_text("utf-8"))
-    row = next(r for r in document["results"] if r["metadata"]["case"]["caseId"] == "r-refund-receipt")
-    row["scores"] = {"Levenshtein": 0.9, "tone": 0.5}  # an autoevals class and an LLMClassifier named tone
-    path = tmp_path / "eval_result.json"
-    path.write_text(json.dumps(document), "utf-8")
-    return path
+BRAINTRUST_PARTIAL = RUNS / "braintrust" / "partial_scores.json"  # autoevals' Levenshtein and an LLMClassifier "tone"
 
 
-def test_braintrust_partial_score_passes_at_the_threshold_given(tmp_path):
-    path = _braintrust_partial(tmp_path)
+def test_braintrust_partial_score_passes_at_the_threshold_given():
+    path = BRAINTRUST_PARTIAL
     args = [str(path), "--cases", str(RUNS / "cases.jsonl"), "--by", "id", "--evaluator", "tone=llm-judge"]
     _, strict = cli_report(*args)
     assert outcome_of(strict, "r-refund-receipt") == "failed"  # the default: a pass is 1.0
@@ -140,6 +134,16 @@ def test_braintrust_partial_score_passes_at_the_threshold_given(tmp_path):
     typing = {t["scorer"]: (t["type"], t["why"]) for t in lenient["verdicts"]["typing"]}
     assert typing["Levenshtein"] == ("exact-or-programmatic", "autoevals class")
     assert typing["tone"] == ("llm-judge", "--evaluator flag")
+    assert outcome_of(lenient, "r-window-wrong") == "failed"  # "ninety days": Levenshtein 0.73 < 0.9
+
+
+def test_braintrust_custom_llm_scorer_type_is_a_question_the_report_asks():
+    out = CliRunner().invoke(cli, ["report", str(BRAINTRUST_PARTIAL), "--cases", str(RUNS / "cases.jsonl"),
+                                   "--format", "json"])
+    result = json.loads(out.stdout)
+    typing = {t["scorer"]: t["type"] for t in result["verdicts"]["typing"]}
+    assert typing == {"Levenshtein": "exact-or-programmatic", "tone": None}
+    assert any("'tone'" in w and "--evaluator 'tone=TYPE'" in w for w in result["verdicts"]["warnings"])
 
 
 def test_threshold_flag_rejects_a_bad_value():

@@ -92,6 +92,15 @@ def test_braintrust_eval_output_reads_to_the_same_report(tmp_path):
     assert (kinds.count("eval"), kinds.count("task"), kinds.count("score")) == (9, 9, 36)
 
 
+def test_braintrust_partial_scores_from_autoevals_read_to_the_same_report(tmp_path):
+    require_module("braintrust")
+    require_module("autoevals")
+    _python("make_braintrust_partial.py", str(_export("braintrust", tmp_path)), str(tmp_path), cwd=tmp_path)
+    _same_report([tmp_path / "partial_scores.json"], [RUNS / "braintrust" / "partial_scores.json"])
+    scores = [r["scores"] for r in json.loads((tmp_path / "partial_scores.json").read_text("utf-8"))["results"]]
+    assert all(0 < s["Levenshtein"] < 1 and s["tone"] == 0.5 for s in scores)
+
+
 def test_langsmith_runs_and_feedback_read_to_the_same_report(tmp_path):
     require_module("langsmith")
     _python("make_langsmith.py", str(_export("langsmith", tmp_path)), str(tmp_path), cwd=tmp_path)
