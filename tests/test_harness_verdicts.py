@@ -152,19 +152,19 @@ def test_threshold_flag_rejects_a_bad_value():
     assert out.exit_code == 2 and "--threshold 'braintrust=high'" in out.output and "Traceback" not in out.output
 
 
-def test_langsmith_model_feedback_is_typed_by_its_openevals_key_else_asked(tmp_path):
-    runs_ = RUNS / "langsmith" / "runs.jsonl"
-    feedback = [json.loads(line) for line in (RUNS / "langsmith" / "feedback.jsonl").read_text("utf-8").splitlines()]
-    model = next(f for f in feedback if (f.get("feedback_source") or {}).get("type") == "model")
-    feedback.append({**model, "id": "00000000-0000-4000-8000-0000000000c1", "key": "correctness", "score": 1})
-    path = tmp_path / "feedback.jsonl"
-    path.write_text("".join(json.dumps(f) + "\n" for f in feedback), "utf-8")
-    _, result = cli_report(str(runs_), str(path), "--cases", str(RUNS / "cases.jsonl"))
+def test_langsmith_model_feedback_is_typed_by_its_openevals_key_else_asked():
+    """openevals' exact_match and LLM-as-judge and a custom evaluator, all logged by LangSmith as
+    `model` feedback (tests/fixtures/runs/make/make_langsmith_openevals.py)."""
+    folder = RUNS / "langsmith"
+    _, result = cli_report(str(folder / "openevals_runs.jsonl"), str(folder / "openevals_feedback.jsonl"),
+                           "--cases", str(RUNS / "cases.jsonl"), "--by", "id")
     typing = {t["scorer"]: (t["type"], t["why"]) for t in result["verdicts"]["typing"]}
     assert typing["correctness"] == ("llm-judge", "openevals LLM-as-judge key")
     assert typing["exact_match"] == ("exact-or-programmatic", "openevals code evaluator key")
-    assert typing["set_membership"][0] is None
-    assert any("'set_membership'" in w and "--evaluator" in w for w in result["verdicts"]["warnings"])
+    assert typing["in_set"][0] is None
+    assert any("'in_set'" in w and "--evaluator" in w for w in result["verdicts"]["warnings"])
+    # the judge's failure on an acceptable-set case is a conditional llm-judge verdict, marked as such
+    assert outcome_of(result, "r-window-wrong") == "failed" and result["flags"]["conditionalResults"] == 5
 
 
 def test_inspect_unknown_scorer_warns_and_ragas_threshold_applies(tmp_path):

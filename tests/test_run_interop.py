@@ -92,6 +92,14 @@ def test_braintrust_eval_output_reads_to_the_same_report(tmp_path):
     assert (kinds.count("eval"), kinds.count("task"), kinds.count("score")) == (9, 9, 36)
 
 
+def test_langsmith_openevals_feedback_reads_to_the_same_report(tmp_path):
+    require_module("langsmith")
+    require_module("openevals")
+    _python("make_langsmith_openevals.py", str(_export("langsmith", tmp_path)), str(tmp_path), cwd=tmp_path)
+    made = [tmp_path / "openevals_runs.jsonl", tmp_path / "openevals_feedback.jsonl"]
+    _same_report(made, [RUNS / "langsmith" / p.name for p in made])
+
+
 def test_braintrust_partial_scores_from_autoevals_read_to_the_same_report(tmp_path):
     require_module("braintrust")
     require_module("autoevals")
