@@ -1,0 +1,101 @@
+"""The newcomer's second hour, through the CLI (issue 26, items 8, 9, 12, 13 and 16)."""
+from __future__ import annotations
+
+import json
+
+from conftest import run_cli
+
+SHEET = ("question,answer,oracle,tags,colors\n"
+         "Which team?,refunds; billing,acceptable-set,a; b,red; blue; yellow\n"
+         "Which team?,shipping,reference-answer,x,green\n"
+         "What is 2+2?,4,reference-answer,,\n")
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+# ---------------------------------------------------------------- 8. list cells
+
+def test_import_list_sep_splits_semicolon_lists(tmp_path, capsys):
+    sheet = tmp_path / "messy.csv"
+    sheet.write_text(SHEET, encoding="utf-8")
+    out = tmp_path / "set.jsonl"
+    code, err = run_cli(["import", str(sheet), "-o", str(out), "--list-sep", ";", "--list-sep", "colors=;"], capsys)
+    assert code == 0, err
+    first, second, _ = _rows(out)
+    assert first["expected"] == ["refunds", "billing"]
+    assert first["metadata"]["tags"] == ["a", "b"]
+    assert first["metadata"]["colors"] == ["red", "blue", "yellow"]
+    assert second["expected"] == "shipping"  # a reference answer is one text, never split
+    assert "lists: colors split at ';' in 1 cell" in err and "lists: answer split at ';' in 1 cell" in err
+
+
+def test_import_without_list_sep_says_how_to_split_a_semicolon_list(tmp_path, capsys):
+    sheet = tmp_path / "messy.csv"
+    sheet.write_text(SHEET, encoding="utf-8")
+    out = tmp_path / "set.jsonl"
+    code, err = run_cli(["import", str(sheet), "-o", str(out)], capsys)
+    assert code == 0, err
+    assert _rows(out)[0]["expected"] == ["refunds; billing"]
+    assert "--list-sep 'answer=;'" in err and "--list-sep 'tags=;'" in err
+    # and the flag it names does what it says
+    code, err = run_cli(["import", str(sheet), "-o", str(out), "--force", "--list-sep", "answer=;"], capsys)
+    assert code == 0 and _rows(out)[0]["expected"] == ["refunds", "billing"]
+
+
+def test_list_sep_for_a_column_the_sheet_lacks_is_a_usage_error(tmp_path, capsys):
+    sheet = tmp_path / "messy.csv"
+    sheet.write_text(SHEET, encoding="utf-8")
+    code, err = run_cli(["import", str(sheet), "-o", str(tmp_path / "s.jsonl"), "--list-sep", "coolors=;"], capsys)
+    assert code == 2 and "did you mean 'colors'" in err and not (tmp_path / "s.jsonl").exists()
+    code, err = run_cli(["import", str(sheet), "-o", str(tmp_path / "s.jsonl"), "--list-sep", ";",
+                         "--list-sep", ","], capsys)
+    assert code == 2 and "COLUMN=SEP" in err
+
+
+def test_list_sep_words_name_separators(tmp_path, capsys):
+    sheet = tmp_path / "s.csv"
+    sheet.write_text("question,tags\nQ?,a\tb\n", encoding="utf-8")
+    out = tmp_path / "set.jsonl"
+    code, err = run_cli(["import", str(sheet), "-o", str(out), "--list-sep", "tab"], capsys)
+    assert code == 0, err
+    assert _rows(out)[0]["metadata"]["tags"] == ["a", "b"]
+
+
+def test_acceptable_set_as_one_pipe_cell_says_how_to_write_the_list(tmp_path, capsys):
+    sheet = tmp_path / "set.csv"
+    sheet.write_text("id,input,expected,case.caseId,case.oracleType,case.expectedBehavior,case.provenance\n"
+                     "r2,I was charged twice,refunds|billing,r2,acceptable-set,Routes it,expert-authored\n",
+                     encoding="utf-8")
+    code, err = run_cli(["validate", str(sheet)], capsys)
+    assert code == 0 and "warning[expected-shape]" in err
+    assert 'expected:json' in err and '["refunds","billing"]' in err  # the cell syntax of docs/csv-spec.md
+    fixed = tmp_path / "fixed.csv"
+    fixed.write_text("id,input,expected:json,case.caseId,case.oracleType,case.expectedBehavior,case.provenance\n"
+                     'r2,I was charged twice,"[""refunds"",""billing""]",r2,acceptable-set,Routes it,expert-authored\n',
+                     encoding="utf-8")
+    code, err = run_cli(["validate", str(fixed)], capsys)
+    assert code == 0 and "expected-shape" not in err
+
+
+# ---------------------------------------------------------------- 9. repeated inputs
+
+def test_import_names_the_rows_that_repeat_an_input(tmp_path, capsys):
+    sheet = tmp_path / "messy.csv"
+    sheet.write_text(SHEET, encoding="utf-8")
+    out = tmp_path / "set.jsonl"
+    report = tmp_path / "import.json"
+    code, err = run_cli(["import", str(sheet), "-o", str(out), "--report", str(report)], capsys)
+    assert code == 0, err
+    ids = [r["id"] for r in _rows(out)]
+    assert "repeated input: 1 input is on more than one row" in err
+    assert f"row 1 ({ids[0]}), row 2 ({ids[1]})" in err and ids[2] not in err.split("repeated input")[1].split("\n")[1]
+    assert json.loads(report.read_text("utf-8"))["repeatedInputs"] == [[{"row": 1, "id": ids[0]}, {"row": 2, "id": ids[1]}]]
+
+
+def test_import_without_repeats_says_nothing_of_them(tmp_path, capsys):
+    sheet = tmp_path / "s.csv"
+    sheet.write_text("question,answer\nA?,1\nB?,2\n", encoding="utf-8")
+    code, err = run_cli(["import", str(sheet), "-o", str(tmp_path / "s.jsonl")], capsys)
+    assert code == 0 and "repeated" not in err
