@@ -99,3 +99,63 @@ def test_import_without_repeats_says_nothing_of_them(tmp_path, capsys):
     sheet.write_text("question,answer\nA?,1\nB?,2\n", encoding="utf-8")
     code, err = run_cli(["import", str(sheet), "-o", str(tmp_path / "s.jsonl")], capsys)
     assert code == 0 and "repeated" not in err
+
+
+# ---------------------------------------------------------------- 9. --by misspelt
+
+def _starter_set(tmp_path, capsys):
+    path = tmp_path / "set.csv"
+    assert run_cli(["new", "customer-support", "-o", str(path)], capsys)[0] == 0
+    return path
+
+
+def test_stats_by_a_misspelt_field_is_a_usage_error_with_did_you_mean(tmp_path, capsys):
+    path = _starter_set(tmp_path, capsys)
+    html = tmp_path / "page.html"
+    for given, meant in (("metadata.sevrity", "metadata.severity"), ("case.severity", "metadata.severity"),
+                         ("metadata.oracleType", "case.oracleType")):
+        code, err = run_cli(["stats", str(path), "--by", given, "--html", str(html)], capsys)
+        assert code == 2 and f"did you mean '{meant}'" in err and "no row has this field" in err, (given, err)
+        assert not html.exists()
+
+
+def test_stats_by_a_bare_word_gets_the_field_it_names(tmp_path, capsys):
+    path = _starter_set(tmp_path, capsys)
+    code, err = run_cli(["stats", str(path), "--by", "severity"], capsys)
+    assert code == 2 and "did you mean 'metadata.severity'" in err
+
+
+def test_stats_by_a_field_only_the_rows_hold_is_suggested_from_them(tmp_path, capsys):
+    sheet = tmp_path / "s.csv"
+    sheet.write_text("question,colors\nQ1?,red\nQ2?,blue\n", encoding="utf-8")
+    out = tmp_path / "set.jsonl"
+    assert run_cli(["import", str(sheet), "-o", str(out)], capsys)[0] == 0
+    code, err = run_cli(["stats", str(out), "--by", "metadata.colours"], capsys)
+    assert code == 2 and "did you mean 'metadata.colors'" in err
+    code, _ = run_cli(["stats", str(out), "--by", "metadata.colors"], capsys)
+    assert code == 0
+
+
+def test_stats_by_a_known_field_no_row_holds_is_still_a_slice(tmp_path, capsys):
+    path = _starter_set(tmp_path, capsys)
+    from evalconv.cli import main
+
+    try:
+        main(["stats", str(path), "--by", "case.retirementCondition", "--format", "json"])
+    except SystemExit as done:
+        assert done.code == 0
+    assert set(json.loads(capsys.readouterr().out)["slices"]["case.retirementCondition"]) == {"(none)"}
+
+
+def test_report_by_a_misspelt_field_is_a_usage_error_with_did_you_mean():
+    from click.testing import CliRunner
+    from conftest import ROOT
+    from evalconv.cli import cli
+
+    runs = ROOT / "tests" / "fixtures" / "runs"
+    out = CliRunner().invoke(cli, ["report", str(runs / "promptfoo" / "results.json"), "--cases",
+                                   str(runs / "cases.jsonl"), "--by", "metadata.sevrity"])
+    assert out.exit_code == 2 and "did you mean 'metadata.severity'" in out.output
+    out = CliRunner().invoke(cli, ["report", str(runs / "promptfoo" / "results.json"), "--cases",
+                                   str(runs / "cases.jsonl"), "--by", "severity"])
+    assert out.exit_code == 2 and "did you mean 'metadata.severity'" in out.output
