@@ -159,3 +159,31 @@ def test_report_by_a_misspelt_field_is_a_usage_error_with_did_you_mean():
     out = CliRunner().invoke(cli, ["report", str(runs / "promptfoo" / "results.json"), "--cases",
                                    str(runs / "cases.jsonl"), "--by", "severity"])
     assert out.exit_code == 2 and "did you mean 'metadata.severity'" in out.output
+
+
+# ---------------------------------------------------------------- 12. every command that writes prints the notices
+
+def _notes(err):
+    return sorted(line for line in err.splitlines() if line.startswith("evalconv: note: "))
+
+
+def test_new_to_promptfoo_prints_the_notices_convert_prints(tmp_path, capsys):
+    for family, expect in (("customer-support", "until a person grades them"), ("tool-using-agent", "tracing")):
+        sheet = tmp_path / f"{family}.csv"
+        assert run_cli(["new", family, "-o", str(sheet)], capsys)[0] == 0
+        code, converted = run_cli([str(sheet), "--to", "promptfoo", "-o", str(tmp_path / f"{family}-c.yaml")], capsys)
+        assert code == 0
+        code, made = run_cli(["new", family, "--to", "promptfoo", "-o", str(tmp_path / f"{family}-n.yaml")], capsys)
+        assert code == 0
+        assert _notes(made) == _notes(converted) and any(expect in n for n in _notes(made)), (family, made)
+
+
+def test_import_to_promptfoo_prints_the_notices_convert_prints(tmp_path, capsys):
+    sheet = tmp_path / "messy.csv"
+    sheet.write_text(SHEET, encoding="utf-8")
+    code, _ = run_cli(["import", str(sheet), "-o", str(tmp_path / "set.jsonl")], capsys)
+    assert code == 0
+    code, converted = run_cli([str(tmp_path / "set.jsonl"), "--to", "promptfoo", "-o", str(tmp_path / "c.yaml")], capsys)
+    code2, imported = run_cli(["import", str(sheet), "--to", "promptfoo", "-o", str(tmp_path / "i.yaml")], capsys)
+    assert code == code2 == 0
+    assert _notes(imported) == _notes(converted) and _notes(imported)

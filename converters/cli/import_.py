@@ -15,6 +15,7 @@ from ..output_paths import check_outputs
 from ..registry import REGISTRY
 from ..canonical.suggest import count
 from .common import force_flag, refuse_existing, echo_json, encoding_option, handles_errors, main_output, print_findings
+from .common import print_notices
 
 
 @click.command("import")
@@ -71,6 +72,7 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
     print_findings(result.log.errors, result.log.error_count, "errors", see_all="--report FILE lists them all")
     shown = [f for f in result.log.warnings if f.code != "starter-example"]
     print_findings(shown, len(shown), "warnings", see_all="--report FILE lists them all")
+    print_notices(result.loss, result.wrote_output)
     click.echo(final_line(result), err=True)
     sys.exit(result.exit_code)
 
@@ -106,7 +108,7 @@ def final_line(result: sheet_import.ImportResult) -> str:
     if placeholders:
         parts.append(f"{count(placeholders, 'placeholder expected behaviour')} for a reviewer to write")
     if result.loss.lossy:
-        parts.append(f"lossy: {len(result.loss.dropped.entries)} field(s) dropped")
+        parts.append(f"lossy: {count(len(result.loss.dropped.entries), 'field')} dropped")
     return head + ", ".join(parts)
 
 
