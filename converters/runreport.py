@@ -61,7 +61,9 @@ def field_path(user_field: str) -> list[str | int]:
     except ValueError:
         raise UsageError(f"'{user_field}' is not a field path (case.FIELD or metadata.KEY)") from None
     if not parts or parts[0] not in ("metadata", "id"):
-        raise UsageError(f"'{user_field}': slice by a case. or metadata. field")
+        from .slice_hints import did_you_mean
+
+        raise UsageError(f"'{user_field}': slice by a case. or metadata. field{did_you_mean(user_field)}")
     return parts
 
 
@@ -573,4 +575,9 @@ def report(runs_: list[str], cases: list[str], *, by: Iterable[str] | None = Non
         builder.add_cases(path)
     for path in runs_:
         builder.add_records(run_records(path, harness))
-    return builder.finish([label(p) for p in runs_])
+    result = builder.finish([label(p) for p in runs_])
+    if by:  # a --by typo: exit 2 with the closest field, not a slice of (none)
+        from .slice_hints import refuse_unmatched
+
+        refuse_unmatched(by, result["slices"], cases)
+    return result

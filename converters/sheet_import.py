@@ -18,11 +18,11 @@ from typing import Any, cast
 
 import yaml
 
-from . import api, dataset_sheet
+from . import api, dataset_sheet, list_cells
+from .repeats import RepeatedInputs
 from .builder import count_starters, output_format
 from .canonical import jsonvalue, paths
 from .canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
-from .canonical.csv_format import split_list
 from .canonical.errors import ReadError, UsageError
 from .canonical.opening import read_regular
 from .canonical.safe_yaml import load_yaml
@@ -356,6 +356,9 @@ class ImportResult:
     loss: LossReport
     wrote_output: bool
     starters: int = 0
+    list_seps: list_cells.ListSeps = field(default_factory=list_cells.ListSeps)
+    lists: list_cells.ListTally = field(default_factory=list_cells.ListTally)
+    repeats: RepeatedInputs = field(default_factory=RepeatedInputs)
 
     @property
     def exit_code(self) -> int:
@@ -367,7 +370,8 @@ class ImportResult:
                 "columns": [{"column": c, "to": t, "how": self.cmap.how[c],
                              **({"flagged": self.cmap.flagged[c]} if c in self.cmap.flagged else {})}
                             for c, t in self.cmap.targets.items()],
-                "defaulted": self.defaulted, "errors": [f.to_json() for f in self.log.errors],
+                "defaulted": self.defaulted, "lists": self.lists.to_json(),
+                "repeatedInputs": self.repeats.to_json(), "errors": [f.to_json() for f in self.log.errors],
                 "warnings": [f.to_json() for f in self.log.warnings], "loss": self.loss.to_json()}
 
 
@@ -383,26 +387,50 @@ def _slug(value: Any) -> str:
     return f"{slug or 'row'}-{digest}"
 
 
-def _cell(value: Any, target: str, text_cells: bool) -> Any:
-    """A cell as the value its field holds; None for a blank text cell (left out)."""
+def is_list(target: str) -> bool:
+    kind = CASE_FIELD_KINDS.get(target.rsplit(".", 1)[-1]) if target.startswith("$.metadata.case.") else None
+    return kind == "list" or target in _LISTS
+
+
+def _cell(value: Any, target: str, text_cells: bool, sep: str | None = None,
+          tally: list_cells.ListTally | None = None, column: str = "") -> Any:
+    """A cell as the value its field holds; None for a blank text cell (left out). `sep`: the
+    column's --list-sep (a string cell of any sheet splits at it; `$.expected` is split later)."""
+    if sep is not None and isinstance(value, str) and target != "$.expected":
+        if not value.strip():
+            return None
+        items = list_cells.split(value, sep)
+        if tally is not None:
+            tally.add(column, value, sep, items)
+        return items
     if text_cells and isinstance(value, str):
         if not value.strip():
             return None
-        kind = CASE_FIELD_KINDS.get(target.rsplit(".", 1)[-1]) if target.startswith("$.metadata.case.") else None
-        if kind == "list" or target in _LISTS:
-            return [item.strip() for item in (split_list(value) if "|" in value else value.splitlines())
-                    if item.strip()]
+        if is_list(target):
+            items = list_cells.split(value, None)
+            if tally is not None:
+                tally.add(column, value, None, items)
+            return items
         if target in ("$.metadata.case.oracleType", "$.metadata.case.evaluator", "$.metadata.case.provenance"):
             return re.sub(r"[\s_]+", "-", value.strip().lower())
         return value.strip() if target != "$.input" and target != "$.expected" else value
     return value
 
 
-def _expected(value: Any, oracle: Any, text_cells: bool) -> Any:
+def _expected(value: Any, oracle: Any, text_cells: bool, sep: str | None = None,
+              tally: list_cells.ListTally | None = None, column: str = "") -> Any:
+    if oracle == "acceptable-set" and sep is not None and isinstance(value, str):
+        items = list_cells.split(value, sep)
+        if tally is not None:
+            tally.add(column, value, sep, items)
+        return items
     if not (text_cells and isinstance(value, str)):
         return value
     if oracle == "acceptable-set":
-        return [item.strip() for item in split_list(value) if item.strip()]
+        items = list_cells.split(value, "|")
+        if tally is not None:
+            tally.add(column, value, None, items)
+        return items
     if oracle in ("expected-tool-calls", "expected-final-state") and value.lstrip()[:1] in ("[", "{"):
         try:
             return jsonvalue.loads(value)
@@ -412,8 +440,14 @@ def _expected(value: Any, oracle: Any, text_cells: bool) -> Any:
 
 
 def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str | None = None,
-               provenance: str = "imported", defaulted: dict[str, int] | None = None) -> Iterator[SourceRow]:
+               provenance: str = "imported", defaulted: dict[str, int] | None = None,
+               list_seps: list_cells.ListSeps | None = None,
+               tally: list_cells.ListTally | None = None) -> Iterator[SourceRow]:
     defaulted = {} if defaulted is None else defaulted
+    list_seps = list_seps or list_cells.ListSeps()
+    seps = {column: list_seps.of(column, is_list(target) or target == "$.expected")
+            for column, target in cmap.targets.items()}
+    expected_column = next((c for c, t in cmap.targets.items() if t == "$.expected"), "")
     used: dict[str, int] = {}
 
     def count(what: str) -> None:
@@ -430,7 +464,8 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
         # the row's own cells in column order: a sparse row of a wide sheet costs its cells only
         for column, target, parts in (places if len(record) == len(places) else
                                       (places[i] for i in sorted(position[c] for c in record if c in position))):
-            cell = _cell(record.get(column), target, sheet.text_cells) if column in record else None
+            cell = _cell(record.get(column), target, sheet.text_cells, seps[column], tally,
+                         column) if column in record else None
             if cell is None:
                 continue
             if target in ("$.id", "$.input", "$.expected"):
@@ -452,7 +487,8 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
             if not oracle_type:
                 count(f"oracleType: {case['oracleType']} (no --oracle-type or oracle column)")
         if "expected" in value:
-            value["expected"] = _expected(value["expected"], case["oracleType"], sheet.text_cells)
+            value["expected"] = _expected(value["expected"], case["oracleType"], sheet.text_cells,
+                                          seps.get(expected_column), tally, expected_column)
         if not value.get("id"):
             base = _slug(value["input"])
             used[base] = used.get(base, 0) + 1
@@ -475,7 +511,7 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
 
 def import_sheet(sheet_path: str, output: str | None, *, to: str | None = None, map_path: str | None = None,
                  oracle_type: str | None = None, provenance: str = "imported", encoding: str | None = None,
-                 **options: Any) -> ImportResult:
+                 list_sep: tuple[str, ...] = (), **options: Any) -> ImportResult:
     """Read the sheet, map its columns, validate the rows and (when none is invalid) write them."""
     if output == STDIO:
         output = None
@@ -487,12 +523,18 @@ def import_sheet(sheet_path: str, output: str | None, *, to: str | None = None, 
     api.check_written_paths(sheet_path, {"-o": output})
     sheet = read_sheet(sheet_path, encoding)
     cmap = plan(sheet, map_path)
+    seps = list_cells.parse(list_sep, sheet.columns)
     label = sheet_path
     defaulted: dict[str, int] = {}
     log, rows = FindingLog(), []
+    tally, repeats = list_cells.ListTally(), RepeatedInputs()
     checker = Validator(source=label)
     for checked in checker.check_all(sheet_rows(sheet, cmap, source=label, oracle_type=oracle_type,
-                                                provenance=provenance, defaulted=defaulted)):
+                                                provenance=provenance, defaulted=defaulted, list_seps=seps,
+                                                tally=tally)):
+        value = checked.source.value
+        if isinstance(value, dict) and "input" in value:
+            repeats.add(checked.number, str(value.get("id", "")), value["input"])
         log.add(checked.findings)
         if checked.row is not None:
             rows.append(checked.row)
@@ -500,7 +542,7 @@ def import_sheet(sheet_path: str, output: str | None, *, to: str | None = None, 
     if not log.error_count:
         loss, wrote = api.write(rows, output, fmt, **options), True
     return ImportResult(label, output, fmt, cmap, checker.count, sheet.blank, defaulted, log, loss, wrote,
-                        count_starters(rows))
+                        count_starters(rows), seps, tally, repeats)
 
 
 def plan(sheet: Sheet, map_path: str | None, *, need_input: bool = True) -> ColumnMap:

@@ -84,7 +84,9 @@ def slice_parts(name: str) -> tuple[str, ...]:
         parts = []
     if len(parts) < 2 or parts[0] != "metadata" or not all(isinstance(p, str) for p in parts) \
             or (parts[1] == "case" and len(parts) != 3):
-        raise UsageError(f"a slice is case.<field> or metadata.<key>, not '{name}'")
+        from .slice_hints import did_you_mean
+
+        raise UsageError(f"a slice is case.<field> or metadata.<key>, not '{name}'{did_you_mean(name)}")
     return tuple(cast(list[str], parts))  # all text: checked above
 
 
@@ -732,6 +734,10 @@ def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None =
         if name in optional and set(counts) <= {NONE}:
             continue  # a reason field the set does not use
         slices[name] = _ordered(name, counts)
+    from .slice_hints import refuse_unmatched  # a --by typo: exit 2 with the closest field
+
+    refuse_unmatched(extra, slices, [item.path for item in found if item.refused is None], from_=from_,
+                     encoding=encoding)
     families = counter.tallies["case.caseFamily"].expanded
     gaps = _gap_list(counter, slices, families, family_min, invalid)
     file_order = {f.path: i for i, f in enumerate(files)}

@@ -60,6 +60,13 @@ def print_findings(findings: Iterable[Finding], total: int, kind: str, *, see_al
         click.echo(f"... and {more} more {kind if more != 1 else kind.rstrip('s')} ({see_all})", err=True)
 
 
+def print_notices(loss: Any, wrote: bool = True) -> None:
+    """The writer's notices (tracing needed, tests that fail until a person grades them, cells that
+    look like formulas), as convert prints them: every command that writes a set prints them."""
+    for notice in loss.notices if wrote else ():
+        click.echo(f"evalconv: note: {notice}", err=True)
+
+
 def echo_json(value: Any) -> None:
     click.echo(jsonvalue.dumps(value, indent=True))
 

@@ -15,6 +15,7 @@ from ..output_paths import check_outputs
 from ..registry import REGISTRY
 from ..canonical.suggest import count
 from .common import force_flag, refuse_existing, echo_json, encoding_option, handles_errors, main_output, print_findings
+from .common import print_notices
 
 
 @click.command("import")
@@ -30,13 +31,16 @@ from .common import force_flag, refuse_existing, echo_json, encoding_option, han
 @click.option("--provenance", type=click.Choice(list(enum("provenance"))), default="imported", show_default=True,
               metavar="P", help="Where the rows came from.")
 @click.option("--report", "report_path", metavar="PATH", help="Write the import summary (with the loss report) as JSON.")
+@click.option("--list-sep", "list_sep", multiple=True, metavar="SEP|COLUMN=SEP",
+              help="Split list cells at SEP (e.g. ';') instead of '|': every list field's, or COLUMN's "
+                   "(then a list whatever its field). Repeatable.")
 @click.option("--excel-safe", is_flag=True, help="CSV: guard cells a spreadsheet would run as formulas.")
 @encoding_option
 @force_flag
 @handles_errors
 def import_command(sheet: str, output: str | None, to: str | None, map_path: str | None, suggest_map: bool,
                    oracle_type: str | None, provenance: str, report_path: str | None, excel_safe: bool,
-                   encoding: str | None, force: bool = False) -> None:
+                   encoding: str | None, force: bool = False, list_sep: tuple[str, ...] = ()) -> None:
     """Turn an ad-hoc sheet (CSV, TSV or JSONL, any column names), a Parquet file or a Hugging
     Face dataset folder into canonical rows.
 
@@ -57,7 +61,8 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
     refuse_existing(output, force, "import")
     with together():  # the rows and the report, both or neither
         result = sheet_import.import_sheet(sheet, output, to=to, map_path=map_path, oracle_type=oracle_type,
-                                           provenance=provenance, encoding=encoding, **options)
+                                           provenance=provenance, encoding=encoding, list_sep=list_sep,
+                                           **options)
         if report_path:
             with AtomicOutput(report_path) as out:
                 out.stream.write(jsonvalue.dumps(result.to_json(), indent=True) + "\n")
@@ -67,6 +72,7 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
     print_findings(result.log.errors, result.log.error_count, "errors", see_all="--report FILE lists them all")
     shown = [f for f in result.log.warnings if f.code != "starter-example"]
     print_findings(shown, len(shown), "warnings", see_all="--report FILE lists them all")
+    print_notices(result.loss, result.wrote_output)
     click.echo(final_line(result), err=True)
     sys.exit(result.exit_code)
 
@@ -84,6 +90,8 @@ def summary_lines(result: sheet_import.ImportResult) -> list[str]:
     for column, why in cmap.flagged.items():
         out.append(f"  flagged: {column} is kept in user metadata, but the case profile leaves it out on "
                    f"purpose: {why}")
+    out += result.lists.lines(result.list_seps)
+    out += result.repeats.lines()
     return out
 
 
@@ -100,7 +108,7 @@ def final_line(result: sheet_import.ImportResult) -> str:
     if placeholders:
         parts.append(f"{count(placeholders, 'placeholder expected behaviour')} for a reviewer to write")
     if result.loss.lossy:
-        parts.append(f"lossy: {len(result.loss.dropped.entries)} field(s) dropped")
+        parts.append(f"lossy: {count(len(result.loss.dropped.entries), 'field')} dropped")
     return head + ", ".join(parts)
 
 

@@ -17,6 +17,7 @@ from ..registry import REGISTRY
 from ..texttable import aligned
 from ..canonical.suggest import count
 from .common import force_flag, refuse_existing, ALL_FINDINGS_VIA_VALIDATE, echo_json, fail, handles_errors, main_output, print_findings
+from .common import print_notices
 
 EVALUATORS = list(next(iter(ADMISSIBILITY.values())))
 
@@ -93,6 +94,7 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
     print_findings(result.log.errors, result.log.error_count, "errors", see_all=ALL_FINDINGS_VIA_VALIDATE)
     shown = [f for f in result.log.warnings if f.code != "starter-example"]
     print_findings(shown, len(shown), "warnings", see_all=ALL_FINDINGS_VIA_VALIDATE)
+    print_notices(result.loss, not result.log.error_count)
     click.echo(summary(result), err=True)
     sys.exit(result.exit_code)
 
@@ -106,9 +108,9 @@ def summary(result: builder.BuildResult) -> str:
              f"{result.starters} starter examples to replace before use"]
     loss = result.loss
     if loss.lossy:
-        parts.append(f"lossy: {len(loss.dropped.entries)} field(s) dropped (see --report)")
+        parts.append(f"lossy: {count(len(loss.dropped.entries), 'field')} dropped (see --report)")
     elif loss.carried:
-        parts.append(f"{len(loss.carried.entries)} field(s) carried in vendor metadata only")
+        parts.append(f"{count(len(loss.carried.entries), 'field')} carried in vendor metadata only")
     else:
         parts.append("lossless")
     return head + ", ".join(parts)
