@@ -33,6 +33,19 @@ CODES: dict[str, tuple[Severity, str]] = {
                                   "vocabulary; the message names the nearest documented value"),
     "unknown-case-family": ("warning", "the row was built from a pack that is not loaded, or names a case family "
                                        "its pack does not declare"),
+    # `evalconv diff`: review findings about a change to a set (--fail-on CODE makes one fail the run)
+    "removed-without-retirement": ("warning", "diff: a case is gone and no retirement record in the head's "
+                                              "<set>.retired.jsonl says why (evalconv retire writes one)"),
+    "behavior-changed-without-version": ("warning", "diff: expected, expectedBehavior, oracleType, evaluator or passLogic "
+                                                    "changed and metadata.case.version did not"),
+    "new-without-reason": ("warning", "diff: an added case has no reason (metadata.reason, or the field named "
+                                      "with --reason-field)"),
+    "oracle-type-changed": ("warning", "diff: a case's oracle type changed, and with it the evaluators it admits; "
+                                       "the message names an evaluator that became barred"),
+    "starter-added": ("warning", "diff: an added case is still a starter example or an imported placeholder"),
+    "id-reused": ("warning", "diff: an id the retirement ledger says is retired comes back as a different case"),
+    "schema-migrated": ("warning", "diff: cases changed schema version and nothing else (a migration): one "
+                                   "finding for the set, with whether its migrations ledger records it"),
 }
 
 

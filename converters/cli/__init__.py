@@ -17,6 +17,7 @@ import click
 from .. import __version__, stopping
 from ..canonical.suggest import by_closeness, did_you_mean
 from .convert import convert_command
+from .diff import diff_command
 from .explain import explain_command
 from .import_ import import_command
 from .report import report_command, runs_group
@@ -64,6 +65,7 @@ def cli() -> None:
       evalconv import sheet.csv -o set.csv              the sheet you already have, as canonical rows
       evalconv explain rubric                           which evaluators an oracle type admits, and why
       evalconv report results.json --cases set.jsonl    pass rates of a run, sliced
+      evalconv diff --git origin/main sets/             review a change: cases added, removed, changed
 
     --debug (anywhere on the line) or EVALCONV_DEBUG=1 shows the traceback of an internal error.
     """
@@ -80,6 +82,7 @@ cli.add_command(explain_command)
 cli.add_command(import_command)
 cli.add_command(report_command)
 cli.add_command(runs_group)
+cli.add_command(diff_command)
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE in sysexits.h

@@ -1,0 +1,474 @@
+"""`evalconv diff BASE HEAD`: what a change did to a set, and what a reviewer should ask about it.
+
+Cases are matched by id, whatever the format of each side (a CSV at base and a JSONL at head
+compare). Flat memory: the base's ids go into a table of content hashes (`DigestTable`), the
+head is streamed against it, and only the rows that changed are read in full (the base a second
+time, for their old values). A removal the head's retirement ledger records is accepted; a
+migration (rows that differ only in `metadata.case.schemaVersion`) is one finding.
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..canonical import jsonvalue, paths
+from ..canonical.admissibility import ADMISSIBILITY, verdict
+from ..canonical.diff import diff_paths
+from ..canonical.errors import UsageError
+from ..canonical.findings import CODES, Finding
+from ..canonical.jsonvalue import same
+from ..canonical.review import is_placeholder
+from ..canonical.suggest import did_you_mean
+from ..canonical.vocabulary import is_starter
+from ..sources import reading
+from .digest import content_digest, id_key, schema_version
+from .ledger import MIGRATIONS_SUFFIX, Retirement, is_ledger, retired_now, retired_path
+from .table import CHANGED, SEEN, DigestTable
+
+# The review findings `diff` makes (all warnings: `--fail-on CODE` makes any of them fail a run).
+DIFF_CODES = ("removed-without-retirement", "behavior-changed-without-version", "new-without-reason",
+              "oracle-type-changed", "starter-added", "id-reused", "schema-migrated")
+# What a case's behaviour is: a change to any of them needs a new metadata.case.version.
+BEHAVIOR_PATHS = ("$.expected", "$.metadata.case.expectedBehavior", "$.metadata.case.oracleType",
+                  "$.metadata.case.evaluator", "$.metadata.case.passLogic")
+VERSION_PATH = "$.metadata.case.version"
+DEFAULT_REASON_FIELD = "metadata.reason"
+SHORT = 80  # characters of an old or new value in a change
+FIELDS_KEPT = 20  # changed paths listed per case
+ABSENT = {"$absent": True}  # what a change shows for a field one side does not have
+
+
+@dataclass
+class Change:
+    id: str
+    row: int           # in the head
+    base_row: int
+    fields: list[dict[str, Any]]
+    more_fields: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "row": self.row, "base_row": self.base_row, "fields": self.fields,
+                "more_fields": self.more_fields}
+
+
+@dataclass
+class SetDiff:
+    base: str | None
+    head: str | None
+    base_format: str | None = None
+    head_format: str | None = None
+    base_rows: int = 0
+    head_rows: int = 0
+    unchanged: int = 0
+    migrated: int = 0
+    added: list[dict[str, Any]] = field(default_factory=list)
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    changed: list[Change] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    base_versions: Counter = field(default_factory=Counter)
+    head_versions: Counter = field(default_factory=Counter)
+    without_id: dict[str, int] = field(default_factory=lambda: {"base": 0, "head": 0})
+
+    @property
+    def retired(self) -> int:
+        return sum(1 for r in self.removed if r.get("retired"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"base": self.base, "head": self.head, "base_format": self.base_format,
+                "head_format": self.head_format, "base_rows": self.base_rows, "head_rows": self.head_rows,
+                "counts": {"added": len(self.added), "removed": len(self.removed), "retired": self.retired,
+                           "changed": len(self.changed), "unchanged": self.unchanged, "migrated": self.migrated},
+                "schema_versions": {"base": _versions(self.base_versions), "head": _versions(self.head_versions)},
+                "rows_without_id": self.without_id,
+                "added": self.added, "removed": self.removed, "changed": [c.to_json() for c in self.changed],
+                "findings": [_finding_json(f) for f in self.findings]}
+
+
+def _versions(counter: Counter) -> dict[str, int]:
+    return {str(k): v for k, v in sorted(counter.items(), key=lambda kv: str(kv[0]))}
+
+
+def _finding_json(f: Finding) -> dict[str, Any]:
+    return {**f.to_json(), "source": f.source}
+
+
+@dataclass
+class DiffReport:
+    sets: list[SetDiff]
+    fail_on: tuple[str, ...] = ()
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for s in self.sets for f in s.findings]
+
+    @property
+    def failed(self) -> list[Finding]:
+        return [f for f in self.findings if f.code in self.fail_on or f.severity == "error"]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    def to_json(self) -> dict[str, Any]:
+        totals = Counter[str]()
+        for s in self.sets:
+            for key, value in s.to_json()["counts"].items():
+                totals[key] += value
+        by_code = Counter(f.code for f in self.findings)
+        return {"ok": self.exit_code == 0, "fail_on": list(self.fail_on), "counts": dict(totals),
+                "findings_by_code": dict(sorted(by_code.items())),
+                "failed": [_finding_json(f) for f in self.failed],
+                "sets": [s.to_json() for s in self.sets]}
+
+
+def check_fail_on(codes: Iterable[str]) -> tuple[str, ...]:
+    """`--fail-on` codes, repeatable or comma-separated; an unknown code is a usage error."""
+    out: list[str] = []
+    for given in codes:
+        for code in (c.strip() for c in given.split(",")):
+            if not code:
+                continue
+            if code not in CODES:
+                raise UsageError(f"--fail-on: unknown finding code '{code}'{did_you_mean(code, DIFF_CODES)}; "
+                                 f"diff's codes: {', '.join(DIFF_CODES)}")
+            out.append(code)
+    return tuple(dict.fromkeys(out))
+
+
+def diff(base: str | None, head: str | None, *, reason_field: str = DEFAULT_REASON_FIELD,
+         fail_on: Iterable[str] = (), from_: str | None = None, encoding: str | None = None,
+         base_label: str | None = None, head_label: str | None = None) -> DiffReport:
+    """Compare two sets (files or folders; None: the set does not exist on that side). Folders
+    pair their set files by path without the extension (`a.csv` at base, `a.jsonl` at head)."""
+    fail = check_fail_on(fail_on)
+    reason = _reason_path(reason_field)
+    pairs = _pairs(base, head)
+    out = []
+    for b, h in pairs:
+        out.append(diff_pair(b, h, reason_path=reason, from_=from_, encoding=encoding,
+                             base_label=_relabel(b, base, base_label), head_label=_relabel(h, head, head_label)))
+    return DiffReport(out, fail)
+
+
+def diff_git(ref: str, *targets: str, **options: Any) -> DiffReport:
+    """Each PATH as it was at the git ref REF (read with git, no checkout) against the working tree."""
+    from .gitref import at_ref
+
+    sets: list[SetDiff] = []
+    fail: tuple[str, ...] = ()
+    for path in targets:
+        with at_ref(ref, path) as copy:
+            if copy is None and not os.path.exists(path):
+                raise UsageError(f"not in the working tree nor at {ref}", source=path)
+            report = diff(copy, path if os.path.exists(path) else None, base_label=f"{ref}:{path}",
+                          head_label=path, **options)
+        sets += report.sets
+        fail = report.fail_on
+    return DiffReport(sets, fail)
+
+
+def _relabel(found: str | None, top: str | None, label: str | None) -> str | None:
+    """How a side is named in the report: a temporary copy of a git ref gets the ref's name."""
+    if found is None or label is None or top is None:
+        return found
+    inside = os.path.relpath(found, top)
+    return label if inside == "." else f"{label.rstrip('/')}/{inside.replace(os.sep, '/')}"
+
+
+def _reason_path(field_name: str) -> str:
+    try:
+        return paths.normalize(field_name)
+    except ValueError:
+        raise UsageError(f"--reason-field takes a field path such as metadata.reason, not '{field_name}'") from None
+
+
+def _set_files(top: str) -> dict[str, str]:
+    from ..sources import folder_format
+    from ..walk import collect
+
+    if not os.path.isdir(top) or folder_format(top) is not None:
+        return {_stem(os.path.basename(top)): top}
+    found: dict[str, str] = {}
+    for f in collect([top]):
+        if f.refused is not None or is_ledger(f.path):
+            continue
+        found.setdefault(_stem(f.relative), f.path)
+    return found
+
+
+def _stem(relative: str) -> str:
+    """A set file's name without its format's extension: `sets/a.csv` and `sets/a.jsonl` pair."""
+    from ..registry import REGISTRY
+
+    lower = relative.lower()
+    ends = [ext for fmt in REGISTRY.all() for ext in fmt.extensions if lower.endswith(ext.lower())]
+    return relative[:-max(map(len, ends))] if ends else relative
+
+
+def _pairs(base: str | None, head: str | None) -> list[tuple[str | None, str | None]]:
+    for side in (base, head):
+        if side is not None and not os.path.exists(side):
+            raise UsageError("no such file or folder", source=side)
+    if base is None and head is None:
+        raise UsageError("diff needs a base or a head")
+    folder = any(side is not None and os.path.isdir(side) and _set_files(side).get(_stem(os.path.basename(side)))
+                 != side for side in (base, head))
+    if not folder:
+        return [(base, head)]
+    for side in (base, head):
+        if side is not None and not os.path.isdir(side):
+            raise UsageError("diff compares a folder with a folder (or a file with a file)", source=side)
+    b, h = _set_files(base) if base else {}, _set_files(head) if head else {}
+    pairs = [(b.get(stem), h.get(stem)) for stem in sorted(b.keys() | h.keys())]
+    if not pairs:
+        raise UsageError("no set files found in this folder", source=head or base)
+    return pairs
+
+
+def _id(value: Any) -> str | None:
+    row_id = value.get("id") if isinstance(value, dict) else None
+    return row_id if isinstance(row_id, str) and row_id else None
+
+
+def _case(value: Any) -> dict[str, Any]:
+    metadata = value.get("metadata") if isinstance(value, dict) else None
+    case = metadata.get("case") if isinstance(metadata, dict) else None
+    return case if isinstance(case, dict) else {}
+
+
+def get(value: Any, path: str) -> Any:
+    """The value at `path`, or ABSENT."""
+    node = value
+    for part in paths.parse(path):
+        if isinstance(part, str) and isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(part, int) and isinstance(node, list) and part < len(node):
+            node = node[part]
+        else:
+            return ABSENT
+    return node
+
+
+def short(value: Any) -> str:
+    if value is ABSENT:
+        return "(absent)"
+    text = jsonvalue.dumps(value)
+    return text if len(text) <= SHORT else text[:SHORT - 1] + "…"
+
+
+def diff_pair(base: str | None, head: str | None, *, reason_path: str = "$.metadata.reason",
+              from_: str | None = None, encoding: str | None = None,
+              base_label: str | None = None, head_label: str | None = None) -> SetDiff:
+    """One set at base against the same set at head."""
+    result = SetDiff(base_label or base, head_label or head)
+    where = head_label or head or base_label or base
+    table = DigestTable()
+    versions = bytearray()  # a base row's schema version, by row number (1 byte a row)
+    if base is not None:
+        with reading(base, from_=from_, encoding=encoding) as (fmt, rows, _):
+            result.base_format = fmt.name
+            for number, src in enumerate(rows, 1):
+                version = schema_version(src.value)
+                versions.append(_version_byte(version))
+                result.base_versions[version] += 1
+                row_id = _id(src.value)
+                if row_id is None:
+                    result.without_id["base"] += 1
+                    continue
+                table.add(id_key(row_id), content_digest(src.value), number)
+        result.base_rows = len(versions)
+    retired = retired_now(_ledger(head))
+    held: dict[int, tuple[int, Any, Any, Any]] = {}  # id key -> (head row, line, record, value) of the rows that changed
+    findings: list[Finding] = []
+    if head is not None:
+        with reading(head, from_=from_, encoding=encoding) as (fmt, rows, _):
+            result.head_format = fmt.name
+            number = 0
+            for number, src in enumerate(rows, 1):
+                value = src.value
+                version = schema_version(value)
+                result.head_versions[version] += 1
+                row_id = _id(value)
+                if row_id is None:
+                    result.without_id["head"] += 1
+                    continue
+                key = id_key(row_id)
+                slot = table.find(key)
+                if slot < 0:
+                    result.added.append({"id": row_id, "row": number, "line": src.line})
+                    findings += _located(_added_findings(value, reason_path, retired.get(row_id)),
+                                         number, row_id, src.line, src.record, where)
+                    continue
+                table.mark(slot, SEEN)
+                if content_digest(value) != table.digest(slot):
+                    table.mark(slot, CHANGED)
+                    held[key] = (number, src.line, src.record, value)
+                    continue
+                result.unchanged += 1
+                if versions[table.row(slot) - 1] != _version_byte(version):
+                    result.migrated += 1
+            result.head_rows = number
+    if base is not None and (held or table.unseen()):
+        _second_pass(base, from_, encoding, table, held, retired, result, findings, base_label or base)
+    if result.migrated:
+        findings.append(_migration_finding(result, head).locate(row=None, id=None, line=None, record=None,
+                                                                source=where))
+    result.findings = findings
+    return result
+
+
+def _version_byte(version: Any) -> int:
+    """A schema version in one byte (0: not a version evalconv knows how to write)."""
+    return version if type(version) is int and 0 < version < 256 else 0
+
+
+def _ledger(head: str | None) -> str | None:
+    if head is None:
+        return None
+    path = retired_path(head)
+    return path if os.path.exists(path) else None
+
+
+def _second_pass(base: str, from_: str | None, encoding: str | None, table: DigestTable,
+                 held: dict[int, tuple[int, Any, Any, Any]], retired: dict[str, Retirement], result: SetDiff,
+                 findings: list[Finding], label: str) -> None:
+    """The base again, for the old values of the rows that changed and the ids that left."""
+    with reading(base, from_=from_, encoding=encoding) as (_, rows, _report):
+        for number, src in enumerate(rows, 1):
+            row_id = _id(src.value)
+            if row_id is None:
+                continue
+            key = id_key(row_id)
+            slot = table.find(key)
+            if slot < 0 or table.row(slot) != number:  # a repeated id: the first row speaks for it
+                continue
+            flags = table.flags(key) or 0
+            if not flags & SEEN:
+                record = retired.get(row_id)
+                result.removed.append({"id": row_id, "base_row": number, "line": src.line,
+                                       "retired": record.to_json() if record else None})
+                if record is None:
+                    findings.append(Finding(
+                        "removed-without-retirement",
+                        f"case '{row_id}' is gone and no retirement record says why: retire it with "
+                        f"`evalconv retire SET --id {row_id} --why TEXT`, which keeps it in the set's ledger",
+                        "$").locate(row=number, id=row_id, line=src.line, record=src.record, source=label))
+            elif flags & CHANGED and key in held:
+                head_row, line, record, new = held.pop(key)
+                result.changed.append(_change(row_id, head_row, number, src.value, new))
+                found = _changed_findings(src.value, new)
+                if (record_ := retired.get(row_id)) is not None and record_.digest != content_digest(new):
+                    found.append(_reused(record_))
+                findings += _located(found, head_row, row_id, line, record, result.head or label)
+
+
+def _located(found: list[Finding], row: int, row_id: str, line: int | None, record: int | None,
+             source: str | None) -> list[Finding]:
+    return [f.locate(row=row, id=row_id, line=line, record=record, source=source) for f in found]
+
+
+def _change(row_id: str, head_row: int, base_row: int, old: Any, new: Any) -> Change:
+    where = diff_paths(old, new)
+    fields = [{"path": p, "old": short(get(old, p)), "new": short(get(new, p))} for p in where[:FIELDS_KEPT]]
+    return Change(row_id, head_row, base_row, fields, max(0, len(where) - FIELDS_KEPT))
+
+
+def _empty(value: Any) -> bool:
+    return value is ABSENT or value is None or value == [] or value == {} or (
+        isinstance(value, str) and not value.strip())
+
+
+def _added_findings(value: Any, reason_path: str, retirement: Retirement | None) -> list[Finding]:
+    out = []
+    if _empty(get(value, reason_path)):
+        out.append(Finding("new-without-reason", f"a new case with no reason ({reason_path[2:]}): say in one "
+                           f"sentence why it exists, so a reviewer can ask whether the reason is real",
+                           reason_path))
+    case = _case(value)
+    if is_starter(case):
+        out.append(Finding("starter-added", f"a new case that is still a starter example (provenance "
+                           f"{case.get('provenance')}): not a validated gold-standard answer",
+                           "$.metadata.case.provenance"))
+    elif is_placeholder(case):
+        out.append(Finding("starter-added", "a new case whose expectedBehavior is still the placeholder "
+                           "`evalconv import` wrote: a reviewer must write it", "$.metadata.case.expectedBehavior"))
+    if retirement is not None and retirement.digest != content_digest(value):
+        out.append(_reused(retirement))
+    return out
+
+
+def _reused(retirement: Retirement) -> Finding:
+    return Finding("id-reused", f"the id was retired ({retirement.date}: {retirement.reason}) and comes "
+                   f"back as a different case: give the new case its own id, or restore the old one "
+                   f"with `evalconv retire SET --restore ID`", "$.id")
+
+
+def _changed_findings(old: Any, new: Any) -> list[Finding]:
+    out = []
+    moved = [p for p in BEHAVIOR_PATHS if not _same(get(old, p), get(new, p))]
+    if moved and _same(get(old, VERSION_PATH), get(new, VERSION_PATH)):
+        out.append(Finding("behavior-changed-without-version",
+                           f"{', '.join(p[2:] for p in moved)} changed and metadata.case.version did not: a "
+                           f"result graded against the old behaviour would pass for the new one", moved[0]))
+    before, after = _case(old).get("oracleType"), _case(new).get("oracleType")
+    if before != after and isinstance(before, str) and isinstance(after, str) \
+            and before in ADMISSIBILITY and after in ADMISSIBILITY:
+        out.append(Finding("oracle-type-changed", _oracle_message(before, after, _case(new).get("evaluator")),
+                           "$.metadata.case.oracleType"))
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or (a is not ABSENT and b is not ABSENT and same(a, b))
+
+
+def _oracle_message(before: str, after: str, evaluator: Any) -> str:
+    head = f"the oracle type changed from {before} to {after}"
+    if isinstance(evaluator, str) and evaluator in ADMISSIBILITY[after]:
+        status, why = verdict(after, evaluator)
+        was = verdict(before, evaluator)[0] if evaluator in ADMISSIBILITY[before] else "barred"
+        if status == "barred" and was != "barred":
+            return f"{head}: its evaluator {evaluator} is barred for {after} ({why})"
+        return f"{head}; its evaluator {evaluator} is {'admitted' if status == 'ok' else status} for both" \
+            if was == status else f"{head}; its evaluator {evaluator} was {was}, now {status}"
+    barred = [e for e, (s, _) in ADMISSIBILITY[after].items() if s == "barred" and ADMISSIBILITY[before][e][0] != "barred"]
+    opened = [e for e, (s, _) in ADMISSIBILITY[after].items() if s != "barred" and ADMISSIBILITY[before][e][0] == "barred"]
+    parts = [head]
+    if barred:
+        parts.append(f"now barred: {', '.join(barred)}")
+    if opened:
+        parts.append(f"now admitted: {', '.join(opened)}")
+    return "; ".join(parts)
+
+
+def _migration_finding(result: SetDiff, head: str | None) -> Finding:
+    recorded = None
+    if head is not None and os.path.exists(head + MIGRATIONS_SUFFIX):
+        recorded = list(records_of_migrations(head + MIGRATIONS_SUFFIX))
+    before = ", ".join(sorted(map(str, result.base_versions)))
+    after = ", ".join(sorted(map(str, result.head_versions)))
+    note = (f"; the migrations ledger records it ({len(recorded)} migration(s))" if recorded
+            else "; no migration record beside the set says so (evalconv migrate writes one)")
+    return Finding("schema-migrated", f"{result.migrated} case(s) moved from schema version {before} to {after} and "
+                   f"nothing else in them changed{note}", "$.metadata.case.schemaVersion")
+
+
+def records_of_migrations(path: str) -> Iterable[dict[str, Any]]:
+    """The migration ledger's records (a line that is not JSON is left out here: diff only counts)."""
+    try:
+        stream = open(path, "rb")
+    except OSError:
+        return
+    with stream:
+        for line in stream:
+            try:
+                record = jsonvalue.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                yield record
+
+
+__all__ = ["Change", "DiffReport", "SetDiff", "check_fail_on", "diff", "diff_git", "diff_pair"]
