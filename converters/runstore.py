@@ -43,8 +43,9 @@ def _content_digest(kind: str, record: dict[str, Any]) -> bytes | None:
     if kind == "attempt":
         body = {k: record.get(k) for k in _WHAT_HAPPENED}
     elif kind == "result":
-        evaluator = record.get("evaluator") if isinstance(record.get("evaluator"), dict) else {}
-        body = {**{k: record.get(k) for k in _WHAT_WAS_JUDGED}, "evaluator": {k: evaluator.get(k) for k in _JUDGE}}
+        judge = record.get("evaluator")
+        judged = {k: judge.get(k) for k in _JUDGE} if isinstance(judge, dict) else None
+        body = {**{k: record.get(k) for k in _WHAT_WAS_JUDGED}, "evaluator": judged}
     else:
         return None
     return hashlib.blake2b(json.dumps(body, sort_keys=True, ensure_ascii=False).encode(), digest_size=12).digest()
