@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from .canonical.findings import Finding
     from .canonical.row import ABSENT, Row
     from .frames import from_dataframe, to_dataframe
+    from .partitions import (CheckedBatch, WrittenBatch, assemble, count_batch, loss_report, reduce_validation,
+                             rows_from_arrow, rows_to_arrow, stats_from_parts, validate_batch, write_rows)
     from .ragas_objects import from_ragas_dataset, to_ragas_dataset
     from .registry import REGISTRY
     from .reports import LossReport, ReadReport
@@ -24,6 +26,8 @@ _EXPORTS = {
     "canonical.findings": ("Finding",),
     "canonical.row": ("ABSENT", "Row"),
     "frames": ("from_dataframe", "to_dataframe"),
+    "partitions": ("CheckedBatch", "WrittenBatch", "assemble", "count_batch", "loss_report", "reduce_validation",
+                   "rows_from_arrow", "rows_to_arrow", "stats_from_parts", "validate_batch", "write_rows"),
     "ragas_objects": ("from_ragas_dataset", "to_ragas_dataset"),
     "registry": ("REGISTRY",),
     "reports": ("LossReport", "ReadReport"),
@@ -35,6 +39,9 @@ __all__ = [
     "ReadReport", "ReadResult", "Row", "UsageError", "ValidationReport", "WriteError", "convert",
     "from_dataframe", "read", "reading", "to_dataframe", "validate", "validate_file", "write",
     "from_ragas_dataset", "to_ragas_dataset",
+    # one Arrow record batch at a time, for Dask, Ray Data, Spark and DuckDB (docs/scale.md)
+    "CheckedBatch", "WrittenBatch", "assemble", "count_batch", "loss_report", "reduce_validation",
+    "rows_from_arrow", "rows_to_arrow", "stats_from_parts", "validate_batch", "write_rows",
 ]
 __version__ = "0.1.0"
 

@@ -702,17 +702,11 @@ def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None =
     """Count the rows of every file (folders walked) as one set, by the default slices, the
     reason slices the set uses and `by`; list the gaps; apply the gate (`minimums`, `fail_on`).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
-    extra, crosstabs = parse_by(by)
-    checks = [MinCheck.parse(m) for m in minimums]
-    codes = [c.strip() for item in fail_on for c in item.split(",") if c.strip()]
-    for code in codes:
-        if code not in GAP_CODES:
-            raise UsageError(f"--fail-on: unknown gap code '{code}' (known: {', '.join(GAP_CODES)})")
-    wanted = list(dict.fromkeys([*DEFAULT_SLICES, *REASON_SLICES, *extra, *(c.slice for c in checks)]))
-    optional = {s for s in REASON_SLICES if s not in extra and all(c.slice != s for c in checks)}
+    by, minimums, fail_on = tuple(by), tuple(minimums), tuple(fail_on)
+    wanted, _, crosstabs = plan_slices(by, minimums)
+    _gate(minimums, fail_on)  # a bad --min or --fail-on: refused before anything is read
     counter = _Counter(wanted, crosstabs, samples)
     files: list[FileStats] = []
-    invalid: list[tuple[str, int]] = []
     targets = list(targets)
     found = collect(targets, include=include, exclude=exclude)
     if not found:
@@ -726,8 +720,36 @@ def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None =
             _count_file(counter, item.path, from_, encoding, jobs, result)
         except EvalconvError as err:
             result.unreadable = err.render()
-        if result.invalid:
-            invalid.append((result.path, result.invalid))
+    return finish(counter, files, by=by, minimums=minimums, fail_on=fail_on, samples=samples,
+                  family_min=family_min)
+
+
+def plan_slices(by: Iterable[str], minimums: Iterable[str]) -> tuple[list[str], set[str], list[tuple[str, str]]]:
+    """The slices a run counts (the defaults, the reason slices, `by`, the `--min` slices), the
+    reason slices it shows only when the set uses them, and the cross-tabs."""
+    extra, crosstabs = parse_by(by)
+    checks = [MinCheck.parse(m) for m in minimums]
+    wanted = list(dict.fromkeys([*DEFAULT_SLICES, *REASON_SLICES, *extra, *(c.slice for c in checks)]))
+    optional = {s for s in REASON_SLICES if s not in extra and all(c.slice != s for c in checks)}
+    return wanted, optional, crosstabs
+
+
+def _gate(minimums: Iterable[str], fail_on: Iterable[str]) -> tuple[list[MinCheck], list[str]]:
+    checks = [MinCheck.parse(m) for m in minimums]
+    codes = [c.strip() for item in fail_on for c in item.split(",") if c.strip()]
+    for code in codes:
+        if code not in GAP_CODES:
+            raise UsageError(f"--fail-on: unknown gap code '{code}' (known: {', '.join(GAP_CODES)})")
+    return checks, codes
+
+
+def finish(counter: _Counter, files: list[FileStats], *, by: Iterable[str], minimums: Iterable[str],
+           fail_on: Iterable[str], samples: int, family_min: int) -> Stats:
+    """The counted rows as `Stats`: the slices in order, the gaps, the sample rows and the gate
+    (one pass, or the parts of `evalconv.partitions` merged)."""
+    wanted, optional, _ = plan_slices(by, minimums)
+    checks, codes = _gate(minimums, fail_on)
+    invalid = [(f.path, f.invalid) for f in files if f.invalid]
     slices = {}
     for name in wanted:
         counts = counter.tallies[name].counts()
