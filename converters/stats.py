@@ -720,6 +720,11 @@ def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None =
             _count_file(counter, item.path, from_, encoding, jobs, result)
         except EvalconvError as err:
             result.unreadable = err.render()
+    from .slice_hints import refuse_unmatched  # a --by typo: exit 2 with the closest field
+
+    extra, _ = parse_by(by)
+    refuse_unmatched(extra, {name: counter.tallies[name].counts() for name in extra if name in counter.tallies},
+                     [item.path for item in found if item.refused is None], from_=from_, encoding=encoding)
     return finish(counter, files, by=by, minimums=minimums, fail_on=fail_on, samples=samples,
                   family_min=family_min)
 
@@ -756,10 +761,6 @@ def finish(counter: _Counter, files: list[FileStats], *, by: Iterable[str], mini
         if name in optional and set(counts) <= {NONE}:
             continue  # a reason field the set does not use
         slices[name] = _ordered(name, counts)
-    from .slice_hints import refuse_unmatched  # a --by typo: exit 2 with the closest field
-
-    refuse_unmatched(extra, slices, [item.path for item in found if item.refused is None], from_=from_,
-                     encoding=encoding)
     families = counter.tallies["case.caseFamily"].expanded
     gaps = _gap_list(counter, slices, families, family_min, invalid)
     file_order = {f.path: i for i, f in enumerate(files)}
