@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     cases = make_cases(OUT)
     evalconv = [sys.executable, "-c", "from evalconv.cli import main; main()"]
-    rows = {"baseline: import evalconv": {0: measure([sys.executable, "-c", "import evalconv.cli, evalconv.runreport"])}}
+    rows = {"baseline: import evalconv": {0: measure([sys.executable, "-c", "import evalconv.cli, evalconv.runs.report"])}}
     checks = []
     for size in args.sizes:
         store, harness_file = make_store(OUT, size), make_braintrust_rows(OUT, size)

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args(argv)
-    from evalconv import sheet_import
+    from evalconv.authoring import sheet_import
 
     suggest = args.suggest or [n * 10 for n in args.columns]
     results: dict[str, dict[str, float]] = {}

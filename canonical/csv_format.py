@@ -374,7 +374,7 @@ class CSVWriter:
         self._new_run()
 
     def write_chunks(self) -> None:
-        """For a worker of converters/parallel.py, before the first row: lines go straight to
+        """For a worker of converters/engine/parallel.py, before the first row: lines go straight to
         `out` (a byte sink with a `size`), and `runs` says under which columns each stretch of
         its bytes was written, for the parent's `write_encoded`."""
         self._chunk = True

@@ -10,10 +10,10 @@ if TYPE_CHECKING:
     from .canonical.errors import EvalconvError, ReadError, UsageError, WriteError
     from .canonical.findings import Finding
     from .canonical.row import ABSENT, Row
-    from .frames import from_dataframe, to_dataframe
+    from .interop.frames import from_dataframe, to_dataframe
+    from .interop.ragas_objects import from_ragas_dataset, to_ragas_dataset
     from .partitions import (CheckedBatch, WrittenBatch, assemble, count_batch, loss_report, reduce_validation,
                              rows_from_arrow, rows_to_arrow, stats_from_parts, validate_batch, write_rows)
-    from .ragas_objects import from_ragas_dataset, to_ragas_dataset
     from .registry import REGISTRY
     from .reports import LossReport, ReadReport
 
@@ -25,10 +25,10 @@ _EXPORTS = {
     "canonical.errors": ("EvalconvError", "ReadError", "UsageError", "WriteError"),
     "canonical.findings": ("Finding",),
     "canonical.row": ("ABSENT", "Row"),
-    "frames": ("from_dataframe", "to_dataframe"),
+    "interop.frames": ("from_dataframe", "to_dataframe"),
+    "interop.ragas_objects": ("from_ragas_dataset", "to_ragas_dataset"),
     "partitions": ("CheckedBatch", "WrittenBatch", "assemble", "count_batch", "loss_report", "reduce_validation",
                    "rows_from_arrow", "rows_to_arrow", "stats_from_parts", "validate_batch", "write_rows"),
-    "ragas_objects": ("from_ragas_dataset", "to_ragas_dataset"),
     "registry": ("REGISTRY",),
     "reports": ("LossReport", "ReadReport"),
 }

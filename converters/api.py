@@ -6,7 +6,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from . import output_paths, parallel
+from . import output_paths
+from .engine import parallel
 from .atomic import AtomicFolder, AtomicOutput, target_kind, together
 from .canonical import jsonvalue
 from .canonical.errors import RowRefused, UsageError
@@ -16,7 +17,7 @@ from .canonical.validator import Checked, Validator
 from .registry import REGISTRY
 from .reports import FindingLog, LossReport, ReadReport
 from .sources import STDIO, detect, label, reading
-from .split_writers import refused_finding, write_row
+from .engine.split_writers import refused_finding, write_row
 from .validation import FileValidation, ValidationReport, validate, validate_file
 
 __all__ = ["ConversionResult", "FileValidation", "ReadResult", "ValidationReport", "convert", "detect",

@@ -129,7 +129,7 @@ def convert_tree(root: str, outdir: str, *, to: str, from_: str | None = None,
     else:
         from concurrent.futures import as_completed
 
-        from .pools import INTERRUPTED, WorkerPool
+        from .engine.pools import INTERRUPTED, WorkerPool
 
         try:
             with WorkerPool(jobs) as pool:  # Ctrl-C: the files in hand are dropped, no new ones start

@@ -128,7 +128,7 @@ def _file_id(fd_or_path: int | str) -> FileId | None:
 def _folder_inputs(folder: str, include: Sequence[str], skip: str | None) -> Iterator[str]:
     """The files a command reads in a folder: its set files (with --include, the matching ones
     too), all of a dataset folder's or a run store's files."""
-    from .runstore import is_store  # the store's modules load only when a folder is named
+    from .runs.store import is_store  # the store's modules load only when a folder is named
 
     if _whole(folder) or is_store(folder):
         yield from _every_file(folder)

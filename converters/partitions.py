@@ -26,7 +26,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
-from . import parallel
+from .engine import parallel
 from .atomic import AtomicFolder, AtomicOutput
 from .canonical import parquet_format
 from .canonical.errors import RowRefused, UsageError
@@ -37,7 +37,7 @@ from .canonical.source import SourceRow
 from .canonical.validator import Checked, SetKeys, Validator
 from .registry import REGISTRY
 from .reports import ROWS_NAMED, ChunkLosses, FindingLog, LossRecorder, LossReport, ReadReport, _FieldIds
-from .split_writers import RowRejected, encode_row, refused_finding, write_row
+from .engine.split_writers import RowRejected, encode_row, refused_finding, write_row
 from .validation import FileValidation
 
 __all__ = ["ARROW_SOURCE", "CheckedBatch", "StatsPart", "WrittenBatch", "assemble", "checked_stream",
@@ -319,7 +319,7 @@ def _row_writer(out: Any, writer: Any, to: str, report: LossReport) -> Any:
         return parallel.ColumnarWriter(writer)
     if to in parallel.LINE_PER_ROW:
         return parallel.EncodedWriter(out, writer)
-    from .split_writers import ReplayWriter
+    from .engine.split_writers import ReplayWriter
 
     return ReplayWriter(out, writer, report)
 
@@ -464,7 +464,7 @@ class StatsPart:
 
 
 def _partial_counter(by: Iterable[str], minimums: Iterable[str], samples: int) -> Any:
-    from . import stats
+    from .coverage import stats
 
     wanted, _, crosstabs = stats.plan_slices(by, minimums)
     counter = stats._Counter(wanted, crosstabs, samples)
@@ -476,9 +476,9 @@ def _partial_counter(by: Iterable[str], minimums: Iterable[str], samples: int) -
 
 def count_batch(batch: Any, *, by: Iterable[str] = (), minimums: Iterable[str] = (), samples: int | None = None,
                 source: str = ARROW_SOURCE, first_record: int = 0) -> StatsPart:
-    """One record batch counted for `stats` (`by`, `minimums`: as `evalconv.stats` takes them,
+    """One record batch counted for `stats` (`by`, `minimums`: as `evalconv.coverage.stats` takes them,
     so that the part counts the slices the gate looks at)."""
-    from . import stats
+    from .coverage import stats
 
     samples = stats.DEFAULT_SAMPLES if samples is None else samples
     by, minimums = tuple(by), tuple(minimums)
@@ -490,7 +490,7 @@ def count_batch(batch: Any, *, by: Iterable[str] = (), minimums: Iterable[str] =
 
 def merge_stats_parts(a: StatsPart, b: StatsPart) -> StatsPart:
     """Two parts (a's rows first) as one: associative."""
-    from . import stats
+    from .coverage import stats
 
     if (a.by, a.samples) != (b.by, b.samples):
         raise UsageError("stats parts counted with different --by, --min or --samples do not merge")
@@ -513,7 +513,7 @@ def stats_from_parts(parts: Iterable[StatsPart], *, family_min: int | None = Non
                      fail_on: Iterable[str] = ()) -> Any:
     """The parts, in order, finished as `evalconv stats` finishes one pass: slices, gaps, samples
     and the gate (`--min` from the parts, `fail_on` gap codes). Returns a `stats.Stats`."""
-    from . import stats
+    from .coverage import stats
 
     parts = list(parts)
     if not parts:

@@ -9,7 +9,7 @@ from .canonical import paths
 from .canonical.errors import EvalconvError, UsageError
 from .canonical.format import WriteOptions
 from .canonical.validator import Validator
-from . import parallel
+from .engine import parallel
 from .reports import FindingLog
 from .sources import label, reading
 

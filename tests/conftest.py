@@ -66,7 +66,7 @@ def small_chunks(monkeypatch, request):
     a fork server."""
     import multiprocessing
 
-    from evalconv import parallel, pools
+    from evalconv.engine import parallel, pools
 
     if request.param not in multiprocessing.get_all_start_methods():
         pytest.skip(f"no {request.param} here")

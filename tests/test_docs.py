@@ -72,9 +72,17 @@ def test_a_snippet_that_does_not_run_says_why_and_most_do():
 
 
 def test_runs_md_harness_rules_are_generated_from_the_readers():
-    from evalconv.results_registry import RESULTS_REGISTRY, rules_markdown
+    from evalconv.runs.readers import RESULTS_REGISTRY, rules_markdown
 
     page = (ROOT / "docs" / "runs.md").read_text(encoding="utf-8")
     assert rules_markdown() in page, "regenerate the table in docs/runs.md with results_registry.rules_markdown()"
     for name in RESULTS_REGISTRY.readers:
         assert f"\n| {name} | " in rules_markdown()
+
+
+def test_the_layout_page_draws_every_room():
+    """docs/layout.md is the newcomer's map of converters/: a subpackage it does not name is a room
+    nobody was told about."""
+    page = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    rooms = sorted(p.parent.name for p in (ROOT / "converters").glob("*/__init__.py"))
+    assert rooms and [room for room in rooms if f"  {room}/ " not in page] == []

@@ -21,7 +21,7 @@ from evalconv.cli import cli
 from evalconv.registry import REGISTRY
 from evalconv.reports import LossReport
 from evalconv.roundtrip import route
-from evalconv.split_writers import write_row
+from evalconv.engine.split_writers import write_row
 from roundtrip_helpers import read_text, write_text
 from strategies import any_format_rows
 

@@ -198,7 +198,7 @@ def test_an_input_cut_short_mid_run_is_not_a_complete_conversion(big_set, tmp_pa
 
 def test_a_chunk_read_after_the_file_shrank_is_refused(big_set, tmp_path):
     """The same, without a race: the file shrinks after the workers took their first chunks."""
-    from evalconv import parallel
+    from evalconv.engine import parallel
     from evalconv.canonical.validator import Validator
     from evalconv.sources import InputChanged
 
@@ -232,9 +232,9 @@ def test_truncating_the_input_mid_run_fails_parallel_stats(big_set, tmp_path):
 def test_a_stats_chunk_read_after_the_file_shrank_is_refused(big_set, tmp_path, monkeypatch):
     """The same, without a race: the file shrinks once the parent has added up the first chunk,
     so a later chunk, or the last look at the file, finds it changed."""
-    from evalconv import stats as stats_module
+    from evalconv.coverage import stats as stats_module
     from evalconv.sources import InputChanged
-    from evalconv.stats_parallel import count_in_chunks
+    from evalconv.engine.counting import count_in_chunks
 
     source = tmp_path / "in.jsonl"
     source.write_bytes(big_set.read_bytes())
@@ -547,7 +547,7 @@ def test_a_jsonl_file_holding_only_a_bom_is_an_empty_set(tmp_path, content):
 
 
 def test_the_pool_knows_its_workers_without_the_executors_private_attributes():
-    from evalconv.pools import WorkerPool, start_method
+    from evalconv.engine.pools import WorkerPool, start_method
 
     forked = start_method() == "fork"
     with WorkerPool(2) as pool:

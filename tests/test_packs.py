@@ -359,7 +359,7 @@ def test_every_shipped_pack_file_validates_against_the_published_pack_schema():
 
 def test_packs_page_is_generated_from_the_packs():
     from conftest import ROOT
-    from evalconv.packs_doc import packs_markdown
+    from evalconv.authoring.packs_doc import packs_markdown
 
     page = (ROOT / "docs" / "packs.md").read_text(encoding="utf-8")
     assert page == packs_markdown(builtin_packs()), "regenerate: evalconv new --list --format markdown > docs/packs.md"

@@ -8,7 +8,7 @@ import pytest
 
 import evalconv
 from conftest import ROOT, row
-from evalconv import parallel, pools, split_writers
+from evalconv.engine import parallel, pools, split_writers
 
 REAL_START_METHOD = pools.start_method
 GOLDEN = [json.loads(line) for line in (ROOT / "golden_roundtrips" / "support-agent.jsonl").read_text().splitlines()]

@@ -253,6 +253,6 @@ def test_stats_of_any_split_are_one_pass_byte_for_byte(points, by):
 
 
 def evalconv_stats(path, by, minimums):
-    from evalconv.stats import stats
+    from evalconv.coverage.stats import stats
 
     return stats([path], by=by, minimums=minimums)

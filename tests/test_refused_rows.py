@@ -9,7 +9,7 @@ import pytest
 
 import evalconv
 from conftest import row, run_cli
-from evalconv import split_writers
+from evalconv.engine import split_writers
 from interop import require_module
 
 # (target, output name, what the row holds that the target refuses, the finding's path)

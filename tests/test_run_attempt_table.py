@@ -1,7 +1,7 @@
 """The report's attempt table: the same answers as a dict of attempt ids, in a few words each."""
 from __future__ import annotations
 
-from evalconv.attempttable import AttemptTable
+from evalconv.runs.attempt_table import AttemptTable
 from evalconv.canonical import runs
 from hypothesis import given
 from hypothesis import strategies as st

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from conftest import ROOT
 from evalconv.cli import cli
 from evalconv.canonical.errors import UsageError
-from evalconv.results_registry import RESULTS_REGISTRY
-from evalconv.runindex import INDEX
-from evalconv.runreport import report
-from evalconv.runstore import _JUDGE, _WHAT_HAPPENED, _WHAT_WAS_JUDGED, import_runs, read_records
+from evalconv.runs.readers import RESULTS_REGISTRY
+from evalconv.runs.index import INDEX
+from evalconv.runs.report import report
+from evalconv.runs.store import _JUDGE, _WHAT_HAPPENED, _WHAT_WAS_JUDGED, import_runs, read_records
 
 RUNS = ROOT / "tests" / "fixtures" / "runs"
 CASES = RUNS / "cases.jsonl"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from evalconv.runreport import report
+from evalconv.runs.report import report
 from interop import require_module, require_promptfoo
 
 pytestmark = pytest.mark.interop

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from evalconv.canonical import runs
-from evalconv.runreport import kappa, report
+from evalconv.runs.report import kappa, report
 
 
 def _case(case_id: str, family: str, oracle: str) -> dict:
@@ -84,7 +84,7 @@ def test_kappa_of_nothing_is_undefined():
 
 
 def test_packed_verdicts_keep_the_newest_per_evaluator_past_twelve_names():
-    from evalconv.runreport import _Verdicts
+    from evalconv.runs.report import _Verdicts
 
     verdicts = _Verdicts()
     for _ in range(3):

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 from evalconv.cli import cli
-from evalconv.runreport import DEFAULT_BY, report
+from evalconv.runs.report import DEFAULT_BY, report
 
 RUNS = ROOT / "tests" / "fixtures" / "runs"
 CASES = RUNS / "cases.jsonl"

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from conftest import ROOT
 from evalconv.canonical import runs
 from evalconv.cli import cli
-from evalconv.results_registry import RESULTS_REGISTRY
-from evalconv.runreport import report
-from evalconv.runstore import import_runs, read_records
+from evalconv.runs.readers import RESULTS_REGISTRY
+from evalconv.runs.report import report
+from evalconv.runs.store import import_runs, read_records
 
 RUNS = ROOT / "tests" / "fixtures" / "runs"
 CASES = RUNS / "cases.jsonl"

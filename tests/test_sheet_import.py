@@ -211,7 +211,7 @@ class _Counted(str):
 def _wide_work(tmp_path, monkeypatch, columns: int, rows: int, sparse: bool) -> tuple[int, int, int]:
     """(name comparisons, target parses, cells visited) to read, plan, build the rows of and
     suggest a map for a JSONL sheet `columns` wide: every row all keys, or (sparse) its own 20."""
-    from evalconv import sheet_import
+    from evalconv.authoring import sheet_import
 
     def loads(line):  # the sheet's records, with counted keys (new objects each row, as a parser makes)
         number = int(json.loads(line)["row"])
@@ -266,7 +266,7 @@ _NAMES = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_si
 def test_the_suggested_map_reads_back_as_the_map_for_any_column_names(names):
     """The map is written without a YAML dump per column (90 us each: 90 s for a 1M-column
     header); whatever the names, YAML must read it back as the same map."""
-    from evalconv import sheet_import
+    from evalconv.authoring import sheet_import
 
     cmap = sheet_import.column_map(names)
     back = yaml.safe_load(sheet_import.suggested_map(cmap)) or {}
@@ -284,12 +284,12 @@ CAP = 1024  # MAX_LINE_BYTES (64 MiB) patched small: the same code path, kilobyt
 def small_cap(monkeypatch):
     import csv as csv_module
 
-    from evalconv import dataset_sheet
+    from evalconv.authoring import dataset_sheet
     from evalconv.canonical import source
 
     monkeypatch.setattr(source, "MAX_LINE_BYTES", CAP)
     monkeypatch.setattr(dataset_sheet, "MAX_LINE_BYTES", CAP)
-    from evalconv import sheet_import
+    from evalconv.authoring import sheet_import
 
     monkeypatch.setattr(sheet_import, "MAX_LINE_BYTES", CAP)
     old = csv_module.field_size_limit(CAP)

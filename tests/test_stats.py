@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, row
-from evalconv import stats as coverage
+from evalconv.coverage import stats as coverage
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.admissibility import implied_evaluator
 from evalconv.cli import cli
@@ -410,7 +410,7 @@ def test_batches_count_exactly_what_a_row_at_a_time_counts(tmp_path_factory, dra
 def test_two_cores_count_exactly_what_one_counts_past_every_cap(tmp_path_factory, drawn):
     """The workers count their chunks with no cap; the parent adds them up in file order as one
     pass would, caps and all."""
-    from evalconv import parallel, pools
+    from evalconv.engine import parallel, pools
 
     path = _capped_set(tmp_path_factory, drawn)
     by = ["metadata.reason,case.caseFamily"]

@@ -1,7 +1,7 @@
-"""The one plain-text table printer every command's table goes through (converters/texttable.py)."""
+"""The one plain-text table printer every command's table goes through (converters/cli/texttable.py)."""
 from __future__ import annotations
 
-from evalconv.texttable import aligned
+from evalconv.cli.texttable import aligned
 
 
 def test_columns_as_wide_as_their_widest_cell_and_no_trailing_spaces():

@@ -121,8 +121,8 @@ def test_a_workers_recorded_losses_replay_into_the_same_report(counting, rows, c
     """The parallel path: a split writer's losses recorded a row at a time in a worker (carried
     fields gathered a key at a time for the chunk), then noted in the parent for two runs of
     rows, give the report the writer would have noted directly."""
-    from evalconv.parallel import CleanRows
-    from evalconv.split_writers import ReplayWriter
+    from evalconv.engine.parallel import CleanRows
+    from evalconv.engine.split_writers import ReplayWriter
     from evalconv.reports import ChunkLosses, LossRecorder, LossReport
 
     class Out:

@@ -14,7 +14,8 @@ from typing import Any
 
 import click
 
-from .. import __version__, stopping
+from .. import __version__
+from . import stopping
 from ..canonical.suggest import by_closeness, did_you_mean
 from .convert import convert_command
 from .diff import diff_command

@@ -13,7 +13,7 @@ from ..batch import FAILED, BatchResult, FileOutcome, convert_tree, plan
 from ..canonical import jsonvalue
 from ..canonical.suggest import count
 from ..output_paths import check_outputs
-from ..texttable import aligned
+from .texttable import aligned
 
 
 WARNINGS_SHOWN = 3  # per file; a folder of many files must stay readable

@@ -1,11 +1,14 @@
 """`evalconv explain ORACLE_TYPE [EVALUATOR]`: which evaluators an oracle type admits, and why."""
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from .. import explain as admissibility
+from ..authoring import explain as admissibility
 from ..output_paths import check_outputs
 from .common import echo_json, handles_errors
+from .texttable import aligned
 
 
 @click.command("explain")
@@ -21,4 +24,17 @@ def explain_command(oracle_type: str, evaluator: str | None, output_format: str)
     if output_format == "json":
         echo_json(result)
     else:
-        click.echo(admissibility.render(result))
+        click.echo(render(result))
+
+
+_VERDICT = {"ok": "admitted", "cond": "admitted with conditions", "barred": "barred"}
+
+
+def render(result: dict[str, Any]) -> str:
+    """The text `evalconv explain` prints: each pairing's verdict and reason, then its conditions."""
+    rows = []
+    for p in result["pairings"]:
+        rows.append([p["evaluator"], f"{_VERDICT[p['verdict']]}: {p['reason']}"])
+        rows += [["", f"  - {condition}"] for condition in p.get("conditions", ())]
+    lines = [f"{result['oracleType']}: {result['description']}", ""]
+    return "\n".join(lines + aligned(rows, widths=[26], indent="  ", gap=" "))

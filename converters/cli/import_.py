@@ -5,9 +5,9 @@ import sys
 
 import click
 
-from .. import sheet_import
+from ..authoring import sheet_import
 from ..atomic import AtomicOutput, together
-from ..builder import output_format
+from ..authoring.builder import output_format
 from ..canonical import jsonvalue
 from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.schema import enum

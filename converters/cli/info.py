@@ -9,7 +9,7 @@ from ..canonical.runs import attempt_schema, result_schema
 from ..canonical.schema import case_profile_schema, row_schema
 from ..output_paths import check_outputs
 from ..registry import REGISTRY
-from ..texttable import aligned
+from .texttable import aligned
 from .common import echo_json, handles_errors
 
 

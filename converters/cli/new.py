@@ -5,16 +5,16 @@ import sys
 
 import click
 
-from .. import builder
+from ..authoring import builder
 from ..atomic import AtomicOutput, together
 from ..canonical import jsonvalue
 from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.errors import UsageError
 from ..canonical.pack import PackError
 from ..output_paths import check_outputs
-from ..packs_doc import packs_markdown
+from ..authoring.packs_doc import packs_markdown
 from ..registry import REGISTRY
-from ..texttable import aligned
+from .texttable import aligned
 from ..canonical.suggest import count
 from .common import force_flag, refuse_existing, ALL_FINDINGS_VIA_VALIDATE, echo_json, fail, handles_errors, main_output, print_findings
 from .common import print_notices

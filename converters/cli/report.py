@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
-from .. import harness_verdicts, runindex, runreport, runstore
+from ..runs import index as runindex, report as runreport, store as runstore, verdicts as harness_verdicts
 from ..canonical.vocabulary import RELEASE
-from ..rungates import MIN_AGREEMENT, GatePolicy
+from ..runs.gates import MIN_AGREEMENT, GatePolicy
 from ..canonical.errors import UsageError, one_line
 from ..output_paths import check_outputs
-from ..results_registry import RESULTS_REGISTRY
-from ..texttable import aligned
+from ..runs.readers import RESULTS_REGISTRY
+from .texttable import aligned
 from .common import echo_json, handles_errors
 from .pages import by_option, format_option, html_option, say_written, write_page
 

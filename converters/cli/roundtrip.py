@@ -8,9 +8,9 @@ import click
 
 from .. import roundtrip as gate
 from ..atomic import together
-from ..junit import Case, write_junit
+from .junit import Case, write_junit
 from ..output_paths import check_outputs
-from ..texttable import aligned
+from .texttable import aligned
 from .common import echo_json, encoding_option, from_option, handles_errors
 from .pages import format_option, html_option, say_written, write_page
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from .. import stats as coverage
+from ..coverage import stats as coverage
 from ..output_paths import check_outputs
-from ..texttable import aligned
+from .texttable import aligned
 from .common import echo_json, encoding_option, from_option, handles_errors
 from .pages import by_option, format_option, html_option, say_written, write_page
 

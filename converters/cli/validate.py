@@ -6,11 +6,11 @@ import sys
 import click
 
 from .. import api
-from ..builder import load_packs
+from ..authoring.builder import load_packs
 from ..sources import delimiter_option
 from ..canonical.suggest import count
 from ..registry import REGISTRY
-from ..junit import Case, write_junit
+from .junit import Case, write_junit
 from ..output_paths import check_outputs
 from .common import outside_refs_flag
 from .common import delimiter_flag, echo_json, encoding_option, from_option, handles_errors, print_findings

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import ROOT, run_cli
-from evalconv.results_registry import RESULTS_REGISTRY
+from evalconv.runs.readers import RESULTS_REGISTRY
 
 RUNS = ROOT / "tests" / "fixtures" / "runs"
 LOGS = [RUNS / "inspect" / "log.eval", RUNS / "inspect" / "log.json"]

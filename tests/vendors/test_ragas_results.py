@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 from conftest import ROOT, run_cli
-from evalconv.results_registry import RESULTS_REGISTRY
+from evalconv.runs.readers import RESULTS_REGISTRY
 
 RUNS = ROOT / "tests" / "fixtures" / "runs"
 FILES = [RUNS / "ragas" / "results.csv", RUNS / "ragas" / "results.jsonl"]
@@ -26,7 +26,7 @@ def test_ragas_results_equal_ragas_own_scores_row_by_row(path):
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.suffix)
 def test_ragas_results_link_to_cases_by_input_through_cli(path, tmp_path, capsys):
-    from evalconv.runreport import report
+    from evalconv.runs.report import report
     code, _ = run_cli(["report", str(path), "--cases", str(RUNS / "cases.jsonl"), "--format", "json"], capsys)
     assert code == 0
     out = report([str(path)], [str(RUNS / "cases.jsonl")])

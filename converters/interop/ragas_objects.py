@@ -9,11 +9,11 @@ from __future__ import annotations
 import io
 from typing import Any, Iterable
 
-from .canonical import jsonvalue
-from .canonical.row import Row
-from .canonical.source import Lines
-from .canonical.validator import Validator
-from .reports import FindingLog, LossReport, ReadReport
+from ..canonical import jsonvalue
+from ..canonical.row import Row
+from ..canonical.source import Lines
+from ..canonical.validator import Validator
+from ..reports import FindingLog, LossReport, ReadReport
 
 _OBJECT = "a Ragas EvaluationDataset object keeps only Ragas' own sample fields: "
 
@@ -22,8 +22,8 @@ def to_ragas_dataset(rows: Iterable[Row]) -> tuple[Any, LossReport]:
     """(EvaluationDataset, loss report) for canonical rows; ragas is imported only here."""
     from ragas import EvaluationDataset
 
-    from .vendors.ragas.fields import ENVELOPE
-    from .vendors.ragas.write import SampleWriter
+    from ..vendors.ragas.fields import ENVELOPE
+    from ..vendors.ragas.write import SampleWriter
 
     out, written = io.StringIO(), LossReport("ragas")
     writer = SampleWriter(out, written, "jsonl")
@@ -44,7 +44,7 @@ def to_ragas_dataset(rows: Iterable[Row]) -> tuple[Any, LossReport]:
 def from_ragas_dataset(dataset: Any) -> tuple[list[Row], FindingLog, ReadReport]:
     """(valid rows, findings, read report) for an EvaluationDataset: each sample read as a
     sample evalconv did not write (numbered ragas-N, provenance imported)."""
-    from .registry import REGISTRY
+    from ..registry import REGISTRY
 
     text = "".join(jsonvalue.dumps(sample) + "\n" for sample in dataset.to_list())
     report, log, rows = ReadReport("ragas", "EvaluationDataset"), FindingLog(), []

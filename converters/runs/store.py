@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from .canonical import runs
-from .canonical.errors import ReadError, UsageError
-from .runindex import Key, StoreIndex, check_regular, read_line
+from ..canonical import runs
+from ..canonical.errors import ReadError, UsageError
+from .index import Key, StoreIndex, check_regular, read_line
 
 ATTEMPTS, RESULTS, LEDGER = "attempts.jsonl", "results.jsonl", "ledger.jsonl"
 FILES = {"attempt": ATTEMPTS, "result": RESULTS, "ledger": LEDGER}

@@ -29,18 +29,18 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from .attempttable import AttemptTable
-from .canonical import paths, runs
-from .canonical.admissibility import ADMISSIBILITY
-from .canonical.errors import UsageError
-from .canonical.slicing import lookup, slice_labels
-from .canonical.validator import Validator
-from .canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES, NONE_LABEL, is_release_gate, is_starter
-from .rungates import DEFAULT_POLICY, GatePolicy, gate_json
-from .runwhere import OutputPlaces
-from .harness_verdicts import HarnessVerdicts
-from .sources import label, reading
-from .vendors.langsmith.format import example_id
+from .attempt_table import AttemptTable
+from ..canonical import paths, runs
+from ..canonical.admissibility import ADMISSIBILITY
+from ..canonical.errors import UsageError
+from ..canonical.slicing import lookup, slice_labels
+from ..canonical.validator import Validator
+from ..canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES, NONE_LABEL, is_release_gate, is_starter
+from .gates import DEFAULT_POLICY, GatePolicy, gate_json
+from .where import OutputPlaces
+from .verdicts import HarnessVerdicts
+from ..sources import label, reading
+from ..vendors.langsmith.format import example_id
 
 DEFAULT_BY = ("metadata.severity", "metadata.reason", "case.caseFamily", "case.oracleType")
 GATE_FIELD = "metadata.gate"
@@ -61,7 +61,7 @@ def field_path(user_field: str) -> list[str | int]:
     except ValueError:
         raise UsageError(f"'{user_field}' is not a field path (case.FIELD or metadata.KEY)") from None
     if not parts or parts[0] not in ("metadata", "id"):
-        from .slice_hints import did_you_mean
+        from ..coverage.slice_hints import did_you_mean
 
         raise UsageError(f"'{user_field}': slice by a case. or metadata. field{did_you_mean(user_field)}")
     return parts
@@ -554,8 +554,8 @@ def _agreement(tables: dict[str, list[int]]) -> dict[str, Any]:
 
 def run_records(path: str, harness: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """The records of one RUN argument: a run store folder or a harness's own output file."""
-    from .results_registry import RESULTS_REGISTRY
-    from .runstore import is_store, read_records
+    from .readers import RESULTS_REGISTRY
+    from .store import is_store, read_records
 
     if os.path.isdir(path):
         if not is_store(path):
@@ -577,7 +577,7 @@ def report(runs_: list[str], cases: list[str], *, by: Iterable[str] | None = Non
         builder.add_records(run_records(path, harness))
     result = builder.finish([label(p) for p in runs_])
     if by:  # a --by typo: exit 2 with the closest field, not a slice of (none)
-        from .slice_hints import refuse_unmatched
+        from ..coverage.slice_hints import refuse_unmatched
 
         refuse_unmatched(by, result["slices"], cases)
     return result

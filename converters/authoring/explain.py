@@ -4,9 +4,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from .canonical.admissibility import ADMISSIBILITY
-from .canonical.errors import UsageError
-from .texttable import aligned
+from ..canonical.admissibility import ADMISSIBILITY
+from ..canonical.errors import UsageError
 
 ORACLE_TYPES: dict[str, str] = {
     "reference-answer": "One correct output is written down and the answer is compared against it. This is "
@@ -88,14 +87,3 @@ def explain(oracle_type: str, evaluator: str | None = None) -> dict[str, Any]:
         pairings.append(entry)
     return {"oracleType": oracle_type, "description": ORACLE_TYPES[oracle_type], "pairings": pairings}
 
-
-_VERDICT = {"ok": "admitted", "cond": "admitted with conditions", "barred": "barred"}
-
-
-def render(result: dict[str, Any]) -> str:
-    rows = []
-    for p in result["pairings"]:
-        rows.append([p["evaluator"], f"{_VERDICT[p['verdict']]}: {p['reason']}"])
-        rows += [["", f"  - {condition}"] for condition in p.get("conditions", ())]
-    lines = [f"{result['oracleType']}: {result['description']}", ""]
-    return "\n".join(lines + aligned(rows, widths=[26], indent="  ", gap=" "))

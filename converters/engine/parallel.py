@@ -22,18 +22,18 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generator, Iterator, NamedTuple, Protocol, TextIO, cast
 
-from .atomic import AtomicFolder, AtomicOutput
-from .canonical import jsonvalue, parquet_format
-from .canonical.errors import ReadError, RowRefused
-from .canonical.format import RowWriter, WriteOptions
-from .canonical.json_format import JSONL_FORMAT
-from .canonical.row import Row
-from .canonical.source import Lines, SourceRow
-from .canonical.validator import Checked, SetKeys, Validator
-from .registry import REGISTRY
-from .reports import ChunkLosses, LossRecorder, LossReport, ReadReport
+from ..atomic import AtomicFolder, AtomicOutput
+from ..canonical import jsonvalue, parquet_format
+from ..canonical.errors import ReadError, RowRefused
+from ..canonical.format import RowWriter, WriteOptions
+from ..canonical.json_format import JSONL_FORMAT
+from ..canonical.row import Row
+from ..canonical.source import Lines, SourceRow
+from ..canonical.validator import Checked, SetKeys, Validator
+from ..registry import REGISTRY
+from ..reports import ChunkLosses, LossRecorder, LossReport, ReadReport
 from .split_writers import Part, ReplayWriter, RowRejected, encode_row, refused_finding, write_row
-from .sources import InputChanged, changed, identity
+from ..sources import InputChanged, changed, identity
 
 if TYPE_CHECKING:
     from concurrent.futures import Future

@@ -13,10 +13,10 @@ import decimal
 import os
 from typing import TYPE_CHECKING, Any
 
-from .canonical import jsonvalue
-from .canonical.errors import ReadError
-from .canonical.source import MAX_LINE_BYTES
-from .vendors.hf.format import data_files
+from ..canonical import jsonvalue
+from ..canonical.errors import ReadError
+from ..canonical.source import MAX_LINE_BYTES
+from ..vendors.hf.format import data_files
 
 if TYPE_CHECKING:
     from .sheet_import import Sheet
@@ -94,7 +94,7 @@ def _check_cells(table: Any, label: str) -> None:
 
 
 def _arrow_table(file: str, label: str) -> Any:
-    from .canonical import parquet_format
+    from ..canonical import parquet_format
 
     pa = parquet_format._pyarrow()
     try:

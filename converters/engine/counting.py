@@ -9,14 +9,14 @@ from collections import deque
 from concurrent.futures import Future
 from typing import Any
 
-from .canonical.errors import ReadError
-from .canonical.json_format import JSONL_FORMAT
-from .canonical.source import Lines
+from ..canonical.errors import ReadError
+from ..canonical.json_format import JSONL_FORMAT
+from ..canonical.source import Lines
 from .parallel import _chunks
 from .pools import INTERRUPTED, WorkerPool
-from .reports import ReadReport
-from .sources import InputChanged, changed, identity
-from .stats import FileStats, _Counter, count_sources
+from ..reports import ReadReport
+from ..sources import InputChanged, changed, identity
+from ..coverage.stats import FileStats, _Counter, count_sources
 
 __all__ = ["count_in_chunks"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from .builder import LEGEND_FIELDS, code_legend
-from .canonical import jsonvalue
-from .canonical.pack import STARTER_NOTE, PackIndex, pack_schema
+from ..canonical import jsonvalue
+from ..canonical.pack import STARTER_NOTE, PackIndex, pack_schema
 
 
 def _cell(text: str) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .canonical.csv_format import split_list
-from .canonical.errors import UsageError
+from ..canonical.csv_format import split_list
+from ..canonical.errors import UsageError
 
 WORDS = {"semicolon": ";", "comma": ",", "pipe": "|", "tab": "\t", "\\t": "\t", "newline": "\n", "\\n": "\n"}
 LOOKS_LISTED = ";"  # a one-item list cell holding it is probably a list written another way
@@ -51,7 +51,7 @@ def parse(specs: tuple[str, ...] | list[str], columns: list[str]) -> ListSeps:
         column, eq, sep = spec.rpartition("=")
         if eq and column:
             if column not in known:
-                from .canonical.suggest import did_you_mean
+                from ..canonical.suggest import did_you_mean
 
                 raise UsageError(f"--list-sep '{spec}': the sheet has no column '{column}'"
                                  f"{did_you_mean(column, sorted(known))}")
@@ -91,7 +91,7 @@ class ListTally:
             self.looks_listed[column] = self.looks_listed.get(column, 0) + 1
 
     def lines(self, seps: ListSeps) -> list[str]:
-        from .canonical.suggest import count
+        from ..canonical.suggest import count
 
         out = [f"  lists: {column} split at '{shown(seps.of(column, True) or '|')}' in {count(n, 'cell')}"
                for column, n in self.split.items()]

@@ -7,7 +7,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from .canonical import jsonvalue
+from ..canonical import jsonvalue
 
 SHOWN = 10  # groups named in the summary; --report has them all
 

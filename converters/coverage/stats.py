@@ -21,17 +21,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, cast
 
-from .canonical import jsonvalue, paths, schema
-from .canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, implied_evaluator
-from .canonical.errors import EvalconvError, UsageError
-from .canonical.slicing import slice_labels
-from .canonical.vocabulary import (NONE_LABEL, REASON_VOCABULARIES, SEVERITY_ORDER, STARTER_PROVENANCES, is_blank,
-                                   is_release_gate)
-from .canonical.review import is_placeholder
-from . import parallel
-from .canonical.source import SourceRow
-from .sources import label, reading
-from .walk import collect
+from ..canonical import jsonvalue, paths, schema
+from ..canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, implied_evaluator
+from ..canonical.errors import EvalconvError, UsageError
+from ..canonical.slicing import slice_labels
+from ..canonical.vocabulary import (NONE_LABEL, REASON_VOCABULARIES, SEVERITY_ORDER, STARTER_PROVENANCES, is_blank,
+                                    is_release_gate)
+from ..canonical.review import is_placeholder
+from ..engine import parallel
+from ..canonical.source import SourceRow
+from ..sources import label, reading
+from ..walk import collect
 
 NONE = NONE_LABEL
 OTHER = "(other values)"
@@ -688,7 +688,7 @@ def _count_file(counter: _Counter, path: str, from_: str | None, encoding: str |
     with reading(path, from_=from_, encoding=encoding) as (fmt, rows, _report):
         result.format = fmt.name
         if parallel.eligible(path, fmt.name, None, encoding, parallel.default_jobs() if jobs is None else jobs):
-            from .stats_parallel import count_in_chunks  # large JSONL files only
+            from ..engine.counting import count_in_chunks  # large JSONL files only
 
             count_in_chunks(counter, path, result, jobs or parallel.default_jobs())
             return

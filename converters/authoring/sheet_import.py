@@ -18,21 +18,22 @@ from typing import Any, cast
 
 import yaml
 
-from . import api, dataset_sheet, list_cells
+from .. import api
+from . import dataset_sheet, list_cells
 from .repeats import RepeatedInputs
 from .builder import count_starters, output_format
-from .canonical import jsonvalue, paths
-from .canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
-from .canonical.errors import ReadError, UsageError
-from .canonical.opening import read_regular
-from .canonical.safe_yaml import load_yaml
-from .canonical.review import PLACEHOLDER
-from .canonical.row import Row
-from .canonical.schema import CASE_FIELD_KINDS, enum
-from .canonical.source import MAX_LINE_BYTES, Lines, SourceRow
-from .canonical.validator import Validator
-from .reports import FindingLog, LossReport
-from .sources import STDIO
+from ..canonical import jsonvalue, paths
+from ..canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
+from ..canonical.errors import ReadError, UsageError
+from ..canonical.opening import read_regular
+from ..canonical.safe_yaml import load_yaml
+from ..canonical.review import PLACEHOLDER
+from ..canonical.row import Row
+from ..canonical.schema import CASE_FIELD_KINDS, enum
+from ..canonical.source import MAX_LINE_BYTES, Lines, SourceRow
+from ..canonical.validator import Validator
+from ..reports import FindingLog, LossReport
+from ..sources import STDIO
 
 csv.field_size_limit(MAX_LINE_BYTES)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .canonical.vocabulary import RELEASE
+from ..canonical.vocabulary import RELEASE
 
 MIN_AGREEMENT = 0.8
 

@@ -24,8 +24,8 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import orjson
 
-from .canonical.errors import ReadError, UsageError, WriteError
-from .canonical.opening import not_regular, refusal
+from ..canonical.errors import ReadError, UsageError, WriteError
+from ..canonical.opening import not_regular, refusal
 
 INDEX = "index.sqlite3"
 FORMAT = "evalconv-run-index 3"  # 3: results carry a content digest too

@@ -7,24 +7,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from . import api
-from .canonical.errors import UsageError
-from .canonical.pack import (
-    CaseFamily,
-    Pack,
-    PackIndex,
-    admissible_override,
-    builtin_packs,
-    load_pack,
-)
-from .canonical.row import Row
-from .canonical.schema import row_schema
-from .canonical.source import SourceRow
-from .canonical.validator import Validator
-from .canonical.vocabulary import STARTER_PROVENANCES
-from .registry import REGISTRY
-from .reports import FindingLog, LossReport
-from .sources import STDIO
+from .. import api
+from ..canonical.errors import UsageError
+from ..canonical.pack import CaseFamily, Pack, PackIndex, admissible_override, builtin_packs, load_pack
+from ..canonical.row import Row
+from ..canonical.schema import row_schema
+from ..canonical.source import SourceRow
+from ..canonical.validator import Validator
+from ..canonical.vocabulary import STARTER_PROVENANCES
+from ..registry import REGISTRY
+from ..reports import FindingLog, LossReport
+from ..sources import STDIO
 
 DEFAULT_FORMAT = "jsonl"
 

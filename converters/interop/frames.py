@@ -15,20 +15,20 @@ import math
 import numbers
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from .canonical import cells as shared
-from .canonical import jsonvalue
-from .canonical.csv_format import split_list
-from .canonical.errors import ReadError, RowError, UsageError
-from .canonical.row import Row
-from .canonical.schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
-from .canonical.source import SourceRow
-from .canonical.validator import Validator
-from .reports import FindingLog, ReadReport
+from ..canonical import cells as shared
+from ..canonical import jsonvalue
+from ..canonical.csv_format import split_list
+from ..canonical.errors import ReadError, RowError, UsageError
+from ..canonical.row import Row
+from ..canonical.schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS
+from ..canonical.source import SourceRow
+from ..canonical.validator import Validator
+from ..reports import FindingLog, ReadReport
 
 if TYPE_CHECKING:
     import pandas
 
-    from .api import ReadResult
+    from ..api import ReadResult
 
 SOURCE = "<DataFrame>"
 _LIST_FIELDS = frozenset(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] == "list")
@@ -117,7 +117,7 @@ class _Columns:
 def from_dataframe(df: "pandas.DataFrame") -> "ReadResult":
     """Read a DataFrame into valid rows (`.rows`); invalid ones are left out and listed in
     `.log.errors`, as `evalconv.read` does for a file."""
-    from .api import ReadResult
+    from ..api import ReadResult
 
     _pandas()
     columns = _Columns(list(df.columns))

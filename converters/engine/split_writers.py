@@ -8,13 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
-from .atomic import AtomicOutput
-from .canonical import jsonvalue
-from .canonical.errors import EvalconvError, RowRefused
-from .canonical.findings import Finding
-from .canonical.format import HoldingWriter, RowWriter, SplitWriter, first_row
-from .canonical.row import Row
-from .reports import ChunkLosses, LossRecorder, LossReport, Recorded, replay
+from ..atomic import AtomicOutput
+from ..canonical import jsonvalue
+from ..canonical.errors import EvalconvError, RowRefused
+from ..canonical.findings import Finding
+from ..canonical.format import HoldingWriter, RowWriter, SplitWriter, first_row
+from ..canonical.row import Row
+from ..reports import ChunkLosses, LossRecorder, LossReport, Recorded, replay
 
 if TYPE_CHECKING:
     from .parallel import CleanRows, Encoded

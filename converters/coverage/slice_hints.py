@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from .canonical.errors import EvalconvError, UsageError
-from .canonical.schema import CASE_FIELD_KINDS
-from .canonical.suggest import closest
-from .canonical.vocabulary import NONE_LABEL
+from ..canonical.errors import EvalconvError, UsageError
+from ..canonical.schema import CASE_FIELD_KINDS
+from ..canonical.suggest import closest
+from ..canonical.vocabulary import NONE_LABEL
 
 REASON_FIELDS = ("metadata.reason", "metadata.origin", "metadata.severity", "metadata.gate")
 ROWS_LOOKED_AT = 5000  # per file, when a slice matched no row: enough to see the fields a set uses
@@ -66,7 +66,7 @@ def row_fields(value: Any, into: dict[str, None]) -> None:
 def fields_present(paths: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
                    limit: int = ROWS_LOOKED_AT) -> list[str]:
     """The fields the first `limit` rows of each file hold (an unreadable file adds none)."""
-    from .sources import reading
+    from ..sources import reading
 
     found: dict[str, None] = {}
     for path in paths:

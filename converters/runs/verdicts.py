@@ -17,8 +17,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .canonical.admissibility import ADMISSIBILITY
-from .canonical.errors import UsageError
+from ..canonical.admissibility import ADMISSIBILITY
+from ..canonical.errors import UsageError
 
 NO_VERDICT = 0
 _CODES = {True: 1, False: 2, None: 3}

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from xml.etree import ElementTree as ET
 
-from .atomic import AtomicOutput
+from ..atomic import AtomicOutput
 
 
 @dataclass

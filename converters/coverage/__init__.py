@@ -1,0 +1,1 @@
+"""Coverage: what a case set covers, by slice (tallies, gaps, release-gate counts: `evalconv stats`)."""

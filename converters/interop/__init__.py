@@ -1,0 +1,1 @@
+"""Interop with the data stack: pandas frames and Ragas dataset objects."""
