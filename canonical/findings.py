@@ -33,6 +33,8 @@ CODES: dict[str, tuple[Severity, str]] = {
                                   "vocabulary; the message names the nearest documented value"),
     "unknown-case-family": ("warning", "the row was built from a pack that is not loaded, or names a case family "
                                        "its pack does not declare"),
+    "retirement-due": ("warning", "metadata.case.retirementCondition names a date (YYYY-MM-DD) that has passed: "
+                                  "retire the case (evalconv retire) or update the condition"),
     # `evalconv diff`: review findings about a change to a set (--fail-on CODE makes one fail the run)
     "removed-without-retirement": ("warning", "diff: a case is gone and no retirement record in the head's "
                                               "<set>.retired.jsonl says why (evalconv retire writes one)"),

@@ -134,10 +134,8 @@ def test_reason_field_names_where_the_reason_lives(tmp_path):
 def test_a_removal_the_head_ledger_records_is_accepted_and_a_reused_id_is_not(tmp_path):
     base = [row("keep"), row("old")]
     b = write(tmp_path / "b.jsonl", base)
-    h = write(tmp_path / "h.jsonl", [row("keep")])
-    ledger = tmp_path / "h.jsonl.retired.jsonl"
-    ledger.write_text(jsonvalue.dumps({"action": "retired", "id": "old", "date": "2026-12-01",
-                                       "reason": "feature removed", "by": None, "case": base[1]}) + "\n")
+    h = write(tmp_path / "h.jsonl", base)
+    assert run("retire", h, "--id", "old", "--why", "feature removed").exit_code == 0
     data = json.loads(run("diff", b, h, "--format", "json", "--fail-on", "removed-without-retirement").output)
     assert data["ok"] and data["sets"][0]["removed"][0]["retired"]["reason"] == "feature removed"
     reused = row("old", oracle="rubric", expected=())

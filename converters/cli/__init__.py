@@ -22,6 +22,7 @@ from .diff import diff_command
 from .explain import explain_command
 from .import_ import import_command
 from .report import report_command, runs_group
+from .retire import retire_command
 from .info import formats_command, schema_command
 from .new import new_command
 from .roundtrip import roundtrip_command
@@ -67,6 +68,7 @@ def cli() -> None:
       evalconv explain rubric                           which evaluators an oracle type admits, and why
       evalconv report results.json --cases set.jsonl    pass rates of a run, sliced
       evalconv diff --git origin/main sets/             review a change: cases added, removed, changed
+      evalconv retire set.jsonl --id ID --why TEXT      retire a case, kept with its history in a ledger
 
     --debug (anywhere on the line) or EVALCONV_DEBUG=1 shows the traceback of an internal error.
     """
@@ -84,6 +86,7 @@ cli.add_command(import_command)
 cli.add_command(report_command)
 cli.add_command(runs_group)
 cli.add_command(diff_command)
+cli.add_command(retire_command)
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE in sysexits.h
