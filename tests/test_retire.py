@@ -72,6 +72,7 @@ def test_retire_writes_what_evalconv_writes_for_the_rest_and_keeps_the_case(tmp_
     report = json.loads(done.output)
     assert report["counts"] == {"retired": 2, "restored": 0, "finished": 0}
     assert report["sets"][0]["rows_before"] == len(rows) and report["sets"][0]["rows_after"] == len(rows) - 2
+    assert report["sets"][0]["reformatted"] is False
     expected = written(tmp_path, [r for r in rows if r["id"] not in gone], fmt, "expected")
     assert target.read_bytes() == expected.read_bytes(), "untouched rows must round-trip byte for byte"
     records = ledger(target)
@@ -87,6 +88,24 @@ def test_retire_writes_what_evalconv_writes_for_the_rest_and_keeps_the_case(tmp_
         assert back.exit_code == 0, back.output
     assert target.read_bytes() == original
     assert [r["action"] for r in ledger(target)] == ["retired", "retired", "restored", "restored"]
+
+
+def test_a_set_not_laid_out_as_evalconv_writes_it_is_said_to_be_reformatted(tmp_path):
+    rows = golden()
+    by_hand = tmp_path / "sheet.csv"  # a sheet saved with ';', as Excel does in many locales
+    by_hand.write_text("id;input;case.caseId;case.oracleType;case.expectedBehavior;case.provenance;case.evaluator\n"
+                       "a;Hi?;a;expected-behavior-only;Greets back.;expert-authored;human-expert\n"
+                       "b;Bye?;b;expected-behavior-only;Says goodbye.;expert-authored;human-expert\n",
+                       encoding="utf-8")
+    done = run("retire", by_hand, "--id", "a", "--why", "x", "--format", "json")
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["sets"][0]["reformatted"] is True
+    assert by_hand.read_text(encoding="utf-8").startswith("id,input,")
+    text = run("retire", by_hand, "--restore", "a").output
+    assert "note:" not in text  # now it is laid out as evalconv writes it
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")  # ", " and ": "
+    assert "not laid out as evalconv writes jsonl" in run("retire", spaced, "--id", rows[0]["id"], "--why", "x").output
 
 
 def test_an_unknown_id_exits_2_naming_it_and_writes_nothing(tmp_path):
@@ -211,6 +230,10 @@ def test_a_ledger_line_that_is_not_a_record_names_the_file_and_line(tmp_path):
 
 def test_the_published_schema_is_the_one_records_are_checked_against():
     schema = record_schema()
+    assert json.loads(run("schema", "--retirement").output) == schema
+    import jsonschema
+
+    jsonschema.Draft7Validator.check_schema(schema)
     assert schema["$id"].endswith("/retirement.schema.json") and schema["additionalProperties"] is False
     good = {"action": "restored", "id": "a", "date": "2026-12-02T16:05:09Z", "setBefore": "sha256:" + "0" * 64}
     assert record_problem(good) is None

@@ -83,12 +83,18 @@ def formats_command(output_format: str) -> None:
 @click.option("--case-profile", is_flag=True, help="Print the case profile's schema on its own.")
 @click.option("--attempt", is_flag=True, help="Print the schema of a run attempt record.")
 @click.option("--result", is_flag=True, help="Print the schema of an evaluation result record.")
+@click.option("--retirement", is_flag=True, help="Print the schema of a retirement ledger record (SET.retired.jsonl).")
 @handles_errors
-def schema_command(case_profile: bool, attempt: bool, result: bool) -> None:
+def schema_command(case_profile: bool, attempt: bool, result: bool, retirement: bool) -> None:
     """Print the published JSON Schema of a canonical row (draft-07)."""
     check_outputs((), stdout=True)
-    if case_profile + attempt + result > 1:
-        raise UsageError("give one of --case-profile, --attempt, --result")
+    if case_profile + attempt + result + retirement > 1:
+        raise UsageError("give one of --case-profile, --attempt, --result, --retirement")
+    if retirement:
+        from ..canonical.retirement import record_schema
+
+        echo_json(record_schema())
+        return
     if attempt or result:
         echo_json(attempt_schema() if attempt else result_schema())
         return

@@ -69,6 +69,9 @@ def text(data: dict[str, Any]) -> str:
         if s["records"]:
             out.append(f"{s['set']}: {s['rows_before']} -> {s['rows_after']} rows; recorded in {s['ledger']}")
             out += [f"  {_record_line(r)} at {r['date']}" for r in s["records"]]
+        if s["reformatted"]:
+            out.append(f"  note: {s['set']} was not laid out as evalconv writes {s['format']}: the untouched rows are "
+                       f"rewritten too (the same cases: `evalconv diff` shows none changed)")
     return "\n".join(out)
 
 
@@ -83,7 +86,8 @@ def markdown(data: dict[str, Any]) -> str:
            + (f", {counts['finished']} interrupted change(s) finished" if counts["finished"] else ""), ""]
     for s in data["sets"]:
         out += [f"### `{_cell(s['set'])}`", "", f"{s['rows_before']} -> {s['rows_after']} rows; "
-                f"ledger `{_cell(s['ledger'])}`", ""]
+                f"ledger `{_cell(s['ledger'])}`" + ("; untouched rows re-laid out as evalconv writes them "
+                                                    "(the same cases)" if s["reformatted"] else ""), ""]
         if s["records"]:
             out += ["| case | action | row | date | reason | by |", "|---|---|--:|---|---|---|"]
             out += [f"| `{_cell(r['id'])}` | {r['action']} | {r['row']} | {r['date']} | {_cell(r.get('reason') or '')} "

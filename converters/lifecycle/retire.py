@@ -25,6 +25,7 @@ from ..registry import REGISTRY
 from ..reports import LossReport
 from ..sources import detect, label, reading
 from .gitref import author
+from .layout import LayoutCheck
 from .ledger import (Retirement, file_hash, interrupted, ledger_bytes, record_line, records, retired_now,
                      retired_path)
 
@@ -49,11 +50,14 @@ class SetChange:
     rows_after: int = 0
     records: list[LedgerRecord] = field(default_factory=list)
     finished: list[LedgerRecord] = field(default_factory=list)
+    # True: the set was not laid out as evalconv writes it, so untouched rows changed bytes too
+    # (the same cases); None: not known
+    reformatted: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"set": self.set, "format": self.format, "ledger": self.ledger, "rows_before": self.rows_before,
-                "rows_after": self.rows_after, "records": [_shown(r) for r in self.records],
-                "finished": [_shown(r) for r in self.finished]}
+                "rows_after": self.rows_after, "reformatted": self.reformatted,
+                "records": [_shown(r) for r in self.records], "finished": [_shown(r) for r in self.finished]}
 
 
 def _shown(record: LedgerRecord) -> dict[str, Any]:
@@ -226,7 +230,7 @@ def _retire_file(path: str, fmt: str, ids: list[str], why: str, date: str, from_
     before = file_hash(path)
     by = author(path)
     taken: dict[str, tuple[int, Any]] = {}
-    out, change = _rewrite(path, fmt, from_, encoding, remove=set(ids), taken=taken)
+    out, change = _rewrite(path, fmt, from_, encoding, remove=set(ids), taken=taken, before=before)
     missing = [i for i in ids if i not in taken]
     if missing:
         out.abort()
@@ -244,7 +248,7 @@ def _restore_file(path: str, fmt: str, ids: list[str], why: str | None, date: st
     retired = retired_now(retired_path(path))
     inserts = {i: retired[i] for i in ids}
     placed: dict[str, int] = {}
-    out, change = _rewrite(path, fmt, from_, encoding, inserts=inserts, placed=placed)
+    out, change = _rewrite(path, fmt, from_, encoding, inserts=inserts, placed=placed, before=before)
     change.records = [LedgerRecord("restored", i, date, before, why, by, placed[i]) for i in ids]
     _publish(path, change.records, out)
     return change
@@ -287,10 +291,11 @@ def _rewrite(path: str, fmt_name: str, from_: str | None, encoding: str | None, 
              remove: AbstractSet[str] = frozenset(),
              taken: dict[str, tuple[int, Any]] | None = None,
              inserts: dict[str, Retirement] | None = None,
-             placed: dict[str, int] | None = None) -> tuple[AtomicOutput, SetChange]:
+             placed: dict[str, int] | None = None, before: str | None = None) -> tuple[AtomicOutput, SetChange]:
     """The set without the rows `remove` (kept in `taken`: id -> (row, value)) and with the cases
     `inserts` put back at their rows, written to a temporary file beside it and validated as a
-    set; returned prepared, not published. Any invalid row: nothing is kept."""
+    set; returned prepared, not published. Any invalid row: nothing is kept. `before`: the
+    file's hash, to tell whether it was laid out as evalconv writes it (`change.reformatted`)."""
     fmt = REGISTRY.get(fmt_name)
     options = REGISTRY.writer_options(fmt, path, {})
     fmt.load_writer()
@@ -303,8 +308,9 @@ def _rewrite(path: str, fmt_name: str, from_: str | None, encoding: str | None, 
     try:
         writer = fmt.open_writer(out.stream, LossReport(fmt.name, path), options)
         validator = Validator(source=label(path))
+        layout = LayoutCheck(fmt, options) if before is not None else None
         with reading(path, from_=from_ or fmt.name, encoding=encoding) as (_, rows, _report):
-            for src, old_row in _merged(rows, remove, taken, pending, placed, change, path):
+            for src, old_row in _merged(_seen(rows, layout), remove, taken, pending, placed, change, path):
                 checked = validator.check(src)
                 if checked.row is None:
                     first = checked.errors[0]
@@ -319,7 +325,18 @@ def _rewrite(path: str, fmt_name: str, from_: str | None, encoding: str | None, 
     except BaseException:
         out.abort()
         raise
+    if layout is not None and before is not None:
+        same = layout.same_as(before)
+        change.reformatted = None if same is None else not same
     return out, change
+
+
+def _seen(rows: Iterator[SourceRow], layout: LayoutCheck | None) -> Iterator[SourceRow]:
+    """The old rows, each also handed to the layout check."""
+    for src in rows:
+        if layout is not None:
+            layout.add(src.value)
+        yield src
 
 
 def _merged(rows: Iterator[SourceRow], remove: AbstractSet[str], taken: dict[str, tuple[int, Any]],
