@@ -363,3 +363,39 @@ def test_validate_warns_when_the_retirement_condition_names_a_past_date(tmp_path
     found = [f for f in json.loads(done.output)["files"][0]["warnings"] if f["code"] == "retirement-due"]
     assert [(f["id"], f["path"]) for f in found] == [("old", "$.metadata.case.retirementCondition")]
     assert "2001-03-31" in found[0]["message"] and "evalconv retire" in found[0]["message"]
+
+
+def test_sigkill_while_the_set_is_written_leaves_the_set_and_its_ledger_as_they_were(tmp_path):
+    """A real process killed mid-write (the set's temporary file growing): the set is the old
+    one byte for byte, no ledger record names a case still in it, and a rerun sweeps the temp
+    file and does the whole change."""
+    import sys
+
+    from test_faults import digest, growing_temp, kill_when, start, temp_files, write_big_set
+
+    if sys.platform == "win32":
+        pytest.skip("SIGKILL is POSIX")
+    target = write_big_set(tmp_path / "big.jsonl", copies=3000)
+    retire_id = f"{golden()[0]['id']}-1500"
+    before = digest(target)
+    kill_when(start(["retire", target, "--id", retire_id, "--why", "killed"]), growing_temp(tmp_path))
+    assert digest(target) == before
+    assert not Path(str(target) + ".retired.jsonl").exists()
+    assert temp_files(tmp_path)
+    done = run("retire", target, "--id", retire_id, "--why", "done now")
+    assert done.exit_code == 0, done.output
+    assert not temp_files(tmp_path)
+    assert [r["id"] for r in ledger(target)] == [retire_id]
+
+
+def test_retirement_due_is_the_same_on_two_cores(tmp_path, small_chunks):
+    import evalconv
+
+    rows = [row(f"c{i}", retirementCondition=f"retire after {'2001-01-01' if i % 3 else '2999-01-01'}")
+            for i in range(60)]
+    target = tmp_path / "set.jsonl"
+    target.write_text("".join(jsonvalue.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    one, two = evalconv.validate([str(target)], jobs=1).to_json(), evalconv.validate([str(target)], jobs=2).to_json()
+    assert one == two
+    due = [f["id"] for f in one["files"][0]["warnings"] if f["code"] == "retirement-due"]
+    assert due == [f"c{i}" for i in range(60) if i % 3]
