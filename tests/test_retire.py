@@ -199,6 +199,21 @@ def test_a_folder_of_sets_retires_each_id_where_it_lives(tmp_path):
     assert missing.exit_code == 2 and "'nowhere'" in missing.output
 
 
+def test_a_folder_is_changed_whole_or_not_at_all(tmp_path):
+    rows = golden()
+    folder = tmp_path / "sets"
+    folder.mkdir()
+    written(folder, rows[:5], "jsonl", "a")
+    broken = rows[5:]
+    broken[1]["metadata"]["case"]["oracleType"] = "not-an-oracle"
+    b = folder / "b.jsonl"
+    b.write_text("".join(jsonvalue.dumps(r) + "\n" for r in broken), encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    done = run("retire", folder, "--id", rows[0]["id"], "--id", rows[5]["id"], "--why", "x")
+    assert done.exit_code == 1 and "b.jsonl:2" in done.output
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before, "a.jsonl changed without b.jsonl"
+
+
 def test_stats_counts_retired_cases_and_their_reasons(tmp_path):
     rows = golden()
     target = written(tmp_path, rows, "jsonl", "set")

@@ -119,24 +119,40 @@ def _ids(ids: Iterable[str], option: str) -> list[str]:
     return out
 
 
+Work = Callable[[str, str, list[str]], tuple[SetChange, AtomicOutput]]
+
+
 def _run(action: str, target: str, ids: list[str], from_: str | None, encoding: str | None,
-         work: Callable[[str, str, list[str]], SetChange] | None) -> RetireReport:
+         work: Work | None) -> RetireReport:
+    """Finish what earlier runs left half done, then prepare every set file's change and publish
+    them all at once: each ledger just before its set. A file that cannot be changed (an invalid
+    row, a full disk) stops the run before anything of it is published."""
     files = _set_files(target, from_, encoding)
     changes: dict[str, SetChange] = {}
-    for path, fmt in files:  # an earlier run's half-done change comes first
+    for path, fmt in files:
         done = _finish_file(path, fmt, from_, encoding)
         if done is not None:
             changes[path] = done
-    if work is not None:
-        owners = _owners(files, ids, action, from_, encoding)
+    if work is None:
+        return RetireReport(action, list(changes.values()))
+    owners = _owners(files, ids, action, from_, encoding)
+    outputs: list[AtomicOutput] = []
+    try:
         for path, fmt in files:
             todo = [i for i in ids if owners.get(i) == path]
             if not todo:
                 continue
-            change = work(path, fmt, todo)
+            change, out = work(path, fmt, todo)
+            outputs += [_ledger_output(path, change.records), out]
             if path in changes:
                 change.finished = changes[path].finished
             changes[path] = change
+        with together():
+            for out in outputs:
+                out.commit()
+    finally:
+        for out in outputs:
+            out.abort()  # nothing, once published
     return RetireReport(action, list(changes.values()))
 
 
@@ -226,7 +242,7 @@ def _row_id(value: Any) -> str | None:
 
 
 def _retire_file(path: str, fmt: str, ids: list[str], why: str, date: str, from_: str | None,
-                 encoding: str | None) -> SetChange:
+                 encoding: str | None) -> tuple[SetChange, AtomicOutput]:
     before = file_hash(path)
     by = author(path)
     taken: dict[str, tuple[int, Any]] = {}
@@ -237,12 +253,11 @@ def _retire_file(path: str, fmt: str, ids: list[str], why: str, date: str, from_
         raise UsageError(_missing_message(missing, [(path, fmt)], "retire"), source=label(path))
     records_ = [LedgerRecord("retired", i, date, before, why, by, taken[i][0], taken[i][1]) for i in ids]
     change.records = records_
-    _publish(path, records_, out)
-    return change
+    return change, out
 
 
 def _restore_file(path: str, fmt: str, ids: list[str], why: str | None, date: str, from_: str | None,
-                  encoding: str | None) -> SetChange:
+                  encoding: str | None) -> tuple[SetChange, AtomicOutput]:
     before = file_hash(path)
     by = author(path)
     retired = retired_now(retired_path(path))
@@ -250,8 +265,7 @@ def _restore_file(path: str, fmt: str, ids: list[str], why: str | None, date: st
     placed: dict[str, int] = {}
     out, change = _rewrite(path, fmt, from_, encoding, inserts=inserts, placed=placed, before=before)
     change.records = [LedgerRecord("restored", i, date, before, why, by, placed[i]) for i in ids]
-    _publish(path, change.records, out)
-    return change
+    return change, out
 
 
 def _in_place_order(inserts: dict[str, Retirement]) -> list[tuple[str, Retirement]]:
@@ -371,20 +385,19 @@ def _merged(rows: Iterator[SourceRow], remove: AbstractSet[str], taken: dict[str
         yield SourceRow(case), None
 
 
-def _publish(path: str, new: list[LedgerRecord], out: AtomicOutput) -> None:
-    """The ledger (its old bytes, then the new records) first, then the set."""
+def _ledger_output(path: str, new: list[LedgerRecord]) -> AtomicOutput:
+    """The set's ledger with the new records after its old bytes, in a temporary file (an append
+    that a kill cannot tear), not published."""
     ledger_path = retired_path(path)
     ledger = AtomicOutput(ledger_path)
     try:
-        stream = ledger.open()
-        stream.buffer.write(ledger_bytes(ledger_path))
-        stream.write("".join(record_line(r) for r in new))
-        with together():
-            ledger.commit()
-            out.commit()
-    finally:
+        ledger.open()
+        ledger.write_encoded(ledger_bytes(ledger_path))
+        ledger.write_encoded("".join(record_line(r) for r in new).encode("utf-8"))
+    except BaseException:
         ledger.abort()
-        out.abort()
+        raise
+    return ledger
 
 
 __all__ = ["CANONICAL_FORMATS", "InvalidSet", "RetireReport", "SetChange", "finish", "restore", "retire"]
