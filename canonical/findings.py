@@ -46,6 +46,8 @@ CODES: dict[str, tuple[Severity, str]] = {
                                        "the message names an evaluator that became barred"),
     "starter-added": ("warning", "diff: an added case is still a starter example or an imported placeholder"),
     "id-reused": ("warning", "diff: an id the retirement ledger says is retired comes back as a different case"),
+    "ledger-rewritten": ("warning", "diff: the head's retirement ledger does not begin with the base's: records were "
+                                    "edited or removed from an append-only ledger"),
     "schema-migrated": ("warning", "diff: cases changed schema version and nothing else (a migration): one "
                                    "finding for the set, with whether its migrations ledger records it"),
 }

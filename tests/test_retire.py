@@ -227,6 +227,10 @@ def test_stats_counts_retired_cases_and_their_reasons(tmp_path):
     text = run("stats", target).output
     assert "retired: 2 cases" in text and "policy changed" in text
     assert "**Retired**: 2 cases" in run("stats", target, "--format", "markdown").output
+    page = tmp_path / "coverage.html"
+    assert run("stats", target, "--html", page).exit_code == 0
+    assert '<div class="tile " data-tile="retired"><div class="k">retired</div><div class="v">2</div>' \
+        in page.read_text(encoding="utf-8")
     plain = written(tmp_path, rows, "jsonl", "plain")
     assert json.loads(run("stats", plain, "--format", "json").output)["retired"] == {
         "cases": 0, "reasons": {}, "ledgers": [], "interrupted": []}
@@ -353,6 +357,19 @@ def test_diff_git_accepts_a_retirement_and_flags_a_reused_id(tmp_path, monkeypat
     assert not any(s["head"].endswith(".retired.jsonl") for s in data["sets"])
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "retire")
+    # the ledger is append-only: a record edited away is a finding, an appended one is not
+    ledger_path = Path(str(target) + ".retired.jsonl")
+    kept = ledger_path.read_bytes()
+    ledger_path.write_bytes(kept.replace(b"refund policy v1 is gone", b"nobody knows"))
+    edited = run("diff", "--git", "HEAD", "sets/support.jsonl", "--format", "json", "--fail-on", "ledger-rewritten")
+    assert edited.exit_code == 1 and [f["code"] for f in json.loads(edited.output)["failed"]] == ["ledger-rewritten"]
+    ledger_path.unlink()
+    gone = run("diff", "--git", "HEAD", "sets", "--format", "json", "--fail-on", "ledger-rewritten")
+    assert gone.exit_code == 1 and "ledger is gone" in gone.output
+    ledger_path.write_bytes(kept)
+    assert run("retire", "sets/support.jsonl", "--id", rows[1]["id"], "--why", "next").exit_code == 0
+    assert run("diff", "--git", "HEAD", "sets/support.jsonl", "--fail-on", "ledger-rewritten").exit_code == 0
+    git(repo, "checkout", "-q", "--", "sets")
     # the id comes back as another case: id-reused; as the same case: not
     other = row(rows[0]["id"], oracle="rubric", expected=(), evaluationCriteria=["polite"])
     other["metadata"]["reason"] = "a new case under an old name"
