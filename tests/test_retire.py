@@ -127,7 +127,9 @@ def test_retiring_a_retired_case_says_when_it_left(tmp_path):
 def test_restore_refuses_a_live_id_and_an_id_never_retired(tmp_path):
     rows = golden()
     target = written(tmp_path, rows, "jsonl", "set")
-    assert run("retire", target, "--id", rows[0]["id"], "--why", "obsolete").exit_code == 0
+    comment = run("retire", target, "--id", rows[0]["id"], "--why", "obsolete | old", "--format", "markdown")
+    assert comment.exit_code == 0 and comment.output.startswith("## evalconv retire\n")
+    assert f"| `{rows[0]['id']}` | retired | 1 | " in comment.output and "obsolete \\| old" in comment.output
     assert run("retire", target, "--restore", rows[0]["id"], "--why", "needed after all").exit_code == 0
     assert ledger(target)[-1]["reason"] == "needed after all"
     before = target.read_bytes()
