@@ -43,7 +43,13 @@ def _checker() -> Any:
 
 def record_problem(value: Any) -> str | None:
     """Why `value` is not a ledger record ('$.path: message'), or None."""
-    if _checker().is_valid(value):
+    try:
+        valid = _checker().is_valid(value)
+    except (ValueError, OverflowError):  # a value the compiled checker cannot take (a huge integer)
+        import jsonschema
+
+        valid = jsonschema.Draft7Validator(record_schema()).is_valid(value)
+    if valid:
         if value.get("case") is not None and value["case"].get("id") != value["id"]:
             return f"$.case.id: the retired case's id is not the record's id '{value['id']}'"
         return None

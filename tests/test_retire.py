@@ -82,7 +82,7 @@ def test_retire_writes_what_evalconv_writes_for_the_rest_and_keeps_the_case(tmp_
         assert record["action"] == "retired" and record["reason"] == "the feature is gone"
         assert DATE.match(record["date"]) and "by" not in record  # git knows nobody here
         assert record["row"] == position and record["case"] == rows[position - 1]
-    # put back in the reverse order, each lands on its old row: the set is as it was
+    # put back one by one from the first row down, each lands on its old row: the set is as it was
     for case_id in (rows[3]["id"], rows[6]["id"]):
         back = run("retire", target, "--restore", case_id)
         assert back.exit_code == 0, back.output
@@ -433,3 +433,17 @@ def test_retirement_due_is_the_same_on_two_cores(tmp_path, small_chunks):
     assert one == two
     due = [f["id"] for f in one["files"][0]["warnings"] if f["code"] == "retirement-due"]
     assert due == [f"c{i}" for i in range(60) if i % 3]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_the_ledger_keeps_the_case_exactly_big_integers_and_floats_too(tmp_path, fmt):
+    rows = [row("big", expected=10 ** 30), row("float", expected=1.0), row("one", expected=1)]
+    target = written(tmp_path, rows, fmt, "set")
+    original = target.read_bytes()
+    assert run("retire", target, "--id", "big", "--id", "float", "--why", "x").exit_code == 0
+    ledger_path = Path(str(target) + ".retired.jsonl")
+    kept = [jsonvalue.loads(line)["case"] for line in ledger_path.read_bytes().splitlines()]
+    assert jsonvalue.same(kept[0], rows[0]) and jsonvalue.same(kept[1], rows[1])
+    assert type(kept[1]["expected"]) is float and kept[0]["expected"] == 10 ** 30
+    assert run("retire", target, "--restore", "float", "--restore", "big").exit_code == 0  # each at its row
+    assert target.read_bytes() == original
