@@ -247,6 +247,8 @@ def test_a_ledger_line_that_is_not_a_record_names_the_file_and_line(tmp_path):
         out.write('{"action": "retired", "id": "x"}\n')
     done = run("retire", target, "--id", rows[1]["id"], "--why", "y")
     assert done.exit_code == 2 and f"{ledger_path}:2" in done.output and "Traceback" not in done.output
+    counted = run("stats", target)
+    assert counted.exit_code == 2 and f"{ledger_path}:2: not a ledger record" in counted.output
 
 
 def test_the_published_schema_is_the_one_records_are_checked_against():
