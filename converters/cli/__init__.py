@@ -16,6 +16,7 @@ import click
 
 from .. import __version__
 from . import stopping
+from .common import set_quiet
 from ..canonical.suggest import by_closeness, did_you_mean
 from .convert import convert_command
 from .diff import diff_command
@@ -70,6 +71,7 @@ def cli() -> None:
 
     --debug (anywhere on the line) or EVALCONV_DEBUG=1 shows the traceback of an internal error.
     """
+    set_quiet(False)  # a command's -q sets it again (many runs share one process in tests and callers)
 
 
 cli.add_command(convert_command)

@@ -14,7 +14,8 @@ from ..canonical.errors import UsageError, one_line
 from ..output_paths import check_outputs
 from ..runs.readers import RESULTS_REGISTRY
 from .texttable import aligned
-from .common import echo_json, handles_errors
+from .common import echo_json, handles_errors, quiet_flag
+from . import progress
 from .pages import by_option, format_option, html_option, say_written, write_page
 
 DAMAGE_SHOWN = 20
@@ -65,6 +66,7 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @_harness_option
 @format_option("json")
 @html_option("Also write a self-contained HTML page (the stats page style).")
+@quiet_flag
 @handles_errors
 def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str, ...], evaluators: tuple[str, ...],
                    thresholds: tuple[str, ...], gates: tuple[str, ...], gate_field: str, allow_unscored: bool, min_graded: float | None,
@@ -80,10 +82,11 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
     check_outputs(runs + cases, {"--html": html_path}, stdout=True)
     policy = GatePolicy(allow_unscored=allow_unscored, min_graded=min_graded, min_agreement=min_agreement,
                         trust_judge=trust_judge)
-    result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
-                              gates=gates, gate_field=gate_field, harness=harness, policy=policy,
-                              cases_shown=runreport.CASES_SHOWN if show_cases is None else show_cases,
-                              thresholds=harness_verdicts.parse_thresholds(thresholds))
+    with progress.shown():
+        result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
+                                  gates=gates, gate_field=gate_field, harness=harness, policy=policy,
+                                  cases_shown=runreport.CASES_SHOWN if show_cases is None else show_cases,
+                                  thresholds=harness_verdicts.parse_thresholds(thresholds))
     if html_path is not None:
         from ..pages.report_page import render
 
@@ -202,6 +205,7 @@ def runs_group() -> None:
 @click.option("--store", required=True, metavar="DIR", help="The run store folder (created if needed).")
 @_harness_option
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@quiet_flag
 @handles_errors
 def import_command(sources: tuple[str, ...], store: str, harness: str | None, output_format: str) -> None:
     """Append a harness's run output to the store. Importing the same run again adds nothing; a
@@ -210,7 +214,8 @@ def import_command(sources: tuple[str, ...], store: str, harness: str | None, ou
     check_outputs(sources, created={"--store": store_files}, stdout=True)
     for path in sources:  # every file must be known before anything is appended
         (RESULTS_REGISTRY.get(harness) if harness else RESULTS_REGISTRY.detect(path))
-    summary = runstore.import_runs(store, ((p, RESULTS_REGISTRY.read(p, harness)) for p in sources))
+    with progress.shown():
+        summary = runstore.import_runs(store, ((p, RESULTS_REGISTRY.read(p, harness)) for p in sources))
     if output_format == "json":
         echo_json(summary.to_json())
     else:

@@ -9,7 +9,8 @@ import click
 from ..coverage import stats as coverage
 from ..output_paths import check_outputs
 from .texttable import aligned
-from .common import echo_json, encoding_option, from_option, handles_errors
+from .common import aside, echo_json, encoding_option, from_option, handles_errors, quiet_flag
+from . import progress
 from .pages import by_option, format_option, html_option, say_written, write_page
 
 SHOWN_VALUES = 15  # per slice in text and markdown; JSON and the page have them all
@@ -37,6 +38,7 @@ MULTI_NOTE = "a row counts once under each of its values, so the counts add up t
 @click.option("--include", multiple=True, metavar="GLOB", help="In folders, count only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="In folders, leave matching files out.")
 @encoding_option
+@quiet_flag
 @handles_errors
 def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: str, html_path: str | None,
                   minimums: tuple[str, ...], fail_on: tuple[str, ...], family_min: int, samples: int,
@@ -48,9 +50,10 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
     fails or rows are invalid; 2 on usage errors or unreadable files.
     """
     check_outputs(targets, {"--html": html_path}, stdout=True, include=include)
-    result = coverage.stats(targets, by=by, from_=from_, encoding=encoding, include=include, exclude=exclude,
-                            samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on,
-                            jobs=jobs)
+    with progress.shown():
+        result = coverage.stats(targets, by=by, from_=from_, encoding=encoding, include=include, exclude=exclude,
+                                samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on,
+                                jobs=jobs)
     data = result.to_json()
     written = html_path if html_path is not None and result.exit_code != 2 else None  # a failed run writes nothing
     if written is not None:
@@ -67,8 +70,7 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
         click.echo(text(data))
     say_written(written)
     if result.invalid:
-        click.echo(f"evalconv: {coverage.plural(result.invalid, 'row')} invalid, not counted; run evalconv validate",
-                   err=True)
+        aside(f"evalconv: {coverage.plural(result.invalid, 'row')} invalid, not counted; run evalconv validate")
     for failure in result.failures:
         click.echo(f"evalconv: gate failed: {failure['check']}: {failure['message']}", err=True)
     sys.exit(result.exit_code)
