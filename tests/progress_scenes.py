@@ -1,7 +1,8 @@
 """The long commands of issue 26 item 13, run on small inputs: what each prints when piped.
 
-`tests/fixtures/piped_output.txt` holds what they printed before the progress bar and -q came
-(regenerate only when a command's own text changes on purpose: `python tests/progress_scenes.py`).
+`tests/fixtures/piped_output.txt` holds what they printed before the progress bar and -q came,
+changed since only where a count of one was made singular ("1 case has", item 16). Regenerate
+it only when a command's own text changes on purpose: `python tests/progress_scenes.py`.
 """
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ def code_legend(field: str) -> dict[str, str]:
 def find_pack(index: PackIndex, family_id: str) -> Pack:
     pack = index.get(family_id)
     if pack is None:
-        names = [p.id for p in index.all()]
+        names = sorted(p.id for p in index.all())
         close = difflib.get_close_matches(family_id, names, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise UsageError(f"no task family '{family_id}'; {hint}known: {', '.join(names)} "

@@ -17,7 +17,7 @@ import click
 from .. import __version__
 from . import stopping
 from .common import set_quiet
-from ..canonical.suggest import by_closeness, did_you_mean
+from ..canonical.suggest import did_you_mean
 from .convert import convert_command
 from .diff import diff_command
 from .explain import explain_command
@@ -36,7 +36,7 @@ class _DefaultToConvert(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V"):
             if _mistyped_command(args[0]):
-                commands = by_closeness(args[0], self.commands)
+                commands = sorted(self.commands)  # one order whatever was typed; did-you-mean names the closest
                 ctx.fail(f"'{args[0]}' is neither a file or folder here nor a command"
                          f"{did_you_mean(args[0], commands)}; the commands are {', '.join(commands)} "
                          f"(`evalconv FILE --to FORMAT` converts a file)")

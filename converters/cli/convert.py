@@ -125,7 +125,7 @@ def _summary(result: api.ConversionResult) -> str:
                        f"{'valid' if not refused else 'other'} rows")
     parts = [f"{count(result.rows_written, 'row')} written"]
     if result.read.edited:
-        parts.append(f"{sum(len(ids) for ids in result.read.edited.entries.values())} edit(s) in the "
+        parts.append(f"{count(sum(len(ids) for ids in result.read.edited.entries.values()), 'edit')} in the "
                      f"{result.from_format} file taken (listed above)")
     if result.rejected:
         parts.append(f"{result.rejected} rejected to {result.ledger}")

@@ -89,7 +89,7 @@ def summary_lines(result: sheet_import.ImportResult) -> list[str]:
         if cols:
             out.append(f"  {title}: " + ", ".join(cols))
     for what, n in result.defaulted.items():
-        out.append(f"  defaulted: {what} on {n} row{'s' if n != 1 else ''}")
+        out.append(f"  defaulted: {what} on {count(n, 'row')}")
     for column, why in cmap.flagged.items():
         out.append(f"  flagged: {column} is kept in user metadata, but the case profile leaves it out on "
                    f"purpose: {why}")
@@ -106,7 +106,7 @@ def final_line(result: sheet_import.ImportResult) -> str:
     if result.log.warning_count:
         parts.append(count(result.log.warning_count, "warning"))
     if result.starters:
-        parts.append(f"{result.starters} starter examples to replace before use")
+        parts.append(f"{count(result.starters, 'starter example')} to replace before use")
     placeholders = result.log.by_code.get("placeholder-behavior", 0)
     if placeholders:
         parts.append(f"{count(placeholders, 'placeholder expected behaviour')} for a reviewer to write")

@@ -104,8 +104,8 @@ def summary(result: builder.BuildResult) -> str:
     if result.log.error_count:
         return head + f"nothing written: {count(result.log.error_count, 'error')} in the starter rows"
     families = len(result.case_families)
-    parts = [f"{count(result.rows, 'row')} written ({families} case famil{'y' if families == 1 else 'ies'})",
-             f"{result.starters} starter examples to replace before use"]
+    parts = [f"{count(result.rows, 'row')} written ({count(families, 'case family', 'case families')})",
+             f"{count(result.starters, 'starter example')} to replace before use"]
     loss = result.loss
     if loss.lossy:
         parts.append(f"lossy: {count(len(loss.dropped.entries), 'field')} dropped (see --report)")

@@ -8,6 +8,7 @@ import click
 
 from ..coverage import stats as coverage
 from ..output_paths import check_outputs
+from ..canonical.suggest import count
 from .texttable import aligned
 from .common import aside, echo_json, encoding_option, from_option, handles_errors, quiet_flag
 from . import progress
@@ -70,7 +71,7 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
         click.echo(text(data))
     say_written(written)
     if result.invalid:
-        aside(f"evalconv: {coverage.plural(result.invalid, 'row')} invalid, not counted; run evalconv validate")
+        aside(f"evalconv: {count(result.invalid, 'row')} invalid, not counted; run evalconv validate")
     for failure in result.failures:
         click.echo(f"evalconv: gate failed: {failure['check']}: {failure['message']}", err=True)
     sys.exit(result.exit_code)
@@ -110,9 +111,9 @@ def _notes(name: str, data: dict[str, Any]) -> list[str]:
 
 def _header(data: dict[str, Any]) -> str:
     files = [f for f in data["files"] if "unreadable" not in f]
-    head = f"{data['rows']} rows in {len(files)} file{'s' if len(files) != 1 else ''}"
+    head = f"{count(data['rows'], 'row')} in {count(len(files), 'file')}"
     if data["invalid"]:
-        head += f" ({data['invalid']} invalid rows not counted)"
+        head += f" ({count(data['invalid'], 'invalid row')} not counted)"
     return head
 
 
@@ -129,7 +130,7 @@ def text(data: dict[str, Any]) -> str:
         out += aligned([[key, str(n), _share(n, rows), _bar(n, top)] for key, n in shown],
                        right={1}, cap=40, cut="…", indent="  ")
         if more:
-            out.append(f"  … {more} more values ({more_rows} rows): --format json or --html for all")
+            out.append(f"  … {count(more, 'more value')} ({count(more_rows, 'row')}): --format json or --html for all")
     for table in data["crosstabs"]:
         out += ["", " x ".join(table["by"])] + _grid(table)
     out += ["", "gaps: none" if not data["gaps"] else "gaps:"]
@@ -175,7 +176,7 @@ def markdown(data: dict[str, Any]) -> str:
         out += ["| value | rows | share | |", "|---|--:|--:|---|"]
         out += [f"| {_md(k)} | {n} | {_share(n, rows).strip()} | {_bar(n, top, 20)} |" for k, n in shown]
         if more:
-            out.append(f"| … {more} more values | {more_rows} | {_share(more_rows, rows).strip()} | |")
+            out.append(f"| … {count(more, 'more value')} | {more_rows} | {_share(more_rows, rows).strip()} | |")
         out.append("")
     for table in data["crosstabs"]:
         cols = table["columns"]

@@ -65,7 +65,7 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
             status = "ok" if result.valid else "INVALID"
             starters = result.log.by_code.get("starter-example", 0)
             placeholders = result.log.by_code.get("placeholder-behavior", 0)
-            still = f", {starters} still starter examples" if starters else ""
+            still = f", {count(starters, 'still a starter example', 'still starter examples')}" if starters else ""
             still += f", {count(placeholders, 'placeholder expected behaviour')} to write" if placeholders else ""
             click.echo(f"{result.path} ({result.format}): {count(result.rows, 'row')}, "
                        f"{count(result.log.error_count, 'error')}, {count(result.log.warning_count, 'warning')}"

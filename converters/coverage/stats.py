@@ -24,6 +24,7 @@ from typing import Any, Iterable, cast
 from ..canonical import jsonvalue, paths, schema
 from ..canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, implied_evaluator
 from ..canonical.errors import EvalconvError, UsageError
+from ..canonical.suggest import count as plural  # the one plural helper
 from ..canonical.slicing import slice_labels
 from ..canonical.vocabulary import (NONE_LABEL, REASON_VOCABULARIES, SEVERITY_ORDER, STARTER_PROVENANCES, is_blank,
                                     is_release_gate)
@@ -542,10 +543,6 @@ def _ordered(name: str, counts: dict[str, int]) -> dict[str, int]:
     return out
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n} {word if n == 1 else many or word + 's'}"
-
-
 def _listing(values: dict[str, int], limit: int = 8) -> str:
     shown = [f"{k} ({n})" for k, n in list(values.items())[:limit]]
     more = len(values) - limit
@@ -582,7 +579,7 @@ def _gap_list(counter: _Counter, slices: dict[str, dict[str, int]], families: di
     if thin:
         thin = dict(sorted(thin.items(), key=lambda kv: (kv[1], kv[0])))
         families_text = plural(len(thin), "case family", "case families")
-        gaps.append(_gap("thin-family", f"{families_text} with fewer than {family_min} cases: {_listing(thin)}",
+        gaps.append(_gap("thin-family", f"{families_text} with fewer than {plural(family_min, 'case')}: {_listing(thin)}",
                          len(thin), None, thin, "case.caseFamily"))
     oracle = slices.get("case.oracleType", {})
     missing = [k for k in KNOWN_VALUES["case.oracleType"] if not oracle.get(k)]
@@ -744,7 +741,7 @@ def _gate(minimums: Iterable[str], fail_on: Iterable[str]) -> tuple[list[MinChec
     codes = [c.strip() for item in fail_on for c in item.split(",") if c.strip()]
     for code in codes:
         if code not in GAP_CODES:
-            raise UsageError(f"--fail-on: unknown gap code '{code}' (known: {', '.join(GAP_CODES)})")
+            raise UsageError(f"--fail-on: unknown gap code '{code}' (known: {', '.join(sorted(GAP_CODES))})")
     return checks, codes
 
 

@@ -36,7 +36,7 @@ class ResultsRegistry:
         try:
             return self.readers[name]
         except KeyError:
-            raise UsageError(f"unknown harness '{name}'; known: {', '.join(self.readers)}") from None
+            raise UsageError(f"unknown harness '{name}'; known: {', '.join(sorted(self.readers))}") from None
 
     def detect(self, path: str) -> ResultsReader:
         head = read_head(path)
