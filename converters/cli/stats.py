@@ -67,6 +67,8 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
         echo_json(data)
     elif output_format == "markdown":
         click.echo(markdown(data))
+    elif html_path is not None and not _asked_for("output_format"):
+        click.echo(brief(data))  # the page has the tables: --format text prints them here too
     else:
         click.echo(text(data))
     say_written(written)
@@ -75,6 +77,24 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
     for failure in result.failures:
         click.echo(f"evalconv: gate failed: {failure['check']}: {failure['message']}", err=True)
     sys.exit(result.exit_code)
+
+
+def _asked_for(param: str) -> bool:
+    """The option was given on the command line (not its default)."""
+    from click.core import ParameterSource
+
+    return click.get_current_context().get_parameter_source(param) == ParameterSource.COMMANDLINE
+
+
+def brief(data: dict[str, Any]) -> str:
+    """What `stats --html` prints beside the page: the count, the gaps by code, the gate."""
+    out = [_header(data), "gaps: " + (", ".join(f"{g['code']}" for g in data["gaps"]) or "none")]
+    gate = data["gate"]
+    if gate["checks"]:
+        out.append(f"gate: {'ok' if gate['ok'] else 'FAILED'} ({', '.join(gate['checks'])})")
+        out += [f"  {f['message']}" for f in gate["failures"]]
+    out.append("(the page has every slice; --format text prints them here too)")
+    return "\n".join(out)
 
 
 def _shown(counts: dict[str, int]) -> tuple[list[tuple[str, int]], int, int]:
