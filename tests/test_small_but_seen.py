@@ -79,3 +79,20 @@ def test_new_with_an_evaluator_a_named_family_bars_is_refused(tmp_path):
     result = run("new", "writing", "--evaluator", "llm-judge", "--case-family", "plain-language-rewrite",
                  "-o", tmp_path / "w.jsonl")
     assert result.exit_code == 2 and "refused for case family 'plain-language-rewrite'" in result.stderr
+
+
+def test_a_deepeval_golden_naming_its_metadata_metadata_reads_as_additional_metadata(tmp_path):
+    """Issue 26 item 16: DeepEval 4.3 renamed a test case's `additional_metadata` to `metadata`
+    (its goldens keep `additional_metadata`, which evalconv writes: DeepEval's own loader proves it,
+    tests/vendors/test_deepeval_interop.py). A file naming it `metadata` converts back the same."""
+    source = tmp_path / "set.jsonl"
+    run("new", "customer-support", "-o", source)
+    assert run(source, "--to", "deepeval", "-o", tmp_path / "set.deepeval.json").exit_code == 0
+    goldens = json.loads((tmp_path / "set.deepeval.json").read_text(encoding="utf-8"))
+    assert all("additional_metadata" in g and "metadata" not in g for g in goldens)
+    renamed = [{("metadata" if k == "additional_metadata" else k): v for k, v in g.items()} for g in goldens]
+    (tmp_path / "renamed.deepeval.json").write_text(json.dumps(renamed), encoding="utf-8")
+    back = run(tmp_path / "renamed.deepeval.json", "--to", "jsonl", "-o", tmp_path / "back.jsonl")
+    assert back.exit_code == 0, back.stderr
+    assert [json.loads(line) for line in (tmp_path / "back.jsonl").read_text().splitlines()] == \
+        [json.loads(line) for line in source.read_text().splitlines()]
