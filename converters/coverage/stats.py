@@ -27,7 +27,7 @@ from ..canonical.errors import EvalconvError, UsageError
 from ..canonical.suggest import count as plural  # the one plural helper
 from ..canonical.slicing import slice_labels
 from ..canonical.vocabulary import (NONE_LABEL, REASON_VOCABULARIES, SEVERITY_ORDER, STARTER_PROVENANCES, is_blank,
-                                    is_release_gate)
+                                    is_release_gate, nearest)
 from ..canonical.review import is_placeholder
 from ..engine import parallel
 from ..canonical.source import SourceRow
@@ -66,6 +66,7 @@ GAP_CODES = {
     "thin-family": "case families with fewer cases than the family minimum",
     "missing-oracle-type": "oracle types with no cases",
     "missing-severity": "severities with no cases",
+    "off-vocabulary": "reason values (severity, origin, gate) outside the documented vocabulary",
     "no-reason": "cases that do not say why they exist (metadata.reason)",
     "rubric-without-criteria": "rubric cases with no evaluation criteria",
     "judge-needs-validation": "llm-judge cases, which count only once the judge is validated",
@@ -561,6 +562,18 @@ def _gap(code: str, message: str, count: int, ids: list[str] | None = None,
     return out
 
 
+def _off_vocabulary(slices: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """Per reason field, the values its rows hold outside the documented vocabulary, with counts
+    (blanks and, for the gate, true/false are inside it)."""
+    out: dict[str, dict[str, int]] = {}
+    for name, vocabulary in REASON_VOCABULARIES.items():
+        inside = {*vocabulary, NONE, OTHER, *(("true", "false") if name == "metadata.gate" else ())}
+        values = {v: n for v, n in slices.get(name, {}).items() if n and v not in inside}
+        if values:
+            out[name] = values
+    return out
+
+
 def _gap_list(counter: _Counter, slices: dict[str, dict[str, int]], families: dict[str, int],
               family_min: int, invalid: list[tuple[str, int]]) -> list[dict[str, Any]]:
     gaps: list[dict[str, Any]] = []
@@ -589,10 +602,21 @@ def _gap_list(counter: _Counter, slices: dict[str, dict[str, int]], families: di
                          len(missing), None, {k: 0 for k in missing}, "case.oracleType"))
     severity = slices.get("metadata.severity", {})
     missing = [k for k in SEVERITY_ORDER if not severity.get(k)]
+    off = _off_vocabulary(slices)
     if missing and counter.rows:
+        others = sum(off.get("metadata.severity", {}).values())
+        also = (f"; {plural(others, 'row holds', 'rows hold')} another severity, which counts as none of them "
+                f"(see off-vocabulary)" if others else "")
         gaps.append(_gap("missing-severity", f"no cases of severity {', '.join(missing)} (metadata.severity: "
-                                             f"{' < '.join(SEVERITY_ORDER)})",
+                                             f"{' < '.join(SEVERITY_ORDER)}){also}",
                          len(missing), None, {k: 0 for k in missing}, "metadata.severity"))
+    for name, values in off.items():
+        total = sum(values.values())
+        listed = ", ".join(f"'{v}' ({n}; did you mean '{nearest(v, REASON_VOCABULARIES[name])}'?)"
+                           for v, n in values.items())
+        gaps.append(_gap("off-vocabulary", f"{plural(total, 'row')} with a {name} outside its documented vocabulary "
+                                           f"({', '.join(REASON_VOCABULARIES[name])}): {listed}; evalconv validate "
+                                           f"warns on each", total, None, values, name))
     messages = {
         "placeholder-behavior": "{n} imported without an expected behaviour: a reviewer must replace the "
                                 "placeholder before the cases grade anything",
