@@ -42,6 +42,7 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
     return f" (did you mean '{match}'?)" if match is not None else ""
 
 
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """`1 row`, `2 rows`, `0 errors`: plain English in summary lines."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+def count(n: int, noun: str, plural: str | None = None, *, grouped: bool = False) -> str:
+    """`1 row`, `2 rows`, `0 errors` (`12,000 rows` when `grouped`): plain English wherever a count is
+    printed, the one plural helper of the CLI, the reports and the pages (tests/test_plurals.py)."""
+    return (f"{n:,}" if grouped else str(n)) + f" {noun if n == 1 else plural or noun + 's'}"

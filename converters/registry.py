@@ -16,7 +16,7 @@ from typing import Any
 
 from .canonical.errors import UsageError
 from .canonical.format import Format, WriteOptions
-from .canonical.suggest import by_closeness, did_you_mean
+from .canonical.suggest import did_you_mean
 
 CANONICAL = (("csv", "evalconv.canonical.csv_format:FORMAT"),
              ("json", "evalconv.canonical.json_format:JSON_FORMAT"),
@@ -74,7 +74,7 @@ class Registry:
     def get(self, name: str) -> Format:
         target = self._targets.get(name)
         if target is None:
-            known = by_closeness(name, self._targets)
+            known = sorted(self._targets)  # the same list whatever was typed: the hint says which is closest
             owner = self._extension_owner(name)
             hint = (f"; .{name.lstrip('.').lower()} files are written by --to {owner}" if owner
                     else did_you_mean(name, known))

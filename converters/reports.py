@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Iterable
 
+from .canonical.suggest import count
 from .canonical.findings import Finding
 
 # Findings kept in memory per run; the rest are counted (a million warnings help nobody).
@@ -282,7 +283,7 @@ class ReadReport:
         lines = [f"row '{row_id}' {path}: {reason}" for (path, reason), ids in self.edited.entries.items()
                  for row_id in ids]
         more = len(lines) - shown
-        return lines[:shown] + ([f"... and {more} more edited field(s) (see the read report)"] if more > 0 else [])
+        return lines[:shown] + ([f"... and {count(more, 'more edited field')} (see the read report)"] if more > 0 else [])
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"format": self.format, "source": self.source, "rows": self.rows,

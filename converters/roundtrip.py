@@ -18,6 +18,7 @@ from .canonical.errors import EvalconvError
 from .canonical.row import Row
 from .canonical.suggest import count
 from .registry import REGISTRY
+from .sources import Progress, tell, watching
 from .walk import collect
 
 
@@ -127,6 +128,7 @@ def check(targets: Iterable[str], *, via: Iterable[str] = (), from_: str | None 
     found_sets = collect(list(targets), include=include, exclude=exclude)
     if not found_sets:  # a gate that checked nothing must not pass
         report.unreadable.append(f"no set files found in {', '.join(targets)}")
+    step, steps = 0, len(found_sets) * len(routes)  # told to a watcher (the CLI's progress bar)
     for found in found_sets:
         label = found.path
         if found.refused is not None:  # a FIFO in the folder: never opened
@@ -144,5 +146,10 @@ def check(targets: Iterable[str], *, via: Iterable[str] = (), from_: str | None 
                     first.id, first.path, f"the set itself is invalid ({count(read.log.error_count, 'error')}; "
                                           f"first: {first.render()})")]))
             continue
-        report.results.extend(route(read.rows, name, label) for name in routes)
+        for name in routes:
+            with watching(None):  # the route's own reads are of temporary files: its step is told
+                report.results.append(route(read.rows, name, label))
+            step += 1
+            tell(Progress(f"{label} via {name}", len(read.rows), step=step, steps=steps, done=step == steps,
+                          unit="route"))
     return report

@@ -6,7 +6,9 @@ import os
 import stat
 import sys
 from contextlib import contextmanager
-from typing import IO, Any, Iterator, cast
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import IO, Any, Callable, Iterator, cast
 
 from .canonical.errors import EvalconvError, ReadError, UsageError
 from .canonical.format import Format
@@ -16,6 +18,57 @@ from .reports import ReadReport
 
 STDIO = "-"
 HEAD_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a long read has got: told to the callback of `watching`, never printed here.
+    `read`/`size` are bytes (None when not known: standard input, a reader that keeps its own
+    file); `step`/`steps` count the work of a run made of many reads (a round trip's routes)."""
+
+    source: str
+    rows: int
+    read: int | None = None
+    size: int | None = None
+    step: int | None = None
+    steps: int | None = None
+    done: bool = False
+    unit: str = "row"  # what a step is: a row, a route, a file
+
+
+ProgressCallback = Callable[[Progress], None]
+_WATCHER: ContextVar[ProgressCallback | None] = ContextVar("evalconv_progress", default=None)
+TELL_EVERY = 512  # rows between two progress calls (a call asks the stream where it is)
+
+
+@contextmanager
+def watching(callback: ProgressCallback | None) -> Iterator[None]:
+    """Tell `callback` how every read in the block advances (the CLI draws a bar from it);
+    None: nobody is told, as outside any block. The library itself never prints."""
+    token = _WATCHER.set(callback)
+    try:
+        yield
+    finally:
+        _WATCHER.reset(token)
+
+
+def tell(progress: Progress) -> None:
+    """Pass `progress` to the watcher, if there is one."""
+    watcher = _WATCHER.get()
+    if watcher is not None:
+        watcher(progress)
+
+
+def watched() -> bool:
+    return _WATCHER.get() is not None
+
+
+def size_of(path: str) -> int | None:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
 def label(path: str) -> str:
@@ -104,7 +157,7 @@ def _read(path: str, from_: str | None, encoding: str | None, hints: dict[str, A
         lines = Lines(stream, source=label(path), encoding=encoding,
                       path=None if path == STDIO else path)
         lines.options.update(hints)
-        yield fmt, _counted(fmt.read(lines, report), report, _Unchanged(stream, label(path))), report
+        yield fmt, _counted(fmt.read(lines, report), report, _Unchanged(stream, label(path)), stream), report
 
 
 _DELIMITER_WORDS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
@@ -121,8 +174,12 @@ def delimiter_option(value: str | None) -> str | None:
 
 
 def _counted(rows: Iterator[SourceRow], report: ReadReport,
-             unchanged: "_Unchanged | None" = None) -> Iterator[SourceRow]:
-    """Count the rows read; a file (not a dataset folder) is checked for change under the read."""
+             unchanged: "_Unchanged | None" = None, stream: IO[bytes] | None = None) -> Iterator[SourceRow]:
+    """Count the rows read; a file (not a dataset folder) is checked for change under the read.
+    A watcher (`watching`) is told every TELL_EVERY rows how far the read is."""
+    watcher = _WATCHER.get()
+    if watcher is not None:
+        rows = _told(rows, report, watcher, stream)
     try:
         for row in rows:
             report.rows += 1
@@ -131,6 +188,27 @@ def _counted(rows: Iterator[SourceRow], report: ReadReport,
         raise ReadError("nesting is too deep to read", source=report.source) from None
     if unchanged is not None:
         unchanged.check()
+
+
+def _told(rows: Iterator[SourceRow], report: ReadReport, watcher: ProgressCallback,
+          stream: IO[bytes] | None) -> Iterator[SourceRow]:
+    size = None
+    try:
+        size = os.fstat(stream.fileno()).st_size if stream is not None and stream.seekable() else None
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
+
+    def where() -> int | None:
+        try:
+            return stream.tell() if size is not None and stream is not None else None
+        except (OSError, ValueError):
+            return None
+
+    for n, row in enumerate(rows, 1):
+        if n % TELL_EVERY == 0:
+            watcher(Progress(report.source or "", n, where(), size))
+        yield row
+    watcher(Progress(report.source or "", report.rows, where(), size, done=True))
 
 
 class InputChanged(ReadError):

@@ -95,7 +95,7 @@ def _run_cli(args, stderr):
     import sys
     code = "import sys; from evalconv.cli import main; sys.argv[0] = 'evalconv'; main()"
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], stdout=subprocess.PIPE,
-                          stderr=stderr, timeout=120)
+                          stderr=stderr, timeout=120, env={**os.environ, "EVALCONV_PROGRESS_DELAY": "0"})
 
 
 def test_progress_bar_on_a_terminal_and_quiet_elsewhere(tmp_path):
@@ -105,7 +105,11 @@ def test_progress_bar_on_a_terminal_and_quiet_elsewhere(tmp_path):
     src.mkdir()
     for i in range(3):
         shutil.copy(GOLDEN, src / f"set{i}.jsonl")
+    import fcntl
+    import struct
+    import termios
     master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal 100 columns wide
     try:
         result = _run_cli([src, "--to", "json", "-o", tmp_path / "a"], stderr=slave)
         os.close(slave)

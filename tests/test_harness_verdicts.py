@@ -71,7 +71,7 @@ def test_a_barred_check_inside_promptfoos_passing_verdict_is_named_per_case():
     _, result = cli_report(str(VERDICTS / "rated.json"), "--cases", str(VERDICTS / "cases.jsonl"))
     notes = {n["caseId"]: n["notes"] for n in result["verdicts"]["caseNotes"]}
     assert notes["v-barred-inside"] == [
-        "promptfoo passed it with check(s) rubric bars inside: icontains (exact-or-programmatic); "
+        "promptfoo passed it with a check rubric bars inside: icontains (exact-or-programmatic); "
         "the admitted checks alone: failed"]
 
 
@@ -107,7 +107,7 @@ BRAINTRUST = RUNS / "braintrust" / "eval_result.json"
 def test_braintrust_unknown_scorer_is_a_question_not_a_guess():
     out = CliRunner().invoke(cli, ["report", str(BRAINTRUST), "--cases", str(RUNS / "cases.jsonl"), "--format", "text"])
     assert out.exit_code == 0, out.output
-    assert ("warning: braintrust scorer 'length_check': evaluator type unknown (9 verdict(s) admitted unchecked); "
+    assert ("warning: braintrust scorer 'length_check': evaluator type unknown (9 verdicts admitted unchecked); "
             "set it with --evaluator 'length_check=TYPE'") in out.output.splitlines()
     _, result = cli_report(str(BRAINTRUST), "--cases", str(RUNS / "cases.jsonl"),
                            "--evaluator", "length_check=exact-or-programmatic")

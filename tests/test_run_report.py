@@ -327,8 +327,8 @@ def test_text_report_names_the_ledger_and_the_exclusions():
     out = run("report", RUNS / "promptfoo" / "results.json", "--cases", CASES)
     assert out.exit_code == 0
     assert "by metadata.severity (worst first):" in out.output
-    assert "excluded: 1 result(s)" in out.output and "ledger: 1 attempt-without-case" in out.output
-    assert "not run: 1 case(s)" in out.output
+    assert "excluded: 1 result from" in out.output and "ledger: 1 attempt-without-case" in out.output
+    assert "not run: 1 case has" in out.output
 
 
 def test_a_cut_short_harness_file_is_one_line_naming_it(tmp_path):

@@ -172,7 +172,7 @@ def test_gate_fails_on_unscored_cases_and_names_them(tmp_path):
     assert code == 1 and (gate["passed"], gate["unscored"], gate["ok"]) == (1, 3, False)
     assert gate["unscoredCases"] == ["h-1", "h-2", "h-3"] and "h-1, h-2, h-3" in gate["why"]
     text = run("report", *gate_args)
-    assert text.exit_code == 1 and "FAILED: 3 case(s) nobody graded: h-1, h-2, h-3" in text.output
+    assert text.exit_code == 1 and "FAILED: 3 cases nobody graded: h-1, h-2, h-3" in text.output
     assert report_json(*gate_args, "--allow-unscored")[0] == 0
     assert report_json(*gate_args, "--min-graded", "0.25")[0] == 0
     code, result = report_json(*gate_args, "--min-graded", "0.5")
@@ -203,7 +203,7 @@ def test_gate_refuses_passes_of_an_unvalidated_judge(tmp_path):
     assert report_json(*args, "--trust-judge")[0] == 0
     text = run("report", *args).output
     assert "reference-answer" in text and "(4 passed on a judge alone)" in text
-    assert "conditional: 4 result(s) from an llm-judge" in text
+    assert "conditional: 4 results from an llm-judge" in text
 
 
 def test_a_failure_given_by_a_conditionally_admitted_judge_is_marked(tmp_path):

@@ -187,3 +187,53 @@ def test_import_to_promptfoo_prints_the_notices_convert_prints(tmp_path, capsys)
     code2, imported = run_cli(["import", str(sheet), "--to", "promptfoo", "-o", str(tmp_path / "i.yaml")], capsys)
     assert code == code2 == 0
     assert _notes(imported) == _notes(converted) and _notes(imported)
+
+
+def test_regression_imported_harmful_and_high_severities_are_warned_and_a_stats_gap(tmp_path, capsys):
+    """Issue 26 item 9: imported severities `Harmful` and `high` validated clean while `stats` said
+    there were no harmful cases. Now import and validate warn, naming the nearest documented value,
+    and stats lists them beside the severities they leave empty."""
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text("question,answer,severity\nCan I get a refund?,Yes within 30 days,Harmful\n"
+                     "Where is my order?,Check the tracking page,high\n"
+                     "How do I reset my password?,Use the sign-in link,cosmetic\n", encoding="utf-8")
+    out = tmp_path / "set.jsonl"
+    code, err = run_cli(["import", str(sheet), "-o", str(out)], capsys)
+    assert code == 0 and "severity -> metadata.severity" in err
+    for said in (err, run_cli(["validate", str(out)], capsys)[1]):
+        assert "warning[off-vocabulary]: severity 'Harmful' is not one of cosmetic, wrong-answer, harmful: " \
+               "did you mean 'harmful'?" in said
+        assert "severity 'high' is not one of cosmetic, wrong-answer, harmful: did you mean 'harmful'?" in said
+        assert "'cosmetic' is not one of" not in said
+    from evalconv.cli import main
+
+    try:
+        main(["stats", str(out), "--format", "json"])
+    except SystemExit as done:
+        assert done.code == 0
+    gaps = {g["code"]: g for g in json.loads(capsys.readouterr().out)["gaps"] if g["code"] in
+            ("off-vocabulary", "missing-severity")}
+    assert gaps["off-vocabulary"]["values"] == {"Harmful": 1, "high": 1}
+    assert gaps["off-vocabulary"]["slice"] == "metadata.severity" and gaps["off-vocabulary"]["count"] == 2
+    assert "'Harmful' (1; did you mean 'harmful'?)" in gaps["off-vocabulary"]["message"]
+    assert "2 rows hold another severity" in gaps["missing-severity"]["message"]
+    code, err = run_cli(["stats", str(out), "--fail-on", "off-vocabulary"], capsys)
+    assert code == 1 and "gate failed: --fail-on off-vocabulary" in err
+    code, err = run_cli(["stats", str(out), "--by", "severity"], capsys)
+    assert code == 2 and "did you mean 'metadata.severity'" in err
+
+
+def test_a_gate_of_true_or_a_documented_value_is_no_off_vocabulary_gap(tmp_path, capsys):
+    rows = [{"id": f"g-{i}", "input": "Q?", "expected": "A", "metadata": {
+        "gate": gate, "severity": "harmful", "case": {"caseId": f"g-{i}", "oracleType": "reference-answer",
+                                                      "expectedBehavior": "Answers.", "provenance": "expert-authored"}}}
+            for i, gate in enumerate([True, False, "release", "trend"])]
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    from evalconv.cli import main
+
+    try:
+        main(["stats", str(path), "--format", "json"])
+    except SystemExit:
+        pass
+    assert "off-vocabulary" not in {g["code"] for g in json.loads(capsys.readouterr().out)["gaps"]}

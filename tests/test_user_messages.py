@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT, row
 from evalconv import api
-from evalconv.cli import INTERNAL_ERROR, main
+from evalconv.cli import INTERNAL_ERROR, cli, main
 
 REQUIRED = ["id", "input", "expected", "case.caseId", "case.oracleType", "case.expectedBehavior", "case.provenance"]
 CELLS = ["r-1", "Où est ma commande ; 日本?", "Lundi", "r-1", "reference-answer", "Donne la date.", "expert-authored"]
@@ -102,8 +102,9 @@ def test_a_mistyped_command_is_not_taken_for_a_file(args, first, capsys):
     assert "Missing option" not in err and "no such file" not in err
     listed = err.split("the commands are ", 1)[1]
     assert all(name in listed for name in ("convert", "validate", "formats", "schema", "roundtrip", "stats"))
+    assert listed.split(" (", 1)[0].split(", ") == sorted(cli.commands)  # one order, whatever was typed
     if first:
-        assert f"(did you mean '{first}'?)" in err and listed.startswith(first)
+        assert f"(did you mean '{first}'?)" in err
 
 
 def test_a_missing_file_is_still_a_missing_file(tmp_path, capsys):
@@ -111,9 +112,16 @@ def test_a_missing_file_is_still_a_missing_file(tmp_path, capsys):
     assert code == 2 and "no such file" in err
 
 
-def test_a_mistyped_format_lists_the_closest_first(capsys):
-    code, _, err = run([str(ROOT / "docs" / "examples" / "support-sheet.csv"), "--to", "promptfo"], capsys)
-    assert code == 2 and "unknown format 'promptfo' (did you mean 'promptfoo'?) (known: promptfoo," in err
+def test_a_mistyped_format_names_the_closest_and_lists_all_sorted(capsys):
+    """Issue 26 item 16: "known: ..." lists came in another order for each typo."""
+    from evalconv.registry import REGISTRY
+
+    lists = []
+    for typo in ("promptfo", "jsnl"):
+        code, _, err = run([str(ROOT / "docs" / "examples" / "support-sheet.csv"), "--to", typo], capsys)
+        assert code == 2 and f"unknown format '{typo}' (did you mean" in err
+        lists.append(err.split("(known: ", 1)[1].split(")", 1)[0])
+    assert lists[0] == lists[1] == ", ".join(sorted(REGISTRY.names()))
 
 
 def test_summary_lines_speak_plain_english(tmp_path, capsys):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import api
@@ -51,7 +51,7 @@ def code_legend(field: str) -> dict[str, str]:
 def find_pack(index: PackIndex, family_id: str) -> Pack:
     pack = index.get(family_id)
     if pack is None:
-        names = [p.id for p in index.all()]
+        names = sorted(p.id for p in index.all())
         close = difflib.get_close_matches(family_id, names, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise UsageError(f"no task family '{family_id}'; {hint}known: {', '.join(names)} "
@@ -110,6 +110,7 @@ class BuildResult:
     starters: int
     log: FindingLog
     loss: LossReport
+    left_out: dict[str, str] = field(default_factory=dict)  # case family -> why --evaluator left it out
 
     @property
     def exit_code(self) -> int:
@@ -119,15 +120,33 @@ class BuildResult:
         return {"family": self.family, "pack": self.pack, "output": self.output, "format": self.format,
                 "caseFamilies": self.case_families, "rows": self.rows, "starters": self.starters,
                 "errors": [f.to_json() for f in self.log.errors],
-                "warnings": [f.to_json() for f in self.log.warnings], "loss": self.loss.to_json()}
+                "warnings": [f.to_json() for f in self.log.warnings], "loss": self.loss.to_json(),
+                "leftOut": self.left_out}
 
 
 def starter_values(index: PackIndex, family_id: str, case_families: Iterable[str] = (),
                    evaluator: str | None = None) -> tuple[Pack, list[CaseFamily], list[dict[str, Any]]]:
-    pack = find_pack(index, family_id)
-    families = select_families(pack, case_families)
-    check_evaluator(families, evaluator)
+    pack, families, _left_out = offering(index, family_id, case_families, evaluator)
     return pack, families, pack.rows(families, evaluator)
+
+
+def offering(index: PackIndex, family_id: str, case_families: Iterable[str] = (), evaluator: str | None = None
+             ) -> tuple[Pack, list[CaseFamily], dict[str, str]]:
+    """The case families to write and those left out, with why. `--evaluator` with no
+    `--case-family` keeps the families whose oracle type and pack allow it (refused only when
+    none does); a case family named with `--case-family` is refused if it does not allow it."""
+    pack = find_pack(index, family_id)
+    chosen = list(case_families)
+    families = select_families(pack, chosen)
+    left_out: dict[str, str] = {}
+    if evaluator is not None and not chosen:
+        left_out = {f.id: why for f in families if (why := admissible_override(f, evaluator)) is not None}
+        if len(left_out) < len(families):
+            families = [f for f in families if f.id not in left_out]
+        else:
+            left_out = {}  # none offers it: refused below, with the first family's reason
+    check_evaluator(families, evaluator)
+    return pack, families, left_out
 
 
 def new_set(family_id: str, output: str | None, *, to: str | None = None, pack_files: Iterable[str] = (),
@@ -137,7 +156,8 @@ def new_set(family_id: str, output: str | None, *, to: str | None = None, pack_f
         output = None
     index = load_packs(pack_files)
     fmt = output_format(output, to)
-    pack, families, values = starter_values(index, family_id, case_families, evaluator)
+    pack, families, left_out = offering(index, family_id, case_families, evaluator)
+    values = pack.rows(families, evaluator)
     api.check_written_paths(STDIO, {"-o": output})
     log, rows = FindingLog(), []
     for checked in Validator(source=pack.label, packs=index).check_all(SourceRow(v) for v in values):
@@ -148,7 +168,7 @@ def new_set(family_id: str, output: str | None, *, to: str | None = None, pack_f
     if not log.error_count:
         loss = api.write(rows, output, fmt, **options)
     return BuildResult(pack.id, pack.label, output, fmt, [f.id for f in families], len(values),
-                       count_starters(rows), log, loss)
+                       count_starters(rows), log, loss, left_out)
 
 
 def count_starters(rows: Iterable[Row]) -> int:

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import IO, Any, cast
 
 import yaml
 
@@ -33,7 +33,7 @@ from ..canonical.schema import CASE_FIELD_KINDS, enum
 from ..canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 from ..canonical.validator import Validator
 from ..reports import FindingLog, LossReport
-from ..sources import STDIO
+from ..sources import STDIO, TELL_EVERY, Progress, size_of, tell, watched
 
 csv.field_size_limit(MAX_LINE_BYTES)
 
@@ -109,10 +109,23 @@ def read_sheet(path: str, encoding: str | None = None) -> Sheet:
             blank.append(line)
         else:
             line = ""
-        text = itertools.chain(blank, [line.lstrip("\ufeff")] if line else [], lines)
+        text: Iterator[str] = itertools.chain(blank, [line.lstrip("\ufeff")] if line else [], lines)
+        if watched():
+            text = _told(text, path, stream)
         if path.lower().endswith((".jsonl", ".json")) or line.lstrip("\ufeff \t")[:1] in ("{", "["):
             return _json_sheet(text, path, array=line.lstrip("\ufeff \t")[:1] == "[")
         return _csv_sheet(text, line, path)
+
+
+def _told(lines: Iterator[str], path: str, stream: IO[bytes]) -> Iterator[str]:
+    """The sheet's lines, a watcher told how far the read is (lines stand for rows here)."""
+    size = size_of(path) if path != "-" else None
+    n = 0
+    for n, line in enumerate(lines, 1):
+        if n % TELL_EVERY == 0:
+            tell(Progress(path, n, stream.tell() if size is not None else None, size))
+        yield line
+    tell(Progress(path, n, size, size, done=True))
 
 
 def _csv_sheet(lines: Iterator[str], first: str, path: str) -> Sheet:
@@ -530,9 +543,13 @@ def import_sheet(sheet_path: str, output: str | None, *, to: str | None = None, 
     log, rows = FindingLog(), []
     tally, repeats = list_cells.ListTally(), RepeatedInputs()
     checker = Validator(source=label)
+    steps = len(sheet.records)
     for checked in checker.check_all(sheet_rows(sheet, cmap, source=label, oracle_type=oracle_type,
                                                 provenance=provenance, defaulted=defaulted, list_seps=seps,
                                                 tally=tally)):
+        if checker.count % TELL_EVERY == 0 or checker.count == steps:
+            tell(Progress(f"{label}: checking", checker.count, step=checker.count, steps=steps,
+                          done=checker.count == steps))
         value = checked.source.value
         if isinstance(value, dict) and "input" in value:
             repeats.add(checked.number, str(value.get("id", "")), value["input"])

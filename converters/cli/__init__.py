@@ -16,7 +16,8 @@ import click
 
 from .. import __version__
 from .. import _stopping as stopping
-from ..canonical.suggest import by_closeness, did_you_mean
+from .common import set_quiet
+from ..canonical.suggest import did_you_mean
 from .convert import convert_command
 from .diff import diff_command
 from .explain import explain_command
@@ -36,7 +37,7 @@ class _DefaultToConvert(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V"):
             if _mistyped_command(args[0]):
-                commands = by_closeness(args[0], self.commands)
+                commands = sorted(self.commands)  # one order whatever was typed; did-you-mean names the closest
                 ctx.fail(f"'{args[0]}' is neither a file or folder here nor a command"
                          f"{did_you_mean(args[0], commands)}; the commands are {', '.join(commands)} "
                          f"(`evalconv FILE --to FORMAT` converts a file)")
@@ -72,6 +73,7 @@ def cli() -> None:
 
     --debug (anywhere on the line) or EVALCONV_DEBUG=1 shows the traceback of an internal error.
     """
+    set_quiet(False)  # a command's -q sets it again (many runs share one process in tests and callers)
 
 
 cli.add_command(convert_command)

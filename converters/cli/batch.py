@@ -13,7 +13,10 @@ from ..batch import FAILED, BatchResult, FileOutcome, convert_tree, plan
 from ..canonical import jsonvalue
 from ..canonical.suggest import count
 from ..output_paths import check_outputs
+from ..sources import Progress, watching
 from .texttable import aligned
+from .common import quiet
+from . import progress
 
 
 WARNINGS_SHOWN = 3  # per file; a folder of many files must stay readable
@@ -29,37 +32,34 @@ def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, i
                   created={"-o": outputs, "--keep-going's ledger": ledgers, "--summary": in_outdir},
                   stdout=True, include=include, skip=outdir)
     total = len(pairs)
-    bar = None
-    if sys.stderr.isatty():
-        bar = click.progressbar(length=total, label="converting", file=sys.stderr,
-                                show_pos=True, item_show_func=lambda rows: rows)
-        bar.__enter__()
-    rows_done = 0
+    rows_done = files_done = 0
 
-    def done(outcome: FileOutcome) -> None:
-        nonlocal rows_done
-        rows_done += outcome.rows
-        if outcome.status in FAILED:
-            for message in outcome.messages:
-                click.echo(message, err=True)
-        elif outcome.warnings:
-            click.echo(f"evalconv: {outcome.source}: {count(outcome.warnings, 'warning')}", err=True)
-            for message in outcome.messages[:WARNINGS_SHOWN]:
-                click.echo(f"  {message}", err=True)
-            if outcome.warnings > WARNINGS_SHOWN:
-                click.echo(f"  ... and {count(outcome.warnings - WARNINGS_SHOWN, 'more warning')} "
-                           f"(convert the file alone, or validate it, for all)", err=True)
-        for notice in outcome.notices:
-            click.echo(f"evalconv: note: {outcome.source}: {notice}", err=True)
-        if bar is not None:
-            bar.update(1, f"{rows_done} rows")
+    with progress.shown() as bar:
+        say = bar.write if bar is not None else (lambda line: click.echo(line, err=True))
 
-    try:
-        result = convert_tree(source, outdir, to=to, include=include, exclude=exclude, jobs=jobs,
-                              options=options, on_done=done, **kwargs)
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+        def done(outcome: FileOutcome) -> None:
+            nonlocal rows_done, files_done
+            rows_done += outcome.rows
+            files_done += 1
+            if outcome.status in FAILED:
+                for message in outcome.messages:
+                    say(message)
+            elif outcome.warnings and not quiet():
+                say(f"evalconv: {outcome.source}: {count(outcome.warnings, 'warning')}")
+                for message in outcome.messages[:WARNINGS_SHOWN]:
+                    say(f"  {message}")
+                if outcome.warnings > WARNINGS_SHOWN:
+                    say(f"  ... and {count(outcome.warnings - WARNINGS_SHOWN, 'more warning')} "
+                        f"(convert the file alone, or validate it, for all)")
+            for notice in outcome.notices if not quiet() else ():
+                say(f"evalconv: note: {outcome.source}: {notice}")
+            if bar is not None:
+                bar(Progress(f"converting {os.path.basename(source.rstrip(os.sep)) or source}", rows_done, step=files_done, steps=total, unit="file",
+                             done=files_done == total))
+
+        with watching(None):  # one bar for the folder, a step a file (not one for each file's read)
+            result = convert_tree(source, outdir, to=to, include=include, exclude=exclude, jobs=jobs,
+                                  options=options, on_done=done, **kwargs)
     click.echo(summary_table(result))
     if summary_path:
         with AtomicOutput(summary_path) as out:

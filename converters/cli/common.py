@@ -64,7 +64,43 @@ def print_notices(loss: Any, wrote: bool = True) -> None:
     """The writer's notices (tracing needed, tests that fail until a person grades them, cells that
     look like formulas), as convert prints them: every command that writes a set prints them."""
     for notice in loss.notices if wrote else ():
-        click.echo(f"evalconv: note: {notice}", err=True)
+        note(notice)
+
+
+_quiet = False  # -q: set by the option on each command that has it, cleared for every other run
+
+
+def set_quiet(value: bool) -> None:
+    global _quiet
+    _quiet = bool(value)
+
+
+def quiet() -> bool:
+    return _quiet
+
+
+def note(message: str) -> None:
+    """`evalconv: note: ...` on standard error, unless -q."""
+    aside(f"evalconv: note: {message}")
+
+
+def aside(line: str) -> None:
+    """A line of information on standard error (a note, a warning, a summary of what was
+    matched), unless -q."""
+    if not _quiet:
+        click.echo(line, err=True)
+
+
+def print_warnings(findings: Iterable[Finding], total: int, *, see_all: str) -> None:
+    """Warnings as `print_findings` prints them, unless -q (errors always print)."""
+    if not _quiet:
+        print_findings(findings, total, "warnings", see_all=see_all)
+
+
+quiet_flag = click.option(
+    "-q", "--quiet", is_flag=True, expose_value=False, is_eager=True,
+    callback=lambda ctx, param, value: set_quiet(value),
+    help="No notes, warnings or progress bar: errors and the result only.")
 
 
 def echo_json(value: Any) -> None:

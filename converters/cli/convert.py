@@ -17,6 +17,8 @@ from ..sources import delimiter_option, folder_format
 from .batch import run_folder
 from .common import delimiter_flag, outside_refs_flag
 from .common import ALL_FINDINGS_VIA_VALIDATE, encoding_option, from_option, handles_errors, main_output, print_findings
+from .common import aside, note, print_warnings, quiet_flag
+from . import progress
 
 
 class _WithFormatOptions(click.Command):
@@ -60,6 +62,7 @@ def _flag(name: str, default: Any, meta: Any) -> click.Option:
               help="Worker processes: files at once for a folder (default 1); chunks of a large "
                    "JSONL file (default up to 2; 1 is serial).")
 @click.option("--summary", "summary_path", metavar="PATH", help="Folder: write the summary table as JSON.")
+@quiet_flag
 @handles_errors
 def convert_command(source: str, to: str | None, output: str | None, from_: str | None, report_path: str | None,
                     keep_going: bool, ledger: str | None, encoding: str | None, delimiter: str | None,
@@ -95,15 +98,16 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
     if default_ledger:
         side["--keep-going's ledger"] = api.ledger_path_for(source, output or "")
     check_outputs([source], {**written, **side}, folders=replaced, stdout=to_stdout)
-    result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
-                         ledger=ledger, report=report_path, report_ids=bool(report_path), jobs=jobs, **reading,
-                         **options)
+    with progress.shown(data_to_terminal=to_stdout):
+        result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
+                             ledger=ledger, report=report_path, report_ids=bool(report_path), jobs=jobs, **reading,
+                             **options)
     for notice in result.read.notices():
-        click.echo(f"evalconv: {result.source}: edited in the file: {notice}", err=True)
+        aside(f"evalconv: {result.source}: edited in the file: {notice}")
     print_findings(result.log.errors, result.log.error_count, "errors", see_all=ALL_FINDINGS_VIA_VALIDATE)
-    print_findings(result.log.warnings, result.log.warning_count, "warnings", see_all=ALL_FINDINGS_VIA_VALIDATE)
+    print_warnings(result.log.warnings, result.log.warning_count, see_all=ALL_FINDINGS_VIA_VALIDATE)
     for notice in result.loss.notices if result.wrote_output else ():
-        click.echo(f"evalconv: note: {notice}", err=True)
+        note(notice)
     if report_path and not result.wrote_output:
         click.echo(f"evalconv: no loss report written to {report_path}: nothing was converted", err=True)
     click.echo(_summary(result), err=True)
@@ -121,7 +125,7 @@ def _summary(result: api.ConversionResult) -> str:
                        f"{'valid' if not refused else 'other'} rows")
     parts = [f"{count(result.rows_written, 'row')} written"]
     if result.read.edited:
-        parts.append(f"{sum(len(ids) for ids in result.read.edited.entries.values())} edit(s) in the "
+        parts.append(f"{count(sum(len(ids) for ids in result.read.edited.entries.values()), 'edit')} in the "
                      f"{result.from_format} file taken (listed above)")
     if result.rejected:
         parts.append(f"{result.rejected} rejected to {result.ledger}")

@@ -15,7 +15,8 @@ from ..output_paths import check_outputs
 from ..registry import REGISTRY
 from ..canonical.suggest import count
 from .common import force_flag, refuse_existing, echo_json, encoding_option, handles_errors, main_output, print_findings
-from .common import print_notices
+from .common import aside, print_notices, print_warnings, quiet_flag
+from . import progress
 
 
 @click.command("import")
@@ -37,6 +38,7 @@ from .common import print_notices
 @click.option("--excel-safe", is_flag=True, help="CSV: guard cells a spreadsheet would run as formulas.")
 @encoding_option
 @force_flag
+@quiet_flag
 @handles_errors
 def import_command(sheet: str, output: str | None, to: str | None, map_path: str | None, suggest_map: bool,
                    oracle_type: str | None, provenance: str, report_path: str | None, excel_safe: bool,
@@ -60,18 +62,19 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
     options = {"excel_safe": True} if excel_safe else {}
     refuse_existing(output, force, "import")
     with together():  # the rows and the report, both or neither
-        result = sheet_import.import_sheet(sheet, output, to=to, map_path=map_path, oracle_type=oracle_type,
-                                           provenance=provenance, encoding=encoding, list_sep=list_sep,
-                                           **options)
+        with progress.shown(data_to_terminal=to_stdout):
+            result = sheet_import.import_sheet(sheet, output, to=to, map_path=map_path, oracle_type=oracle_type,
+                                               provenance=provenance, encoding=encoding, list_sep=list_sep,
+                                               **options)
         if report_path:
             with AtomicOutput(report_path) as out:
                 out.stream.write(jsonvalue.dumps(result.to_json(), indent=True) + "\n")
                 out.commit()
     for line in summary_lines(result):
-        click.echo(line, err=True)
+        aside(line)
     print_findings(result.log.errors, result.log.error_count, "errors", see_all="--report FILE lists them all")
     shown = [f for f in result.log.warnings if f.code != "starter-example"]
-    print_findings(shown, len(shown), "warnings", see_all="--report FILE lists them all")
+    print_warnings(shown, len(shown), see_all="--report FILE lists them all")
     print_notices(result.loss, result.wrote_output)
     click.echo(final_line(result), err=True)
     sys.exit(result.exit_code)
@@ -86,7 +89,7 @@ def summary_lines(result: sheet_import.ImportResult) -> list[str]:
         if cols:
             out.append(f"  {title}: " + ", ".join(cols))
     for what, n in result.defaulted.items():
-        out.append(f"  defaulted: {what} on {n} row{'s' if n != 1 else ''}")
+        out.append(f"  defaulted: {what} on {count(n, 'row')}")
     for column, why in cmap.flagged.items():
         out.append(f"  flagged: {column} is kept in user metadata, but the case profile leaves it out on "
                    f"purpose: {why}")
@@ -103,7 +106,7 @@ def final_line(result: sheet_import.ImportResult) -> str:
     if result.log.warning_count:
         parts.append(count(result.log.warning_count, "warning"))
     if result.starters:
-        parts.append(f"{result.starters} starter examples to replace before use")
+        parts.append(f"{count(result.starters, 'starter example')} to replace before use")
     placeholders = result.log.by_code.get("placeholder-behavior", 0)
     if placeholders:
         parts.append(f"{count(placeholders, 'placeholder expected behaviour')} for a reviewer to write")

@@ -1,6 +1,8 @@
 """`evalconv formats` and `evalconv schema`."""
 from __future__ import annotations
 
+import textwrap
+
 import click
 
 from ..canonical.errors import UsageError
@@ -68,15 +70,30 @@ def formats_command(output_format: str) -> None:
     if output_format == "markdown":
         click.echo(format_markdown(), nl=False)
         return
-    rows = []
+    for line in format_lines(table):
+        click.echo(line)
+
+
+TEXT_WIDTHS = (10, 10, 31, 25)  # format, reads/writes, extensions, loses: 79 columns with the gaps
+
+
+def format_lines(table: list[dict]) -> list[str]:
+    """`evalconv formats` as text: a header, then a format a row, long cells wrapped inside their
+    column so that every line fits an 80-column terminal (issue 26 item 16)."""
+    rows = [["format", "reads", "extensions", "loses"]]
     for f in table:
         modes = "/".join(m for m, ok in (("read", f["read"]), ("write", f["write"])) if ok)
         loses = "nothing (lossless)" if f["lossless"] else (
             ", ".join(sorted({x["path"] for x in f["loses"] if x["fate"] == "dropped"})) or "nothing dropped")
-        rows.append([f["name"], modes, _paths(f), f"loses: {loses}"])
-    rows += [[name, f"unavailable: {why}"] for name, why in REGISTRY.broken.items()]
-    for line in aligned(rows, widths=[11, 10, 44], gap=" "):
-        click.echo(line)
+        rows.append([f["name"], modes, _paths(f), loses])
+    rows += [[name, "unavailable", why, ""] for name, why in REGISTRY.broken.items()]
+    lines = []
+    for row in rows:
+        wrapped = [textwrap.wrap(cell, width, break_on_hyphens=False) or [""] for cell, width in zip(row, TEXT_WIDTHS)]
+        depth = max(len(cell) for cell in wrapped)
+        lines += aligned([[cell[i] if i < len(cell) else "" for cell in wrapped] for i in range(depth)],
+                         widths=TEXT_WIDTHS, gap=" ")
+    return lines
 
 
 @click.command("schema")

@@ -20,6 +20,7 @@ from .common import force_flag, refuse_existing, ALL_FINDINGS_VIA_VALIDATE, echo
 from .common import print_notices
 
 EVALUATORS = list(next(iter(ADMISSIBILITY.values())))
+LIST_COLUMNS = ["case family", "oracle type", "evaluator", "R B (legend below)"]
 
 
 @click.command("new")
@@ -69,6 +70,9 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
         if output_format == "markdown":
             click.echo(packs_markdown(index), nl=False)
             return
+        header = aligned([["task family", "title"]], widths=[22], gap=" ")
+        header += aligned([LIST_COLUMNS], widths=[28, 24, 26], indent="  ", gap=" ")
+        click.echo("\n".join(header))
         for fam in listing["families"]:
             lines = aligned([[fam["id"], fam["title"]]], widths=[22], gap=" ")
             lines += aligned([[cf["id"], cf["oracleType"], cf["evaluator"],
@@ -95,6 +99,8 @@ def new_command(family: str | None, list_: bool, output: str | None, to: str | N
     shown = [f for f in result.log.warnings if f.code != "starter-example"]
     print_findings(shown, len(shown), "warnings", see_all=ALL_FINDINGS_VIA_VALIDATE)
     print_notices(result.loss, not result.log.error_count)
+    for fam, why in result.left_out.items():
+        click.echo(f"evalconv: note: --evaluator {evaluator}: case family '{fam}' left out: {why}", err=True)
     click.echo(summary(result), err=True)
     sys.exit(result.exit_code)
 
@@ -104,8 +110,8 @@ def summary(result: builder.BuildResult) -> str:
     if result.log.error_count:
         return head + f"nothing written: {count(result.log.error_count, 'error')} in the starter rows"
     families = len(result.case_families)
-    parts = [f"{count(result.rows, 'row')} written ({families} case famil{'y' if families == 1 else 'ies'})",
-             f"{result.starters} starter examples to replace before use"]
+    parts = [f"{count(result.rows, 'row')} written ({count(families, 'case family', 'case families')})",
+             f"{count(result.starters, 'starter example')} to replace before use"]
     loss = result.loss
     if loss.lossy:
         parts.append(f"lossy: {count(len(loss.dropped.entries), 'field')} dropped (see --report)")

@@ -14,7 +14,9 @@ from ..canonical.errors import UsageError, one_line
 from ..output_paths import check_outputs
 from ..runs.readers import RESULTS_REGISTRY
 from .texttable import aligned
-from .common import echo_json, handles_errors
+from ..canonical.suggest import count
+from .common import echo_json, handles_errors, quiet_flag
+from . import progress
 from .pages import by_option, format_option, html_option, say_written, write_page
 
 DAMAGE_SHOWN = 20
@@ -65,6 +67,7 @@ def _evaluators(specs: tuple[str, ...]) -> dict[str, str]:
 @_harness_option
 @format_option("json")
 @html_option("Also write a self-contained HTML page (the stats page style).")
+@quiet_flag
 @handles_errors
 def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str, ...], evaluators: tuple[str, ...],
                    thresholds: tuple[str, ...], gates: tuple[str, ...], gate_field: str, allow_unscored: bool, min_graded: float | None,
@@ -80,10 +83,11 @@ def report_command(runs: tuple[str, ...], cases: tuple[str, ...], by: tuple[str,
     check_outputs(runs + cases, {"--html": html_path}, stdout=True)
     policy = GatePolicy(allow_unscored=allow_unscored, min_graded=min_graded, min_agreement=min_agreement,
                         trust_judge=trust_judge)
-    result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
-                              gates=gates, gate_field=gate_field, harness=harness, policy=policy,
-                              cases_shown=runreport.CASES_SHOWN if show_cases is None else show_cases,
-                              thresholds=harness_verdicts.parse_thresholds(thresholds))
+    with progress.shown():
+        result = runreport.report(list(runs), list(cases), by=by or None, evaluators=_evaluators(evaluators),
+                                  gates=gates, gate_field=gate_field, harness=harness, policy=policy,
+                                  cases_shown=runreport.CASES_SHOWN if show_cases is None else show_cases,
+                                  thresholds=harness_verdicts.parse_thresholds(thresholds))
     if html_path is not None:
         from ..pages.report_page import render
 
@@ -137,7 +141,8 @@ def _failure_lines(result: dict[str, Any], shown: int) -> list[str]:
 
 
 def render_text(result: dict[str, Any], shown: int = TEXT_SHOWN) -> str:
-    out = [f"{result['cases']} cases, {result['attempts']} attempts, {result['results']} results"]
+    out = [f"{count(result['cases'], 'case')}, {count(result['attempts'], 'attempt')}, "
+           f"{count(result['results'], 'result')}"]
     out += _lines({"overall": result["overall"]}, 24)
     if result["headline"]["line"]:
         out.append(f"headline: {result['headline']['line']}")
@@ -148,25 +153,28 @@ def render_text(result: dict[str, Any], shown: int = TEXT_SHOWN) -> str:
     out += _failure_lines(result, shown)
     flags = result["flags"]
     if flags["conditionalResults"]:
-        out.append(f"conditional: {flags['conditionalResults']} result(s) from an llm-judge admitted only once "
-                   f"validated against people; {flags['judgeOnlyCases']} case(s) passed on such a judge alone")
+        out.append(f"conditional: {count(flags['conditionalResults'], 'result')} from an llm-judge admitted only "
+                   f"once validated against people; {count(flags['judgeOnlyCases'], 'case')} passed on such a "
+                   f"judge alone")
     if flags["excludedResults"]:
-        out.append(f"excluded: {flags['excludedResults']} result(s) from an evaluator the case's oracle type bars "
+        out.append(f"excluded: {count(flags['excludedResults'], 'result')} from an evaluator the case's oracle type bars "
                    f"(not in any pass rate)")
     if flags["starterCases"]:
-        out.append(f"starter: {flags['starterCases']} case(s) are starter examples, not validated answers")
+        n = flags["starterCases"]
+        out.append(f"starter: {count(n, 'case is a starter example', 'cases are starter examples')}, "
+                   f"not {'a validated answer' if n == 1 else 'validated answers'}")
     if flags["untypedResults"]:
-        out.append(f"untyped: {flags['untypedResults']} result(s) whose evaluator type is unknown "
+        out.append(f"untyped: {count(flags['untypedResults'], 'result')} whose evaluator type is unknown "
                    f"(admitted unchecked; name it with --evaluator NAME=TYPE)")
     if flags["notRun"]:
-        out.append(f"not run: {flags['notRun']} case(s) have no attempt in these runs (unscored)")
+        out.append(f"not run: {count(flags['notRun'], 'case has', 'cases have')} no attempt in these runs (unscored)")
     for family, agreement in result["judgeAgreement"].items():
         kappa = "n/a" if agreement["kappa"] is None else f"{agreement['kappa']:.3f}"
         out.append(f"judge agreement [{family}]: {agreement['agree']}/{agreement['pairs']} "
                    f"({agreement['percentAgreement'] * 100:.1f}%), Cohen's kappa {kappa}")
     out += _verdict_lines(result["verdicts"])
-    for kind, count in result["ledgerCounts"].items():
-        out.append(f"ledger: {count} {kind}")
+    for kind, n in result["ledgerCounts"].items():
+        out.append(f"ledger: {n} {kind}")
     for entry in result["ledger"][:20]:
         where = entry.get("source") or {}
         at = where.get("file", "")
@@ -202,6 +210,7 @@ def runs_group() -> None:
 @click.option("--store", required=True, metavar="DIR", help="The run store folder (created if needed).")
 @_harness_option
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@quiet_flag
 @handles_errors
 def import_command(sources: tuple[str, ...], store: str, harness: str | None, output_format: str) -> None:
     """Append a harness's run output to the store. Importing the same run again adds nothing; a
@@ -210,14 +219,15 @@ def import_command(sources: tuple[str, ...], store: str, harness: str | None, ou
     check_outputs(sources, created={"--store": store_files}, stdout=True)
     for path in sources:  # every file must be known before anything is appended
         (RESULTS_REGISTRY.get(harness) if harness else RESULTS_REGISTRY.detect(path))
-    summary = runstore.import_runs(store, ((p, RESULTS_REGISTRY.read(p, harness)) for p in sources))
+    with progress.shown():
+        summary = runstore.import_runs(store, ((p, RESULTS_REGISTRY.read(p, harness)) for p in sources))
     if output_format == "json":
         echo_json(summary.to_json())
     else:
         added, known = summary.added, summary.known
-        click.echo(f"{store}: added {added['attempts']} attempts, {added['results']} results, "
-                   f"{added['ledger']} ledger entries; already there: {known['attempts']} attempts, "
-                   f"{known['results']} results")
+        click.echo(f"{store}: added {count(added['attempts'], 'attempt')}, {count(added['results'], 'result')}, "
+                   f"{count(added['ledger'], 'ledger entry', 'ledger entries')}; already there: "
+                   f"{count(known['attempts'], 'attempt')}, {count(known['results'], 'result')}")
         for conflict in summary.conflicts:
             at = conflict["stored"]
             click.echo(f"evalconv: {at['file']}:{at['line']}: conflict: {conflict['id']}: {conflict['reason']}",
@@ -226,6 +236,6 @@ def import_command(sources: tuple[str, ...], store: str, harness: str | None, ou
             click.echo(one_line(f"evalconv: {damage['file']}:{damage['line']}: damaged store line: {damage['reason']}"),
                        err=True)
         if summary.damaged_count > DAMAGE_SHOWN:
-            click.echo(f"evalconv: ... and {summary.damaged_count - DAMAGE_SHOWN} more damaged store lines "
+            click.echo(f"evalconv: ... and {count(summary.damaged_count - DAMAGE_SHOWN, 'more damaged store line')} "
                        f"(--format json lists the first {len(summary.damaged)})", err=True)
     sys.exit(summary.exit_code)

@@ -11,7 +11,8 @@ from ..atomic import together
 from .junit import Case, write_junit
 from ..output_paths import check_outputs
 from .texttable import aligned
-from .common import echo_json, encoding_option, from_option, handles_errors
+from .common import echo_json, encoding_option, from_option, handles_errors, quiet_flag
+from . import progress
 from .pages import format_option, html_option, say_written, write_page
 
 
@@ -27,6 +28,7 @@ from .pages import format_option, html_option, say_written, write_page
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row and route.")
 @html_option("Write a self-contained HTML page: formats x fields, and the rows of failing routes.")
 @encoding_option
+@quiet_flag
 @handles_errors
 def roundtrip_command(targets: tuple[str, ...], via: tuple[str, ...], strict: bool, from_: str | None,
                       include: tuple[str, ...], exclude: tuple[str, ...], output_format: str,
@@ -37,8 +39,9 @@ def roundtrip_command(targets: tuple[str, ...], via: tuple[str, ...], strict: bo
     a vendor format must differ by exactly what its loss report lists.
     """
     check_outputs(targets, {"--junit": junit_path, "--html": html_path}, stdout=True, include=include)
-    report = gate.check(targets, via=via, from_=from_, strict=strict, include=include, exclude=exclude,
-                        encoding=encoding)
+    with progress.shown():
+        report = gate.check(targets, via=via, from_=from_, strict=strict, include=include, exclude=exclude,
+                            encoding=encoding)
     written = report.exit_code != 2  # a failed run writes nothing
     if written:
         with together():  # both or neither

@@ -8,8 +8,10 @@ import click
 
 from ..coverage import stats as coverage
 from ..output_paths import check_outputs
+from ..canonical.suggest import count
 from .texttable import aligned
-from .common import echo_json, encoding_option, from_option, handles_errors
+from .common import aside, echo_json, encoding_option, from_option, handles_errors, quiet_flag
+from . import progress
 from .pages import by_option, format_option, html_option, say_written, write_page
 
 SHOWN_VALUES = 15  # per slice in text and markdown; JSON and the page have them all
@@ -37,6 +39,7 @@ MULTI_NOTE = "a row counts once under each of its values, so the counts add up t
 @click.option("--include", multiple=True, metavar="GLOB", help="In folders, count only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="In folders, leave matching files out.")
 @encoding_option
+@quiet_flag
 @handles_errors
 def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: str, html_path: str | None,
                   minimums: tuple[str, ...], fail_on: tuple[str, ...], family_min: int, samples: int,
@@ -48,9 +51,10 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
     fails or rows are invalid; 2 on usage errors or unreadable files.
     """
     check_outputs(targets, {"--html": html_path}, stdout=True, include=include)
-    result = coverage.stats(targets, by=by, from_=from_, encoding=encoding, include=include, exclude=exclude,
-                            samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on,
-                            jobs=jobs)
+    with progress.shown():
+        result = coverage.stats(targets, by=by, from_=from_, encoding=encoding, include=include, exclude=exclude,
+                                samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on,
+                                jobs=jobs)
     data = result.to_json()
     written = html_path if html_path is not None and result.exit_code != 2 else None  # a failed run writes nothing
     if written is not None:
@@ -63,15 +67,34 @@ def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: 
         echo_json(data)
     elif output_format == "markdown":
         click.echo(markdown(data))
+    elif html_path is not None and not _asked_for("output_format"):
+        click.echo(brief(data))  # the page has the tables: --format text prints them here too
     else:
         click.echo(text(data))
     say_written(written)
     if result.invalid:
-        click.echo(f"evalconv: {coverage.plural(result.invalid, 'row')} invalid, not counted; run evalconv validate",
-                   err=True)
+        aside(f"evalconv: {count(result.invalid, 'row')} invalid, not counted; run evalconv validate")
     for failure in result.failures:
         click.echo(f"evalconv: gate failed: {failure['check']}: {failure['message']}", err=True)
     sys.exit(result.exit_code)
+
+
+def _asked_for(param: str) -> bool:
+    """The option was given on the command line (not its default)."""
+    from click.core import ParameterSource
+
+    return click.get_current_context().get_parameter_source(param) == ParameterSource.COMMANDLINE
+
+
+def brief(data: dict[str, Any]) -> str:
+    """What `stats --html` prints beside the page: the count, the gaps by code, the gate."""
+    out = [_header(data), "gaps: " + (", ".join(f"{g['code']}" for g in data["gaps"]) or "none")]
+    gate = data["gate"]
+    if gate["checks"]:
+        out.append(f"gate: {'ok' if gate['ok'] else 'FAILED'} ({', '.join(gate['checks'])})")
+        out += [f"  {f['message']}" for f in gate["failures"]]
+    out.append("(the page has every slice; --format text prints them here too)")
+    return "\n".join(out)
 
 
 def _shown(counts: dict[str, int]) -> tuple[list[tuple[str, int]], int, int]:
@@ -108,9 +131,9 @@ def _notes(name: str, data: dict[str, Any]) -> list[str]:
 
 def _header(data: dict[str, Any]) -> str:
     files = [f for f in data["files"] if "unreadable" not in f]
-    head = f"{data['rows']} rows in {len(files)} file{'s' if len(files) != 1 else ''}"
+    head = f"{count(data['rows'], 'row')} in {count(len(files), 'file')}"
     if data["invalid"]:
-        head += f" ({data['invalid']} invalid rows not counted)"
+        head += f" ({count(data['invalid'], 'invalid row')} not counted)"
     return head
 
 
@@ -127,7 +150,7 @@ def text(data: dict[str, Any]) -> str:
         out += aligned([[key, str(n), _share(n, rows), _bar(n, top)] for key, n in shown],
                        right={1}, cap=40, cut="…", indent="  ")
         if more:
-            out.append(f"  … {more} more values ({more_rows} rows): --format json or --html for all")
+            out.append(f"  … {count(more, 'more value')} ({count(more_rows, 'row')}): --format json or --html for all")
     for table in data["crosstabs"]:
         out += ["", " x ".join(table["by"])] + _grid(table)
     out += _retired_lines(data)
@@ -190,7 +213,7 @@ def markdown(data: dict[str, Any]) -> str:
         out += ["| value | rows | share | |", "|---|--:|--:|---|"]
         out += [f"| {_md(k)} | {n} | {_share(n, rows).strip()} | {_bar(n, top, 20)} |" for k, n in shown]
         if more:
-            out.append(f"| … {more} more values | {more_rows} | {_share(more_rows, rows).strip()} | |")
+            out.append(f"| … {count(more, 'more value')} | {more_rows} | {_share(more_rows, rows).strip()} | |")
         out.append("")
     for table in data["crosstabs"]:
         cols = table["columns"]

@@ -14,6 +14,8 @@ from .junit import Case, write_junit
 from ..output_paths import check_outputs
 from .common import outside_refs_flag
 from .common import delimiter_flag, echo_json, encoding_option, from_option, handles_errors, print_findings
+from .common import note, print_warnings, quiet_flag
+from . import progress
 
 
 @click.command("validate")
@@ -31,6 +33,7 @@ from .common import delimiter_flag, echo_json, encoding_option, from_option, han
               help="Worker processes for a large JSONL file (default up to 2; 1 is serial).")
 @click.option("--pack", "packs", multiple=True, metavar="FILE",
               help="Also check case families against this task-family pack (repeatable; built-in packs always).")
+@quiet_flag
 @handles_errors
 def validate_command(sources: tuple[str, ...], from_: str | None, output_format: str,
                      encoding: str | None, delimiter: str | None, allow_outside_refs: bool, require: tuple[str, ...],
@@ -41,8 +44,10 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
     """
     check_outputs(sources + packs, {"--junit": junit_path}, stdout=True)
     index = load_packs(packs) if packs else None
-    report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs,
-                          delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs, packs=index)
+    with progress.shown():
+        report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs,
+                              delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs,
+                              packs=index)
     if junit_path and report.exit_code != 2:  # a failed run writes nothing
         write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":
@@ -53,14 +58,14 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
                 click.echo(f"evalconv: error: {result.unreadable}", err=True)
                 continue
             print_findings(result.log.errors, result.log.error_count, "errors", see_all="--format json lists them all")
-            print_findings(result.log.warnings, result.log.warning_count, "warnings", see_all="--format json lists them all")
+            print_warnings(result.log.warnings, result.log.warning_count, see_all="--format json lists them all")
             if from_ is None and _read_as_vendor_by_content(result.path, result.format):
-                click.echo(f"evalconv: note: {result.path} was read as {result.format} by its content; "
-                           f"if it is a canonical set, name it with --from", err=True)
+                note(f"{result.path} was read as {result.format} by its content; "
+                     f"if it is a canonical set, name it with --from")
             status = "ok" if result.valid else "INVALID"
             starters = result.log.by_code.get("starter-example", 0)
             placeholders = result.log.by_code.get("placeholder-behavior", 0)
-            still = f", {starters} still starter examples" if starters else ""
+            still = f", {count(starters, 'still a starter example', 'still starter examples')}" if starters else ""
             still += f", {count(placeholders, 'placeholder expected behaviour')} to write" if placeholders else ""
             click.echo(f"{result.path} ({result.format}): {count(result.rows, 'row')}, "
                        f"{count(result.log.error_count, 'error')}, {count(result.log.warning_count, 'warning')}"

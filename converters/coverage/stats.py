@@ -25,9 +25,10 @@ from typing import Any, Iterable, cast
 from ..canonical import jsonvalue, paths, schema
 from ..canonical.admissibility import ADMISSIBILITY, AUTOMATED_NO_MODEL, implied_evaluator
 from ..canonical.errors import EvalconvError, UsageError
+from ..canonical.suggest import count as plural  # the one plural helper
 from ..canonical.slicing import slice_labels
 from ..canonical.vocabulary import (NONE_LABEL, REASON_VOCABULARIES, SEVERITY_ORDER, STARTER_PROVENANCES, is_blank,
-                                    is_release_gate)
+                                    is_release_gate, nearest)
 from ..canonical.review import is_placeholder
 from ..engine import parallel
 from ..canonical.source import SourceRow
@@ -66,6 +67,7 @@ GAP_CODES = {
     "thin-family": "case families with fewer cases than the family minimum",
     "missing-oracle-type": "oracle types with no cases",
     "missing-severity": "severities with no cases",
+    "off-vocabulary": "reason values (severity, origin, gate) outside the documented vocabulary",
     "no-reason": "cases that do not say why they exist (metadata.reason)",
     "rubric-without-criteria": "rubric cases with no evaluation criteria",
     "judge-needs-validation": "llm-judge cases, which count only once the judge is validated",
@@ -544,10 +546,6 @@ def _ordered(name: str, counts: dict[str, int]) -> dict[str, int]:
     return out
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n} {word if n == 1 else many or word + 's'}"
-
-
 def _listing(values: dict[str, int], limit: int = 8) -> str:
     shown = [f"{k} ({n})" for k, n in list(values.items())[:limit]]
     more = len(values) - limit
@@ -563,6 +561,18 @@ def _gap(code: str, message: str, count: int, ids: list[str] | None = None,
         out["values"] = values
     if ids is not None:
         out["ids"] = ids
+    return out
+
+
+def _off_vocabulary(slices: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """Per reason field, the values its rows hold outside the documented vocabulary, with counts
+    (blanks and, for the gate, true/false are inside it)."""
+    out: dict[str, dict[str, int]] = {}
+    for name, vocabulary in REASON_VOCABULARIES.items():
+        inside = {*vocabulary, NONE, OTHER, *(("true", "false") if name == "metadata.gate" else ())}
+        values = {v: n for v, n in slices.get(name, {}).items() if n and v not in inside}
+        if values:
+            out[name] = values
     return out
 
 
@@ -584,7 +594,7 @@ def _gap_list(counter: _Counter, slices: dict[str, dict[str, int]], families: di
     if thin:
         thin = dict(sorted(thin.items(), key=lambda kv: (kv[1], kv[0])))
         families_text = plural(len(thin), "case family", "case families")
-        gaps.append(_gap("thin-family", f"{families_text} with fewer than {family_min} cases: {_listing(thin)}",
+        gaps.append(_gap("thin-family", f"{families_text} with fewer than {plural(family_min, 'case')}: {_listing(thin)}",
                          len(thin), None, thin, "case.caseFamily"))
     oracle = slices.get("case.oracleType", {})
     missing = [k for k in KNOWN_VALUES["case.oracleType"] if not oracle.get(k)]
@@ -594,10 +604,21 @@ def _gap_list(counter: _Counter, slices: dict[str, dict[str, int]], families: di
                          len(missing), None, {k: 0 for k in missing}, "case.oracleType"))
     severity = slices.get("metadata.severity", {})
     missing = [k for k in SEVERITY_ORDER if not severity.get(k)]
+    off = _off_vocabulary(slices)
     if missing and counter.rows:
+        others = sum(off.get("metadata.severity", {}).values())
+        also = (f"; {plural(others, 'row holds', 'rows hold')} another severity, which counts as none of them "
+                f"(see off-vocabulary)" if others else "")
         gaps.append(_gap("missing-severity", f"no cases of severity {', '.join(missing)} (metadata.severity: "
-                                             f"{' < '.join(SEVERITY_ORDER)})",
+                                             f"{' < '.join(SEVERITY_ORDER)}){also}",
                          len(missing), None, {k: 0 for k in missing}, "metadata.severity"))
+    for name, values in off.items():
+        total = sum(values.values())
+        listed = ", ".join(f"'{v}' ({n}; did you mean '{nearest(v, REASON_VOCABULARIES[name])}'?)"
+                           for v, n in values.items())
+        gaps.append(_gap("off-vocabulary", f"{plural(total, 'row')} with a {name} outside its documented vocabulary "
+                                           f"({', '.join(REASON_VOCABULARIES[name])}): {listed}; evalconv validate "
+                                           f"warns on each", total, None, values, name))
     messages = {
         "placeholder-behavior": "{n} imported without an expected behaviour: a reviewer must replace the "
                                 "placeholder before the cases grade anything",
@@ -773,7 +794,7 @@ def _gate(minimums: Iterable[str], fail_on: Iterable[str]) -> tuple[list[MinChec
     codes = [c.strip() for item in fail_on for c in item.split(",") if c.strip()]
     for code in codes:
         if code not in GAP_CODES:
-            raise UsageError(f"--fail-on: unknown gap code '{code}' (known: {', '.join(GAP_CODES)})")
+            raise UsageError(f"--fail-on: unknown gap code '{code}' (known: {', '.join(sorted(GAP_CODES))})")
     return checks, codes
 
 

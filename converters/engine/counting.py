@@ -15,7 +15,7 @@ from ..canonical.source import Lines
 from .parallel import _chunks
 from .pools import INTERRUPTED, WorkerPool
 from ..reports import ReadReport
-from ..sources import InputChanged, changed, identity
+from ..sources import InputChanged, Progress, changed, identity, tell
 from ..coverage.stats import FileStats, _Counter, count_sources
 
 __all__ = ["count_in_chunks"]
@@ -56,16 +56,17 @@ def count_in_chunks(counter: _Counter, path: str, result: FileStats, jobs: int) 
     line_base = 0
     expected = identity(path)  # every chunk must come from this file, unchanged
     cuts = _chunks(path, expected[2])
-    pending: deque[Future] = deque()
+    pending: deque[tuple[int, Future]] = deque()  # (where the chunk ends, its answer)
     with WorkerPool(jobs) as pool:
         while True:
             while len(pending) < 2 * jobs and (cut := next(cuts, None)) is not None:  # flat memory
                 wanted = [t.still_wanted() for t in [*counter.tallies.values(), *(c[4] for c in counter.cross)]]
-                pending.append(pool.submit(_count_chunk, path, *cut, expected, result.path, slices, crosstabs,
-                                           counter.samples, wanted))
+                pending.append((cut[1], pool.submit(_count_chunk, path, *cut, expected, result.path, slices,
+                                                    crosstabs, counter.samples, wanted)))
             if not pending:
                 break
-            answer = pending.popleft().result()
+            end, future = pending.popleft()
+            answer = future.result()
             if answer is INTERRUPTED:
                 raise KeyboardInterrupt
             if isinstance(answer[0], str):  # _CHANGED
@@ -79,6 +80,7 @@ def count_in_chunks(counter: _Counter, path: str, result: FileStats, jobs: int) 
                 raise ReadError(message, source=result.path, line=None if line is None else line + line_base,
                                 field=field)
             line_base += line_count
+            tell(Progress(result.path, result.rows, end, expected[2], done=not pending))
     try:
         now = identity(path)
     except OSError:

@@ -33,7 +33,7 @@ from ..canonical.validator import Checked, SetKeys, Validator
 from ..registry import REGISTRY
 from ..reports import ChunkLosses, LossRecorder, LossReport, ReadReport
 from .split_writers import Part, ReplayWriter, RowRejected, encode_row, refused_finding, write_row
-from ..sources import InputChanged, changed, identity
+from ..sources import InputChanged, Progress, changed, identity, tell
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -362,6 +362,7 @@ class Workers:
             self._hand_out()
             line_base = yield from _merge(self._path, start, end, future, line_base, self._label,
                                           validator, self._to)
+            tell(Progress(self._label, validator.count, end, self._identity[2], done=not self._pending))
         try:
             now = identity(self._path)
         except OSError:

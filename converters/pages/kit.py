@@ -11,6 +11,7 @@ from typing import Any, Iterable, Sequence
 
 from .. import __version__
 from ..canonical import jsonvalue
+from ..canonical.suggest import count as plural
 from ..canonical.vocabulary import NONE_LABEL
 
 MAX_BARS = 24        # a chart draws this many values; the rest are listed under it
@@ -193,7 +194,7 @@ def bar_chart(name: str, counts: dict[str, int], *, total: int, link: Any = None
     rows = []
     for value, count in shown:
         share = f"{count / total * 100:.0f}%" if total else ""
-        tip = f"{value}: {count} rows" + (f" ({share})" if share else "")
+        tip = f"{value}: {plural(count, 'row')}" + (f" ({share})" if share else "")
         length = 0.0 if count == 0 else max(0.4, count / top * 100)
         bar = (f'<span class="bar{" zero" if count == 0 else ""}" style="width:{length:.1f}%;'
                f'background:{bar_colour(name, value, palette)}" data-value="{esc(value)}" data-count="{count}"></span>')
@@ -205,7 +206,8 @@ def bar_chart(name: str, counts: dict[str, int], *, total: int, link: Any = None
     chart = (f'<div class="chart" data-slice="{esc(name)}" role="img" aria-label="{esc(name)}: rows by value">'
            f'{"".join(rows)}</div>')
     if rest:
-        chart += f'<p class="more">{len(rest)} more values ({sum(n for _, n in rest)} rows): see the table below.</p>'
+        chart += (f'<p class="more">{plural(len(rest), "more value")} ({plural(sum(n for _, n in rest), "row")}): '
+                  f'see the table below.</p>')
     if len(items) > 8:
         body = [[esc(v), f'<span data-count="{n}">{n}</span>'] for v, n in items[:MAX_TABLE_ROWS]]
         cut = (f'<p class="more">The first {MAX_TABLE_ROWS} of {len(items)} values; the embedded JSON has '
@@ -285,7 +287,7 @@ def drill(panel_id: str, title: str, rows: Sequence[dict[str, Any]], total: int,
     input and where it was read; or `header` and `cells` (HTML) of the caller's own."""
     showing = f"showing the first {len(rows)}" if len(rows) < total else "all shown"
     if cells is not None:
-        showing = f"{len(cells)} group{'s' if len(cells) != 1 else ''}"
+        showing = plural(len(cells), "group")
         body = f'<div class="grouped">{table(list(header or []), cells)}</div>'
     elif rows:
         body = table(["id", "input", "where"],
@@ -295,5 +297,5 @@ def drill(panel_id: str, title: str, rows: Sequence[dict[str, Any]], total: int,
     else:
         body = f'<p class="more">{esc(empty)}</p>'
     return (f'<div class="drill" id="{esc(panel_id)}" data-count="{total}"><div class="head">'
-            f'<b>{esc_wrap(title)}</b><span class="more">{total} rows · {showing}</span>'
+            f'<b>{esc_wrap(title)}</b><span class="more">{plural(total, "row")} · {showing}</span>'
             f'<a class="close" href="#{esc(back)}">close</a></div>{body}</div>')

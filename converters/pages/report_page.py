@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..canonical.suggest import count as plural
 from .kit import LABEL_CHARS, card, esc, esc_wrap, gap_list, grid, page, section_id, table, tiles
 from .report_verdicts import verdicts_card
 
@@ -60,12 +61,12 @@ def rate_chart(name: str, buckets: dict[str, dict[str, Any]], failures: dict[str
            f'{"".join(rows)}</div>')
     more = len(buckets) - len(items)
     if more > 0:
-        chart += f'<p class="more">{more} more values are in the table below.</p>'
+        chart += f'<p class="more">{plural(more, "more value is", "more values are")} in the table below.</p>'
     body = [[esc(value), _percent(b["passRate"]), *(f'<span data-count="{b[k]}">{b[k]}</span>'
                                                      for k in ("passed", "failed", "unscored", "excluded", "starter"))]
             for value, b in buckets.items()]
     header = ["value", "pass rate", "passed", "failed", "unscored", "excluded", "starter"]
-    chart += (f'<details><summary>All {len(buckets)} values as a table</summary>'
+    chart += (f'<details><summary>{"The one value" if len(buckets) == 1 else f"All {len(buckets)} values"} as a table</summary>'
             f'{table(header, body, numeric=tuple(range(1, 7)))}</details>')
     return chart
 
@@ -91,7 +92,7 @@ def _problems(data: dict[str, Any]) -> list[dict[str, Any]]:
     if flags["conditionalResults"]:
         out.append({"code": "conditional", "count": flags["conditionalResults"], "message":
                     f"results from an llm-judge admitted only once validated against people (see Judge agreement); "
-                    f"{flags['judgeOnlyCases']} case(s) passed on such a judge alone, which a gate counts only "
+                    f"{plural(flags['judgeOnlyCases'], 'case')} passed on such a judge alone, which a gate counts only "
                     f"where the judge agrees with people on the case family"})
     if flags["notRun"]:
         out.append({"code": "not-run", "count": flags["notRun"], "message": "cases no attempt reached: unscored"})
@@ -144,12 +145,13 @@ def render(data: dict[str, Any]) -> str:
     problems = _problems(data)
     body.append(card("Gates, exclusions and the ledger", gap_list(problems) if problems else
                      '<p class="more">Nothing excluded, nothing in the ledger.</p>', id="problems", wide=True,
-                     note=f"{data['attempts']:,} attempts and {data['results']:,} results read; a case is counted once."))
+                     note=f"{plural(data['attempts'], 'attempt', grouped=True)} and "
+                          f"{plural(data['results'], 'result', grouped=True)} read; a case is counted once."))
     body.append(verdicts_card(data))
     body.append("<h2>Pass rate by slice, worst first</h2>")
     body.append(_legend())
     body.append(grid(card(name, rate_chart(name, buckets, data["failures"].get(name)), id=section_id(name),
-                          note=f"{len(buckets)} value{'s' if len(buckets) != 1 else ''}")
+                          note=plural(len(buckets), "value"))
                      for name, buckets in data["slices"].items()))
     if data["judgeAgreement"]:
         body.append("<h2>Judge agreement</h2>")
@@ -161,6 +163,7 @@ def render(data: dict[str, Any]) -> str:
         body.append(card("Records that could not be linked or read", _ledger(data), id="ledger", wide=True))
     sources = data["sources"]
     title = f"Run report: {os.path.basename(sources[0]) if len(sources) == 1 else f'{len(sources)} runs'}"
-    subtitle = (f"{', '.join(sources[:4])}{' …' if len(sources) > 4 else ''} · {data['cases']:,} cases · "
-                f"{data['attempts']:,} attempts · {data['results']:,} results")
+    subtitle = (f"{', '.join(sources[:4])}{' …' if len(sources) > 4 else ''} · "
+                f"{plural(data['cases'], 'case', grouped=True)} · {plural(data['attempts'], 'attempt', grouped=True)} · "
+                f"{plural(data['results'], 'result', grouped=True)}")
     return page(title, subtitle, "".join(body), data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..canonical.suggest import count as plural
 from .kit import (MAX_BARS, bar_chart, card, drill, drill_id, gap_list, grid, heat_table, page,
                   section_id, tiles)
 
@@ -23,7 +24,7 @@ def _notes(name: str, data: dict[str, Any]) -> str:
     if name in data["capped"]:
         notes.append("Too many distinct values: the later ones count as (other values).")
     values = len(data["slices"][name])
-    notes.insert(0, f"{values} value{'s' if values != 1 else ''}")
+    notes.insert(0, plural(values, "value"))
     return " · ".join(notes)
 
 
@@ -93,5 +94,5 @@ def render(data: dict[str, Any]) -> str:
         body.append(grid(_crosstab_card(t) for t in data["crosstabs"]))
     files = data["files"]
     title = f"Coverage: {os.path.basename(files[0]['path']) if len(files) == 1 else f'{len(files)} files'}"
-    subtitle = f"{_files(data)} · {data['rows']:,} rows counted"
+    subtitle = f"{_files(data)} · {plural(data['rows'], 'row', grouped=True)} counted"
     return page(title, subtitle, "".join(body), data)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..canonical.suggest import count as plural
 from ..canonical.vocabulary import RELEASE
 
 MIN_AGREEMENT = 0.8
@@ -49,14 +50,14 @@ def gate_json(slice_: str, threshold: float, policy: GatePolicy, counts: dict[st
                                         and graded >= policy.min_graded)
     if counts["unscored"] and not allowed:
         need = f" (graded {graded:.0%} < --min-graded {policy.min_graded:g})" if policy.min_graded is not None else ""
-        problems.append(f"{counts['unscored']} case(s) nobody graded{need}: {_ids(unscored, counts['unscored'])} "
+        problems.append(f"{plural(counts['unscored'], 'case')} nobody graded{need}: {_ids(unscored, counts['unscored'])} "
                         f"(--allow-unscored or --min-graded SHARE to accept)")
     families = sorted({family for _id, family in judge_only})
     judge = [{"family": f, "evidence": _evidence(judges.get(f), policy.min_agreement)} for f in families]
     if untrusted:
         evidence = "; ".join(f"{u['family']}: {u['evidence']}" for u in judge)
-        problems.append(f"the llm-judge is unvalidated ({evidence}), so {untrusted} case(s) it alone passed do not "
-                        f"pass: {_ids([i for i, _f in judge_only], untrusted)} (--trust-judge accepts them)")
+        problems.append(f"the llm-judge is unvalidated ({evidence}), so {plural(untrusted, 'case')} it alone passed "
+                        f"{'does' if untrusted == 1 else 'do'} not pass: {_ids([i for i, _f in judge_only], untrusted)} (--trust-judge accepts them)")
     return {"slice": slice_, "threshold": threshold, "counting": f"{gate_field}: {RELEASE} or true",
             **counts, "gatePassRate": rate, "gradedShare": graded,
             "unscoredCases": unscored, "judgeOnlyCases": [i for i, _f in judge_only], "unvalidatedJudge": judge,
@@ -70,4 +71,4 @@ def _ids(ids: list[str], count: int) -> str:
 def _evidence(agreement: dict[str, Any] | None, minimum: float) -> str:
     if agreement is None:
         return "no judge-agreement evidence (no case graded by both the judge and a person)"
-    return f"agreement {agreement['percentAgreement']:.0%} < --min-agreement {minimum:g} on {agreement['pairs']} pair(s)"
+    return f"agreement {agreement['percentAgreement']:.0%} < --min-agreement {minimum:g} on {plural(agreement['pairs'], 'pair')}"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Protocol
 
 from ..canonical.errors import ReadError, UsageError
+from ..sources import TELL_EVERY, Progress, size_of, tell, watched
 
 Record = tuple[str, dict[str, Any]]  # ("attempt" | "result" | "ledger", record)
 HEAD_BYTES = 4096
@@ -35,7 +36,7 @@ class ResultsRegistry:
         try:
             return self.readers[name]
         except KeyError:
-            raise UsageError(f"unknown harness '{name}'; known: {', '.join(self.readers)}") from None
+            raise UsageError(f"unknown harness '{name}'; known: {', '.join(sorted(self.readers))}") from None
 
     def detect(self, path: str) -> ResultsReader:
         head = read_head(path)
@@ -47,7 +48,17 @@ class ResultsRegistry:
 
     def read(self, path: str, harness: str | None = None) -> Iterator[Record]:
         reader = self.get(harness) if harness else self.detect(path)
-        return reader.read(path)
+        return _told(path, reader.read(path)) if watched() else reader.read(path)
+
+
+def _told(path: str, records: Iterator[Record]) -> Iterator[Record]:
+    """Records as read, a watcher told how many (the reader keeps its own file: bytes unknown)."""
+    size, n = size_of(path), 0
+    for n, record in enumerate(records, 1):
+        if n % TELL_EVERY == 0:
+            tell(Progress(path, n, None, size))
+        yield record
+    tell(Progress(path, n, None, size, done=True))
 
 
 def read_head(path: str) -> str:

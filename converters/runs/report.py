@@ -33,6 +33,7 @@ from .attempt_table import AttemptTable
 from ..canonical import paths, runs
 from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.errors import UsageError
+from ..canonical.suggest import count as plural
 from ..canonical.slicing import lookup, slice_labels
 from ..canonical.validator import Validator
 from ..canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES, NONE_LABEL, is_release_gate, is_starter
@@ -360,7 +361,7 @@ class RunReport:
                 if barred:
                     admitted = {passed for _, passed, _ in machine}
                     self._harness.note(case_index, (
-                        f"{harness} {'passed' if said else 'failed'} it with check(s) "
+                        f"{harness} {'passed' if said else 'failed'} it with {'a check' if len(barred) == 1 else 'checks'} "
                         f"{case.oracle} bars inside: {', '.join(barred)}; the admitted checks alone: "
                         f"{'passed' if admitted == {True} else 'failed' if False in admitted else 'mixed'}"))
             self._decide(case, attempt, decided)
@@ -440,7 +441,7 @@ class RunReport:
         else:
             evaluator = where = None
             message = ("not run: no attempt in these runs" if case.attempts == 0 else
-                       f"no admitted verdict ({case.excluded} result(s) excluded: their evaluator is barred here)"
+                       f"no admitted verdict ({plural(case.excluded, 'result')} excluded: their evaluator is barred here)"
                        if case.excluded else "no verdict on any attempt")
         return {"id": case.id, "outcome": case.outcome, "reason": case.reason, "severity": case.severity,
                 "outputRef": where, "evaluator": evaluator, "conditional": by is not None and case.by_judge,

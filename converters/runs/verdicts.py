@@ -19,6 +19,7 @@ from typing import Any, Iterable
 
 from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.errors import UsageError
+from ..canonical.suggest import count as plural
 
 NO_VERDICT = 0
 _CODES = {True: 1, False: 2, None: 3}
@@ -123,7 +124,7 @@ class HarnessVerdicts:
             notes.append(text)
 
     def warnings(self) -> list[str]:
-        return [f"{t.harness} scorer '{name}': evaluator type unknown ({t.scored} verdict(s) admitted unchecked); "
+        return [f"{t.harness} scorer '{name}': evaluator type unknown ({plural(t.scored, 'verdict')} admitted unchecked); "
                 f"set it with {FLAG} '{name}=TYPE'" for name, t in self.typing.items() if t.type is None and t.scored]
 
     def typing_json(self) -> list[dict[str, Any]]:

@@ -344,7 +344,7 @@ def test_regression_an_edit_made_with_deepeval_comes_back_and_is_printed(deepeva
     back = [jsonvalue.loads(line) for line in (tmp_path / "back.jsonl").read_text("utf-8").splitlines()]
     assert [r["expected"] for r in back] == ["$1,500", "$5"]
     assert "row 'exact' $.expected: expected_output was edited in the DeepEval file" in result.stderr
-    assert "1 edit(s) in the deepeval file taken (listed above)" in result.stderr  # not a bare "lossless"
+    assert "1 edit in the deepeval file taken (listed above)" in result.stderr  # not a bare "lossless"
 
 
 @pytest.mark.parametrize("variant", ["json", "jsonl"])
@@ -540,7 +540,7 @@ def test_regression_every_field_edited_with_deepeval_save_as_is_kept_and_named(d
                          ("no-tools", "$.expected"), ("ran", "$.metadata.deepeval_run.retrieval_context"),
                          ("ran", "$.metadata.deepeval_run.actual_output"), ("ran", "$.metadata.deepeval_run.tools_called")]:
         assert f"row '{row_id}' {path}: " in err, (row_id, path, err)
-    assert "13 edit(s) in the deepeval file taken (listed above)" in err
+    assert "13 edits in the deepeval file taken (listed above)" in err
 
 
 def test_regression_deepeval_4_3_metadata_is_read_without_its_deprecation_warning(deepeval):
