@@ -108,6 +108,22 @@ def test_a_set_not_laid_out_as_evalconv_writes_it_is_said_to_be_reformatted(tmp_
     assert "not laid out as evalconv writes jsonl" in run("retire", spaced, "--id", rows[0]["id"], "--why", "x").output
 
 
+def test_an_excel_safe_sheet_is_written_excel_safe_again(tmp_path):
+    rows = golden()  # one id starts with '=': --excel-safe guards it
+    source = tmp_path / "src.jsonl"
+    source.write_text("".join(jsonvalue.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    target, expected = tmp_path / "sheet.csv", tmp_path / "expected.csv"
+    assert run("convert", source, "--to", "csv", "--excel-safe", "-o", target).exit_code == 0
+    source.write_text("".join(jsonvalue.dumps(r) + "\n" for r in rows[1:]), encoding="utf-8")
+    assert run("convert", source, "--to", "csv", "--excel-safe", "-o", expected).exit_code == 0
+    done = run("retire", target, "--id", rows[0]["id"], "--why", "x", "--format", "json")
+    assert done.exit_code == 0, done.output
+    change = json.loads(done.output)["sets"][0]
+    assert change["reformatted"] is False and change["options"] == {"excel_safe": True}
+    assert target.read_bytes() == expected.read_bytes()
+    assert "written as it was: --excel-safe" in run("retire", target, "--restore", rows[0]["id"]).output
+
+
 def test_an_unknown_id_exits_2_naming_it_and_writes_nothing(tmp_path):
     target = written(tmp_path, golden(), "jsonl", "set")
     before = target.read_bytes()
