@@ -69,6 +69,8 @@ def text(data: dict[str, Any]) -> str:
         if s["records"]:
             out.append(f"{s['set']}: {s['rows_before']} -> {s['rows_after']} rows; recorded in {s['ledger']}")
             out += [f"  {_record_line(r)} at {r['date']}" for r in s["records"]]
+        if s["options"]:
+            out.append(f"  written as it was: {', '.join('--' + k.replace('_', '-') for k in s['options'])}")
         if s["reformatted"]:
             out.append(f"  note: {s['set']} was not laid out as evalconv writes {s['format']}: the untouched rows are "
                        f"rewritten too (the same cases: `evalconv diff` shows none changed)")

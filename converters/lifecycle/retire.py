@@ -53,10 +53,13 @@ class SetChange:
     # True: the set was not laid out as evalconv writes it, so untouched rows changed bytes too
     # (the same cases); None: not known
     reformatted: bool | None = None
+    options: dict[str, Any] = field(default_factory=dict)  # the writer options it is written with
+    taken: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)  # id -> (old row, value) removed
+    placed: dict[str, int] = field(default_factory=dict, repr=False)  # id -> row a restored case went to
 
     def to_json(self) -> dict[str, Any]:
         return {"set": self.set, "format": self.format, "ledger": self.ledger, "rows_before": self.rows_before,
-                "rows_after": self.rows_after, "reformatted": self.reformatted,
+                "rows_after": self.rows_after, "reformatted": self.reformatted, "options": self.options,
                 "records": [_shown(r) for r in self.records], "finished": [_shown(r) for r in self.finished]}
 
 
@@ -245,8 +248,9 @@ def _retire_file(path: str, fmt: str, ids: list[str], why: str, date: str, from_
                  encoding: str | None) -> tuple[SetChange, AtomicOutput]:
     before = file_hash(path)
     by = author(path)
-    taken: dict[str, tuple[int, Any]] = {}
-    out, change = _rewrite(path, fmt, from_, encoding, remove=set(ids), taken=taken, before=before)
+    out, change = _in_its_layout(lambda given: _rewrite(path, fmt, from_, encoding, remove=set(ids),
+                                                        before=before, options=given))
+    taken = change.taken
     missing = [i for i in ids if i not in taken]
     if missing:
         out.abort()
@@ -262,10 +266,36 @@ def _restore_file(path: str, fmt: str, ids: list[str], why: str | None, date: st
     by = author(path)
     retired = retired_now(retired_path(path))
     inserts = {i: retired[i] for i in ids}
-    placed: dict[str, int] = {}
-    out, change = _rewrite(path, fmt, from_, encoding, inserts=inserts, placed=placed, before=before)
-    change.records = [LedgerRecord("restored", i, date, before, why, by, placed[i]) for i in ids]
+    out, change = _in_its_layout(lambda given: _rewrite(path, fmt, from_, encoding, inserts=inserts,
+                                                        before=before, options=given))
+    change.records = [LedgerRecord("restored", i, date, before, why, by, change.placed[i]) for i in ids]
     return change, out
+
+
+# Writer options a set may have been written with, tried in turn when the defaults do not give
+# its bytes back: a canonical CSV a team opens in Excel is written with --excel-safe.
+LAYOUTS: dict[str, tuple[dict[str, Any], ...]] = {"csv": ({"excel_safe": True},)}
+
+
+def _in_its_layout(rewrite: Callable[[dict[str, Any]], tuple[AtomicOutput, SetChange]]
+                   ) -> tuple[AtomicOutput, SetChange]:
+    """The rewrite with the writer options that give the set's untouched rows back byte for byte:
+    the defaults, else each of the format's other layouts (another pass, only for a set the
+    defaults would re-lay out); when none does, the defaults."""
+    out, change = rewrite({})
+    if not change.reformatted:
+        return out, change
+    for given in LAYOUTS.get(change.format, ()):
+        try:
+            other_out, other = rewrite(given)
+        except BaseException:
+            out.abort()
+            raise
+        if other.reformatted is False:
+            out.abort()
+            return other_out, other
+        other_out.abort()
+    return out, change
 
 
 def _in_place_order(inserts: dict[str, Retirement]) -> list[tuple[str, Retirement]]:
@@ -287,7 +317,8 @@ def _finish_file(path: str, fmt: str, from_: str | None, encoding: str | None) -
             case = _last_retired(earlier, record.id)
             if case is not None:
                 inserts[record.id] = case
-    out, change = _rewrite(path, fmt, from_, encoding, remove=remove, inserts=inserts)
+    out, change = _in_its_layout(lambda given: _rewrite(path, fmt, from_, encoding, remove=remove, inserts=inserts,
+                                                        before=batch[-1].set_before, options=given))
     change.finished = batch
     with together():
         out.commit()
@@ -302,27 +333,25 @@ def _last_retired(held: list[LedgerRecord], row_id: str) -> Retirement | None:
 
 
 def _rewrite(path: str, fmt_name: str, from_: str | None, encoding: str | None, *,
-             remove: AbstractSet[str] = frozenset(),
-             taken: dict[str, tuple[int, Any]] | None = None,
-             inserts: dict[str, Retirement] | None = None,
-             placed: dict[str, int] | None = None, before: str | None = None) -> tuple[AtomicOutput, SetChange]:
-    """The set without the rows `remove` (kept in `taken`: id -> (row, value)) and with the cases
-    `inserts` put back at their rows, written to a temporary file beside it and validated as a
-    set; returned prepared, not published. Any invalid row: nothing is kept. `before`: the
-    file's hash, to tell whether it was laid out as evalconv writes it (`change.reformatted`)."""
+             remove: AbstractSet[str] = frozenset(), inserts: dict[str, Retirement] | None = None,
+             before: str | None = None, options: dict[str, Any] | None = None) -> tuple[AtomicOutput, SetChange]:
+    """The set without the rows `remove` (kept in `change.taken`) and with the cases `inserts`
+    put back at their rows (`change.placed`), written with the writer `options` to a temporary
+    file beside it and validated as a set; returned prepared, not published. Any invalid row:
+    nothing is kept. `before`: the file's hash, to tell whether it was laid out as evalconv
+    writes it (`change.reformatted`)."""
     fmt = REGISTRY.get(fmt_name)
-    options = REGISTRY.writer_options(fmt, path, {})
+    writer_options = REGISTRY.writer_options(fmt, path, options or {})
     fmt.load_writer()
-    change = SetChange(label(path), fmt.name, retired_path(label(path)))
-    taken = {} if taken is None else taken
-    placed = {} if placed is None else placed
+    change = SetChange(label(path), fmt.name, retired_path(label(path)), options=dict(options or {}))
+    taken, placed = change.taken, change.placed
     pending = [(r.row or 0, i, r.case) for i, r in _in_place_order(inserts or {})]
     out = AtomicOutput(path)
     out.open()
     try:
-        writer = fmt.open_writer(out.stream, LossReport(fmt.name, path), options)
+        writer = fmt.open_writer(out.stream, LossReport(fmt.name, path), writer_options)
         validator = Validator(source=label(path))
-        layout = LayoutCheck(fmt, options) if before is not None else None
+        layout = LayoutCheck(fmt, writer_options) if before is not None else None
         with reading(path, from_=from_ or fmt.name, encoding=encoding) as (_, rows, _report):
             for src, old_row in _merged(_seen(rows, layout), remove, taken, pending, placed, change, path):
                 checked = validator.check(src)
