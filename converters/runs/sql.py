@@ -1,0 +1,285 @@
+"""SQL over the run store: DuckDB views joining a store's results, attempts and a case set.
+
+`register(con, store, cases)` reads the case set with evalconv's own reader and validator (the
+cases `evalconv report` counts, their slices, the ids and inputs attempts link by) into two
+tables, and defines views over the store's JSONL files that DuckDB scans itself (nothing is
+copied; a query reads the files as they are then). docs/scale.md lists them and says which of the
+report's rules the SQL expresses and which stay in `evalconv report`.
+
+The views follow `runs/report.py` rule for rule where they can:
+- an attempt links to its case by `caseId`, else by its `caseRef` (a name, a LangSmith example id
+  from evalconv's export, an input text no other case shares); an attempt id is counted once;
+- each evaluator's newest result on an attempt (the later line of results.jsonl) is its verdict,
+  the harness's newest `role: verdict` result is the harness's verdict;
+- the admissibility map (`evalconv_admissibility`, made from canonical/admissibility.py) bars
+  or admits each verdict by the case's oracle type; a barred one is excluded;
+- a person's admitted verdict decides its attempt; else the harness's own verdict, when no
+  admitted check is pending; else the admitted checks; a harness's overriding human rating is
+  human-expert where the oracle bars rubric-human only;
+- failed / unscored / passed per case, `passRate = passed / (passed + failed)`.
+What they leave to `evalconv report`: `--evaluator` and `--threshold` (re-reading a verdict),
+the gates' judge validation, failure lists, headlines, the typing table and the ledger.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Sequence
+
+from ..canonical import runs
+from ..canonical.admissibility import ADMISSIBILITY
+from ..canonical.errors import UsageError
+from ..canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES
+from .report import DEFAULT_BY, RunReport
+from .store import ATTEMPTS, RESULTS
+
+VIEWS = ("evalconv_admissibility", "evalconv_cases", "evalconv_case_slices", "evalconv_attempts", "evalconv_results",
+         "evalconv_verdicts", "evalconv_attempt_outcomes", "evalconv_run_case_outcomes", "evalconv_case_outcomes",
+         "evalconv_pass_rate", "evalconv_slice_pass_rates", "evalconv_pass_rate_by_harness_evaluator",
+         "evalconv_flags", "evalconv_newly_failing")
+
+_ATTEMPT_COLUMNS = {"id": "VARCHAR", "caseId": "VARCHAR", "caseRef": "STRUCT(kind VARCHAR, value VARCHAR)",
+                    "harness": "STRUCT(name VARCHAR, version VARCHAR, run VARCHAR)",
+                    "system": "STRUCT(name VARCHAR, version VARCHAR)", "status": "VARCHAR"}
+_RESULT_COLUMNS = {"id": "VARCHAR", "attemptId": "VARCHAR", "evaluator": "STRUCT(type VARCHAR, name VARCHAR)",
+                   "score": "DOUBLE", "passed": "BOOLEAN", "role": "VARCHAR", "reviewStatus": "VARCHAR"}
+
+
+def duckdb_module() -> Any:
+    try:
+        import duckdb
+    except ImportError:
+        raise UsageError("SQL over the run store needs DuckDB: pip install 'evalconv[dask]'") from None
+    return duckdb
+
+
+class _CaseTable(RunReport):
+    """The report's own reading of the case set, keeping each case's input text as well."""
+
+    def __init__(self, by: Iterable[str]) -> None:
+        super().__init__(by)
+        self.input_text: dict[int, str] = {}
+
+    def _add_case(self, value: dict[str, Any]) -> None:
+        before = len(self.cases)
+        super()._add_case(value)
+        if len(self.cases) > before and isinstance(value.get("input"), str):
+            self.input_text[before] = value["input"]
+
+
+def _scan(path: str, columns: dict[str, str]) -> str:
+    """A JSONL store file as DuckDB reads it, each line with its line number (`line_no`): a line
+    that is not a JSON object (cut short by an interrupted import, damaged) is skipped, as the
+    report skips it into its ledger; a missing file is an empty table."""
+    if not os.path.exists(path):
+        nulls = ", ".join(f'NULL::{type_} AS "{name}"' for name, type_ in columns.items())
+        return f"(SELECT {nulls}, 0::BIGINT AS line_no WHERE false)"
+    quoted = path.replace("'", "''")
+    struct = "{" + ", ".join(f"'{name}': '{type_}'" for name, type_ in columns.items()) + "}"
+    return (f"(SELECT *, ordinality AS line_no FROM read_json('{quoted}', format='newline_delimited', "
+            f"ignore_errors=true, columns={struct}) WITH ORDINALITY)")
+
+
+def _cases_tables(con: Any, cases: Sequence[str], by: Sequence[str]) -> None:
+    import pyarrow as pa
+    from ..vendors.langsmith.format import example_id
+
+    table = _CaseTable(by)
+    for path in cases:
+        table.add_cases(path)
+    linkable = {i: text for i, text in table.input_text.items() if table._inputs.get(runs.input_key(text) or "") == i}
+    rows = table.cases
+    frame = pa.table({
+        "case_no": pa.array(range(len(rows)), pa.int64()),
+        "case_id": [c.id for c in rows], "oracle_type": [c.oracle for c in rows], "case_family": [c.family for c in rows],
+        "starter": [c.starter for c in rows], "release_gate": [c.gated for c in rows],
+        "severity": [c.severity for c in rows], "reason": [c.reason for c in rows],
+        "langsmith_example_id": [example_id(c.id) for c in rows],
+        "input_text": [linkable.get(i) for i in range(len(rows))]})
+    slices = pa.table({
+        "case_id": [c.id for c in rows for name in table.by for _ in c.slices[name]],
+        "slice": [name for c in rows for name in table.by for _ in c.slices[name]],
+        "value": [v for c in rows for name in table.by for v in c.slices[name]]})
+    for name, data in (("evalconv_cases", frame), ("evalconv_case_slices", slices)):
+        con.register("_evalconv_upload", data)
+        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _evalconv_upload")
+        con.unregister("_evalconv_upload")
+
+
+def _admissibility_values() -> str:
+    rows = [f"('{oracle}', '{type_}', '{admits.get(type_, ('barred',))[0]}')"
+            for oracle, admits in ADMISSIBILITY.items() for type_ in EVALUATOR_TYPES]
+    return ", ".join(rows)
+
+
+def _sql_list(values: Iterable[str]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+def register(con: Any, store: str, cases: str | Sequence[str], *, by: Iterable[str] | None = None) -> list[str]:
+    """Define the evalconv views on DuckDB connection `con` over run store folder `store` and the
+    case set file(s) `cases`, sliced by `by` (default: `evalconv report`'s slices). Returns the
+    names defined. Calling it again replaces them."""
+    from .store import check_store_files, is_store
+
+    if not is_store(store):
+        raise UsageError("a run store folder holds attempts.jsonl and results.jsonl", source=store)
+    check_store_files(store)
+    case_files = [cases] if isinstance(cases, str) else list(cases)
+    _cases_tables(con, case_files, list(dict.fromkeys(by or DEFAULT_BY)))
+    attempts = _scan(os.path.join(store, ATTEMPTS), _ATTEMPT_COLUMNS)
+    results = _scan(os.path.join(store, RESULTS), _RESULT_COLUMNS)
+    types, humans = _sql_list(EVALUATOR_TYPES), _sql_list(HUMAN_TYPES)
+    for statement in _VIEWS.format(admissibility=_admissibility_values(), attempts=attempts, results=results,
+                                   types=types, humans=humans).split(";\n"):
+        if statement.strip():
+            con.execute(statement)
+    return list(VIEWS)
+
+
+# One statement per `;\n`. Booleans aggregate with bool_or; a missing verdict is NULL.
+_VIEWS = """
+CREATE OR REPLACE VIEW evalconv_admissibility AS
+SELECT * FROM (VALUES {admissibility}) AS t(oracle_type, evaluator_type, verdict);
+
+CREATE OR REPLACE VIEW evalconv_attempts AS
+WITH scanned AS (
+    SELECT * FROM {attempts} WHERE id IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY id ORDER BY line_no) = 1
+)
+SELECT a.id AS attempt_id, a.line_no, coalesce(nullif(a.harness.name, ''), 'unknown') AS harness, a.harness.run AS run, a.system.name AS system,
+       a.status, coalesce(by_id.case_id, by_name.case_id, by_example.case_id, by_input.case_id) AS case_id
+FROM scanned a
+LEFT JOIN evalconv_cases by_id ON by_id.case_id = a.caseId
+LEFT JOIN evalconv_cases by_name ON a.caseRef.kind = 'name' AND by_name.case_id = a.caseRef.value
+LEFT JOIN evalconv_cases by_example ON a.caseRef.kind = 'langsmith-example-id'
+    AND by_example.langsmith_example_id = a.caseRef.value
+LEFT JOIN evalconv_cases by_input ON a.caseRef.kind = 'input' AND by_input.input_text = a.caseRef.value;
+
+CREATE OR REPLACE VIEW evalconv_results AS
+SELECT r.id AS result_id, r.line_no, a.attempt_id, a.case_id, a.harness, a.run, c.oracle_type,
+       coalesce(r.evaluator.name, 'None') AS evaluator,
+       CASE WHEN r.role = 'override' AND c.oracle_type IS NOT NULL AND r.evaluator.type = 'rubric-human'
+                 AND rh.verdict = 'barred' AND he.verdict <> 'barred' THEN 'human-expert'
+            WHEN r.evaluator.type IN ({types}) THEN r.evaluator.type END AS evaluator_type,
+       r.passed, r.score, coalesce(r.role, 'component') AS role, r.reviewStatus AS review_status,
+       row_number() OVER (PARTITION BY a.attempt_id, r.role IS NOT DISTINCT FROM 'verdict',
+                          CASE WHEN r.role = 'verdict' THEN '' ELSE coalesce(r.evaluator.name, 'None') END
+                          ORDER BY r.line_no DESC) = 1 AS latest
+FROM {results} r
+JOIN evalconv_attempts a ON a.attempt_id = r.attemptId
+LEFT JOIN evalconv_cases c ON c.case_id = a.case_id
+LEFT JOIN evalconv_admissibility rh ON rh.oracle_type = c.oracle_type AND rh.evaluator_type = 'rubric-human'
+LEFT JOIN evalconv_admissibility he ON he.oracle_type = c.oracle_type AND he.evaluator_type = 'human-expert';
+
+CREATE OR REPLACE VIEW evalconv_verdicts AS
+SELECT r.*, CASE WHEN r.evaluator_type IS NULL THEN 'ok' ELSE coalesce(m.verdict, 'barred') END AS admitted,
+       coalesce(r.evaluator_type IN ({humans}), false) AND r.passed IS NOT NULL AND coalesce(m.verdict, 'ok') <> 'barred' AS by_person
+FROM evalconv_results r
+LEFT JOIN evalconv_admissibility m ON m.oracle_type = r.oracle_type AND m.evaluator_type = r.evaluator_type
+WHERE r.latest AND r.role <> 'verdict' AND r.case_id IS NOT NULL;
+
+CREATE OR REPLACE VIEW evalconv_attempt_outcomes AS
+WITH per_attempt AS (
+    SELECT attempt_id, any_value(case_id) AS case_id,
+           count(*) FILTER (WHERE admitted = 'barred') AS excluded,
+           count(*) FILTER (WHERE by_person) AS people,
+           count(*) FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks,
+           bool_or(passed = false) FILTER (WHERE by_person) AS people_fail,
+           bool_or(passed) FILTER (WHERE by_person) AS people_pass,
+           bool_or(passed = false) FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks_fail,
+           bool_or(passed IS NULL) FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks_pending,
+           bool_or(passed AND admitted = 'cond') FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks_pass_cond,
+           bool_or(passed AND admitted <> 'cond') FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks_pass_sure
+    FROM evalconv_verdicts GROUP BY attempt_id
+), harness_verdict AS (
+    SELECT attempt_id, passed FROM evalconv_results WHERE latest AND role = 'verdict'
+), decided AS (
+    SELECT p.*, a.harness, a.run, h.attempt_id IS NOT NULL AS has_verdict, h.passed AS said
+    FROM per_attempt p JOIN evalconv_attempts a USING (attempt_id) LEFT JOIN harness_verdict h USING (attempt_id)
+)
+SELECT attempt_id, case_id, harness, run, excluded, people + checks > 0 AS decided,
+       CASE WHEN people > 0 THEN coalesce(people_fail, false)
+            WHEN has_verdict AND NOT coalesce(checks_pending, false) THEN coalesce(said = false, false)
+            ELSE coalesce(checks_fail, false) END AND people + checks > 0 AS fail,
+       CASE WHEN people > 0 THEN false
+            WHEN has_verdict AND NOT coalesce(checks_pending, false) THEN said IS NULL
+            ELSE coalesce(checks_pending, false) END AND people + checks > 0 AS pending,
+       CASE WHEN people > 0 THEN coalesce(people_pass, false)
+            WHEN has_verdict AND NOT coalesce(checks_pending, false) THEN coalesce(said, false)
+            ELSE coalesce(checks_pass_cond OR checks_pass_sure, false) END AND people + checks > 0 AS pass,
+       CASE WHEN people > 0 THEN false
+            WHEN has_verdict AND NOT coalesce(checks_pending, false) THEN coalesce(said AND checks_pass_cond, false)
+            ELSE coalesce(checks_pass_cond, false) END AND people + checks > 0 AS pass_cond,
+       CASE WHEN people > 0 THEN coalesce(people_pass, false)
+            WHEN has_verdict AND NOT coalesce(checks_pending, false) THEN coalesce(said AND NOT coalesce(checks_pass_cond, false), false)
+            ELSE coalesce(checks_pass_sure, false) END AND people + checks > 0 AS pass_sure
+FROM decided;
+
+CREATE OR REPLACE VIEW evalconv_run_case_outcomes AS
+SELECT case_id, run,
+       CASE WHEN bool_or(fail) THEN 'failed' WHEN bool_or(pending) OR NOT bool_or(pass) THEN 'unscored'
+            ELSE 'passed' END AS outcome,
+       sum(excluded)::BIGINT AS excluded, count(*) AS attempts_with_verdicts
+FROM evalconv_attempt_outcomes GROUP BY case_id, run;
+
+CREATE OR REPLACE VIEW evalconv_case_outcomes AS
+WITH per_case AS (
+    SELECT case_id, bool_or(fail) AS fail, bool_or(pending) AS pending, bool_or(pass) AS pass,
+           bool_or(pass_cond) AS pass_cond, bool_or(pass_sure) AS pass_sure, sum(excluded)::BIGINT AS excluded
+    FROM evalconv_attempt_outcomes GROUP BY case_id
+), attempts AS (
+    SELECT case_id, count(*) AS attempts FROM evalconv_attempts WHERE case_id IS NOT NULL GROUP BY case_id
+)
+SELECT c.case_no, c.case_id, c.oracle_type, c.case_family, c.severity, c.starter, c.release_gate,
+       CASE WHEN coalesce(p.fail, false) THEN 'failed'
+            WHEN coalesce(p.pending, false) OR NOT coalesce(p.pass, false) THEN 'unscored' ELSE 'passed' END AS outcome,
+       coalesce(p.excluded, 0) AS excluded, coalesce(a.attempts, 0) AS attempts,
+       NOT coalesce(p.fail OR p.pending, false) AND coalesce(p.pass, false) AND coalesce(p.pass_cond, false)
+           AND NOT coalesce(p.pass_sure, false) AS judge_only
+FROM evalconv_cases c LEFT JOIN per_case p USING (case_id) LEFT JOIN attempts a USING (case_id);
+
+CREATE OR REPLACE VIEW evalconv_pass_rate AS
+SELECT count(*) AS cases,
+       count(*) FILTER (WHERE outcome = 'passed') AS passed, count(*) FILTER (WHERE outcome = 'failed') AS failed,
+       count(*) FILTER (WHERE outcome = 'unscored') AS unscored, coalesce(sum(excluded), 0)::BIGINT AS excluded,
+       count(*) FILTER (WHERE outcome = 'passed')
+           / nullif(count(*) FILTER (WHERE outcome IN ('passed', 'failed')), 0) AS pass_rate,
+       count(*) FILTER (WHERE starter) AS starter, count(*) FILTER (WHERE judge_only) AS conditional
+FROM evalconv_case_outcomes;
+
+CREATE OR REPLACE VIEW evalconv_slice_pass_rates AS
+SELECT s.slice, s.value,
+       count(*) FILTER (WHERE outcome = 'passed') AS passed, count(*) FILTER (WHERE outcome = 'failed') AS failed,
+       count(*) FILTER (WHERE outcome = 'unscored') AS unscored, sum(excluded)::BIGINT AS excluded,
+       count(*) FILTER (WHERE outcome = 'passed')
+           / nullif(count(*) FILTER (WHERE outcome IN ('passed', 'failed')), 0) AS pass_rate,
+       count(*) FILTER (WHERE starter) AS starter, count(*) FILTER (WHERE judge_only) AS conditional
+FROM evalconv_case_slices s JOIN evalconv_case_outcomes o USING (case_id)
+GROUP BY s.slice, s.value;
+
+CREATE OR REPLACE VIEW evalconv_pass_rate_by_harness_evaluator AS
+SELECT harness, evaluator_type, count(*) AS verdicts,
+       count(*) FILTER (WHERE admitted <> 'barred' AND passed) AS passed,
+       count(*) FILTER (WHERE admitted <> 'barred' AND passed = false) AS failed,
+       count(*) FILTER (WHERE admitted <> 'barred' AND passed IS NULL) AS unscored,
+       count(*) FILTER (WHERE admitted = 'barred') AS excluded,
+       count(*) FILTER (WHERE admitted <> 'barred' AND passed)
+           / nullif(count(*) FILTER (WHERE admitted <> 'barred' AND passed IS NOT NULL), 0) AS pass_rate
+FROM evalconv_verdicts GROUP BY harness, evaluator_type;
+
+CREATE OR REPLACE VIEW evalconv_flags AS
+SELECT (SELECT count(*) FILTER (WHERE starter) FROM evalconv_case_outcomes) AS starter_cases,
+       (SELECT coalesce(sum(excluded), 0)::BIGINT FROM evalconv_case_outcomes) AS excluded_results,
+       (SELECT count(*) FILTER (WHERE evaluator_type IS NULL AND passed IS NOT NULL) FROM evalconv_verdicts) AS untyped_results,
+       (SELECT count(*) FILTER (WHERE admitted = 'cond') FROM evalconv_verdicts) AS conditional_results,
+       (SELECT count(*) FILTER (WHERE judge_only) FROM evalconv_case_outcomes) AS judge_only_cases,
+       (SELECT count(*) FILTER (WHERE attempts = 0) FROM evalconv_case_outcomes) AS not_run;
+
+CREATE OR REPLACE MACRO evalconv_newly_failing(base_run, head_run) AS TABLE
+SELECT head.case_id, c.severity, c.oracle_type, base.outcome AS base_outcome, head.outcome AS head_outcome
+FROM evalconv_run_case_outcomes head
+JOIN evalconv_run_case_outcomes base ON base.case_id = head.case_id AND base.run = base_run AND base.outcome = 'passed'
+JOIN evalconv_cases c ON c.case_id = head.case_id
+WHERE head.run = head_run AND head.outcome = 'failed'
+ORDER BY c.case_no
+"""
