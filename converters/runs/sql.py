@@ -33,6 +33,7 @@ from .report import DEFAULT_BY, RunReport
 from .store import ATTEMPTS, RESULTS
 
 VIEWS = ("evalconv_admissibility", "evalconv_cases", "evalconv_case_slices", "evalconv_attempts", "evalconv_results",
+         "_evalconv_latest", "_evalconv_judged",
          "evalconv_verdicts", "evalconv_attempt_outcomes", "evalconv_run_case_outcomes", "evalconv_case_outcomes",
          "evalconv_pass_rate", "evalconv_slice_pass_rates", "evalconv_pass_rate_by_harness_evaluator",
          "evalconv_flags", "evalconv_newly_failing")
@@ -79,30 +80,33 @@ def _scan(path: str, columns: dict[str, str]) -> str:
             f"ignore_errors=true, columns={struct}) WITH ORDINALITY)")
 
 
+_CASE_COLUMNS = {"case_no": "BIGINT", "case_id": "VARCHAR", "oracle_type": "VARCHAR", "case_family": "VARCHAR",
+                 "starter": "BOOLEAN", "release_gate": "BOOLEAN", "severity": "VARCHAR", "reason": "VARCHAR",
+                 "langsmith_example_id": "VARCHAR", "input_text": "VARCHAR"}
+_SLICE_COLUMNS = {"case_id": "VARCHAR", "slice": "VARCHAR", "value": "VARCHAR"}
+
+
+def _table(con: Any, name: str, columns: dict[str, str], rows: list[dict[str, Any]]) -> None:
+    """A table of Python rows, typed (handed over as one list parameter: no pandas, no pyarrow)."""
+    struct = "STRUCT(" + ", ".join(f'"{c}" {t}' for c, t in columns.items()) + ")"
+    con.execute(f"CREATE OR REPLACE TABLE {name} ({', '.join(f'{c} {t}' for c, t in columns.items())})")
+    if rows:
+        con.execute(f"INSERT INTO {name} SELECT unnest($rows::{struct}[], recursive := true)", {"rows": rows})
+
+
 def _cases_tables(con: Any, cases: Sequence[str], by: Sequence[str]) -> None:
-    import pyarrow as pa
     from ..vendors.langsmith.format import example_id
 
     table = _CaseTable(by)
     for path in cases:
         table.add_cases(path)
     linkable = {i: text for i, text in table.input_text.items() if table._inputs.get(runs.input_key(text) or "") == i}
-    rows = table.cases
-    frame = pa.table({
-        "case_no": pa.array(range(len(rows)), pa.int64()),
-        "case_id": [c.id for c in rows], "oracle_type": [c.oracle for c in rows], "case_family": [c.family for c in rows],
-        "starter": [c.starter for c in rows], "release_gate": [c.gated for c in rows],
-        "severity": [c.severity for c in rows], "reason": [c.reason for c in rows],
-        "langsmith_example_id": [example_id(c.id) for c in rows],
-        "input_text": [linkable.get(i) for i in range(len(rows))]})
-    slices = pa.table({
-        "case_id": [c.id for c in rows for name in table.by for _ in c.slices[name]],
-        "slice": [name for c in rows for name in table.by for _ in c.slices[name]],
-        "value": [v for c in rows for name in table.by for v in c.slices[name]]})
-    for name, data in (("evalconv_cases", frame), ("evalconv_case_slices", slices)):
-        con.register("_evalconv_upload", data)
-        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _evalconv_upload")
-        con.unregister("_evalconv_upload")
+    _table(con, "evalconv_cases", _CASE_COLUMNS, [
+        {"case_no": i, "case_id": c.id, "oracle_type": c.oracle, "case_family": c.family, "starter": c.starter,
+         "release_gate": c.gated, "severity": c.severity, "reason": c.reason, "langsmith_example_id": example_id(c.id),
+         "input_text": linkable.get(i)} for i, c in enumerate(table.cases)])
+    _table(con, "evalconv_case_slices", _SLICE_COLUMNS, [
+        {"case_id": c.id, "slice": name, "value": value} for c in table.cases for name in table.by for value in c.slices[name]])
 
 
 def _admissibility_values() -> str:
@@ -156,32 +160,57 @@ LEFT JOIN evalconv_cases by_example ON a.caseRef.kind = 'langsmith-example-id'
 LEFT JOIN evalconv_cases by_input ON a.caseRef.kind = 'input' AND by_input.input_text = a.caseRef.value;
 
 CREATE OR REPLACE VIEW evalconv_results AS
-SELECT r.id AS result_id, r.line_no, a.attempt_id, a.case_id, a.harness, a.run, c.oracle_type,
-       coalesce(r.evaluator.name, 'None') AS evaluator,
-       CASE WHEN r.role = 'override' AND c.oracle_type IS NOT NULL AND r.evaluator.type = 'rubric-human'
+SELECT r.id AS result_id, r.line_no, a.attempt_id, a.case_id, a.harness, a.run,
+       coalesce(r.evaluator.name, 'None') AS evaluator, r.evaluator.type AS declared_type, r.passed, r.score,
+       coalesce(r.role, 'component') AS role, r.reviewStatus AS review_status
+FROM {results} r JOIN evalconv_attempts a ON a.attempt_id = r.attemptId;
+
+CREATE OR REPLACE VIEW _evalconv_latest AS
+WITH newest AS (  -- one max() a group: the line number with the verdict packed under it (7 bits)
+    SELECT attemptId AS attempt_id, role = 'verdict' AS harness_verdict, evaluator, max(line_no * 128 + code) % 128 AS code
+    FROM (SELECT attemptId, line_no, coalesce(role, 'component') AS role,
+                 CASE WHEN role = 'verdict' THEN '' ELSE coalesce(evaluator.name, 'None') END AS evaluator,
+                 CASE WHEN passed THEN 1 WHEN NOT passed THEN 0 ELSE 2 END
+                   + 3 * coalesce(list_position([{types}], evaluator.type), 0)
+                   + 24 * CASE role WHEN 'override' THEN 1 WHEN 'verdict' THEN 2 ELSE 0 END AS code
+          FROM {results})
+    GROUP BY ALL
+), unpacked AS (
+    SELECT attempt_id, harness_verdict, evaluator,
+           CASE code % 3 WHEN 1 THEN true WHEN 0 THEN false END AS passed,
+           CASE WHEN (code // 3) % 8 > 0 THEN [{types}][(code // 3) % 8] END AS type,
+           ['component', 'override', 'verdict'][code // 24 + 1] AS role
+    FROM newest
+)
+SELECT n.attempt_id, a.case_id, a.harness, a.run, c.oracle_type, n.harness_verdict, n.evaluator,
+       n.passed, n.role,
+       CASE WHEN n.harness_verdict THEN NULL
+            WHEN n.role = 'override' AND n.type = 'rubric-human'
                  AND rh.verdict = 'barred' AND he.verdict <> 'barred' THEN 'human-expert'
-            WHEN r.evaluator.type IN ({types}) THEN r.evaluator.type END AS evaluator_type,
-       r.passed, r.score, coalesce(r.role, 'component') AS role, r.reviewStatus AS review_status,
-       row_number() OVER (PARTITION BY a.attempt_id, r.role IS NOT DISTINCT FROM 'verdict',
-                          CASE WHEN r.role = 'verdict' THEN '' ELSE coalesce(r.evaluator.name, 'None') END
-                          ORDER BY r.line_no DESC) = 1 AS latest
-FROM {results} r
-JOIN evalconv_attempts a ON a.attempt_id = r.attemptId
-LEFT JOIN evalconv_cases c ON c.case_id = a.case_id
+            ELSE n.type END AS evaluator_type
+FROM unpacked n
+JOIN evalconv_attempts a USING (attempt_id)
+JOIN evalconv_cases c USING (case_id)
 LEFT JOIN evalconv_admissibility rh ON rh.oracle_type = c.oracle_type AND rh.evaluator_type = 'rubric-human'
 LEFT JOIN evalconv_admissibility he ON he.oracle_type = c.oracle_type AND he.evaluator_type = 'human-expert';
 
+CREATE OR REPLACE VIEW _evalconv_judged AS
+SELECT l.*, CASE WHEN l.harness_verdict THEN NULL WHEN l.evaluator_type IS NULL THEN 'ok'
+                 ELSE coalesce(m.verdict, 'barred') END AS admitted,
+       NOT l.harness_verdict AND coalesce(l.evaluator_type IN ({humans}), false) AND l.passed IS NOT NULL
+           AND coalesce(m.verdict, 'ok') <> 'barred' AS by_person
+FROM _evalconv_latest l
+LEFT JOIN evalconv_admissibility m ON m.oracle_type = l.oracle_type AND m.evaluator_type = l.evaluator_type;
+
 CREATE OR REPLACE VIEW evalconv_verdicts AS
-SELECT r.*, CASE WHEN r.evaluator_type IS NULL THEN 'ok' ELSE coalesce(m.verdict, 'barred') END AS admitted,
-       coalesce(r.evaluator_type IN ({humans}), false) AND r.passed IS NOT NULL AND coalesce(m.verdict, 'ok') <> 'barred' AS by_person
-FROM evalconv_results r
-LEFT JOIN evalconv_admissibility m ON m.oracle_type = r.oracle_type AND m.evaluator_type = r.evaluator_type
-WHERE r.latest AND r.role <> 'verdict' AND r.case_id IS NOT NULL;
+SELECT * EXCLUDE (harness_verdict) FROM _evalconv_judged WHERE NOT harness_verdict;
 
 CREATE OR REPLACE VIEW evalconv_attempt_outcomes AS
 WITH per_attempt AS (
-    SELECT attempt_id, any_value(case_id) AS case_id,
+    SELECT attempt_id, any_value(case_id) AS case_id, any_value(harness) AS harness, any_value(run) AS run,
            count(*) FILTER (WHERE admitted = 'barred') AS excluded,
+           count(*) FILTER (WHERE admitted = 'cond') AS conditional_results,
+           count(*) FILTER (WHERE NOT harness_verdict AND evaluator_type IS NULL AND passed IS NOT NULL) AS untyped,
            count(*) FILTER (WHERE by_person) AS people,
            count(*) FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks,
            bool_or(passed = false) FILTER (WHERE by_person) AS people_fail,
@@ -189,30 +218,33 @@ WITH per_attempt AS (
            bool_or(passed = false) FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks_fail,
            bool_or(passed IS NULL) FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks_pending,
            bool_or(passed AND admitted = 'cond') FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks_pass_cond,
-           bool_or(passed AND admitted <> 'cond') FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks_pass_sure
-    FROM evalconv_verdicts GROUP BY attempt_id
-), harness_verdict AS (
-    SELECT attempt_id, passed FROM evalconv_results WHERE latest AND role = 'verdict'
+           bool_or(passed AND admitted <> 'cond') FILTER (WHERE admitted <> 'barred' AND NOT by_person) AS checks_pass_sure,
+           bool_or(harness_verdict) AS has_verdict,
+           bool_or(passed) FILTER (WHERE harness_verdict) AS said_pass,
+           bool_or(passed = false) FILTER (WHERE harness_verdict) AS said_fail
+    FROM _evalconv_judged GROUP BY attempt_id
 ), decided AS (
-    SELECT p.*, a.harness, a.run, h.attempt_id IS NOT NULL AS has_verdict, h.passed AS said
-    FROM per_attempt p JOIN evalconv_attempts a USING (attempt_id) LEFT JOIN harness_verdict h USING (attempt_id)
+    SELECT *, people + checks > 0 AS decided,
+           coalesce(has_verdict AND people = 0 AND NOT coalesce(checks_pending, false), false) AS by_harness,
+           coalesce(said_pass, false) AS said_true, coalesce(said_fail, false) AS said_false
+    FROM per_attempt
 )
-SELECT attempt_id, case_id, harness, run, excluded, people + checks > 0 AS decided,
-       CASE WHEN people > 0 THEN coalesce(people_fail, false)
-            WHEN has_verdict AND NOT coalesce(checks_pending, false) THEN coalesce(said = false, false)
-            ELSE coalesce(checks_fail, false) END AND people + checks > 0 AS fail,
-       CASE WHEN people > 0 THEN false
-            WHEN has_verdict AND NOT coalesce(checks_pending, false) THEN said IS NULL
-            ELSE coalesce(checks_pending, false) END AND people + checks > 0 AS pending,
-       CASE WHEN people > 0 THEN coalesce(people_pass, false)
-            WHEN has_verdict AND NOT coalesce(checks_pending, false) THEN coalesce(said, false)
-            ELSE coalesce(checks_pass_cond OR checks_pass_sure, false) END AND people + checks > 0 AS pass,
-       CASE WHEN people > 0 THEN false
-            WHEN has_verdict AND NOT coalesce(checks_pending, false) THEN coalesce(said AND checks_pass_cond, false)
-            ELSE coalesce(checks_pass_cond, false) END AND people + checks > 0 AS pass_cond,
-       CASE WHEN people > 0 THEN coalesce(people_pass, false)
-            WHEN has_verdict AND NOT coalesce(checks_pending, false) THEN coalesce(said AND NOT coalesce(checks_pass_cond, false), false)
-            ELSE coalesce(checks_pass_sure, false) END AND people + checks > 0 AS pass_sure
+SELECT attempt_id, case_id, harness, run, excluded, conditional_results, untyped, decided, by_harness,
+       decided AND CASE WHEN people > 0 THEN coalesce(people_fail, false)
+                        WHEN by_harness THEN said_false
+                        ELSE coalesce(checks_fail, false) END AS fail,
+       decided AND CASE WHEN people > 0 THEN false
+                        WHEN by_harness THEN NOT said_true AND NOT said_false
+                        ELSE coalesce(checks_pending, false) END AS pending,
+       decided AND CASE WHEN people > 0 THEN coalesce(people_pass, false)
+                        WHEN by_harness THEN said_true
+                        ELSE coalesce(checks_pass_cond OR checks_pass_sure, false) END AS pass,
+       decided AND CASE WHEN people > 0 THEN false
+                        WHEN by_harness THEN said_true AND coalesce(checks_pass_cond, false)
+                        ELSE coalesce(checks_pass_cond, false) END AS pass_cond,
+       decided AND CASE WHEN people > 0 THEN coalesce(people_pass, false)
+                        WHEN by_harness THEN said_true AND NOT coalesce(checks_pass_cond, false)
+                        ELSE coalesce(checks_pass_sure, false) END AS pass_sure
 FROM decided;
 
 CREATE OR REPLACE VIEW evalconv_run_case_outcomes AS
@@ -225,7 +257,8 @@ FROM evalconv_attempt_outcomes GROUP BY case_id, run;
 CREATE OR REPLACE VIEW evalconv_case_outcomes AS
 WITH per_case AS (
     SELECT case_id, bool_or(fail) AS fail, bool_or(pending) AS pending, bool_or(pass) AS pass,
-           bool_or(pass_cond) AS pass_cond, bool_or(pass_sure) AS pass_sure, sum(excluded)::BIGINT AS excluded
+           bool_or(pass_cond) AS pass_cond, bool_or(pass_sure) AS pass_sure, sum(excluded)::BIGINT AS excluded,
+           sum(untyped)::BIGINT AS untyped, sum(conditional_results)::BIGINT AS conditional_results
     FROM evalconv_attempt_outcomes GROUP BY case_id
 ), attempts AS (
     SELECT case_id, count(*) AS attempts FROM evalconv_attempts WHERE case_id IS NOT NULL GROUP BY case_id
@@ -234,6 +267,7 @@ SELECT c.case_no, c.case_id, c.oracle_type, c.case_family, c.severity, c.starter
        CASE WHEN coalesce(p.fail, false) THEN 'failed'
             WHEN coalesce(p.pending, false) OR NOT coalesce(p.pass, false) THEN 'unscored' ELSE 'passed' END AS outcome,
        coalesce(p.excluded, 0) AS excluded, coalesce(a.attempts, 0) AS attempts,
+       coalesce(p.untyped, 0) AS untyped_results, coalesce(p.conditional_results, 0) AS conditional_results,
        NOT coalesce(p.fail OR p.pending, false) AND coalesce(p.pass, false) AND coalesce(p.pass_cond, false)
            AND NOT coalesce(p.pass_sure, false) AS judge_only
 FROM evalconv_cases c LEFT JOIN per_case p USING (case_id) LEFT JOIN attempts a USING (case_id);
@@ -268,12 +302,11 @@ SELECT harness, evaluator_type, count(*) AS verdicts,
 FROM evalconv_verdicts GROUP BY harness, evaluator_type;
 
 CREATE OR REPLACE VIEW evalconv_flags AS
-SELECT (SELECT count(*) FILTER (WHERE starter) FROM evalconv_case_outcomes) AS starter_cases,
-       (SELECT coalesce(sum(excluded), 0)::BIGINT FROM evalconv_case_outcomes) AS excluded_results,
-       (SELECT count(*) FILTER (WHERE evaluator_type IS NULL AND passed IS NOT NULL) FROM evalconv_verdicts) AS untyped_results,
-       (SELECT count(*) FILTER (WHERE admitted = 'cond') FROM evalconv_verdicts) AS conditional_results,
-       (SELECT count(*) FILTER (WHERE judge_only) FROM evalconv_case_outcomes) AS judge_only_cases,
-       (SELECT count(*) FILTER (WHERE attempts = 0) FROM evalconv_case_outcomes) AS not_run;
+SELECT count(*) FILTER (WHERE starter) AS starter_cases, coalesce(sum(excluded), 0)::BIGINT AS excluded_results,
+       coalesce(sum(untyped_results), 0)::BIGINT AS untyped_results,
+       coalesce(sum(conditional_results), 0)::BIGINT AS conditional_results,
+       count(*) FILTER (WHERE judge_only) AS judge_only_cases, count(*) FILTER (WHERE attempts = 0) AS not_run
+FROM evalconv_case_outcomes;
 
 CREATE OR REPLACE MACRO evalconv_newly_failing(base_run, head_run) AS TABLE
 SELECT head.case_id, c.severity, c.oracle_type, base.outcome AS base_outcome, head.outcome AS head_outcome
