@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
                 cmd = [*EVALCONV, command, str(path), "--format", "json"] + (["--engine", "dask"] if engine == "dask" else [])
                 routes[f"{command} {rows} {engine}"] = measured = measure(cmd)
                 print(f"{command} {rows:>9,} {engine:>7}: {measured['seconds']:7.2f} s wall, "
-                      f"{measured['cpu_seconds']:7.2f} s CPU (parent), peak {measured['peak_rss_mb']} MB, "
+                      f"{measured['cpu_seconds']:7.2f} s CPU (with its reaped workers), peak {measured['peak_rss_mb']} MB, "
                       f"workers {measured['descendant_peaks_mb'][:2]} MB", flush=True)
             default, dask = routes[f"{command} {rows} default"], routes[f"{command} {rows} dask"]
             checks.append({"check": f"{command} {rows}: --format json equal", "ok": default["stdout"] == dask["stdout"]})

@@ -104,3 +104,27 @@ def test_engine_flags_misused_are_one_line_usage_errors(tmp_path, args, message)
     command = ["validate", messy_parquet()] if "-j" not in args else [messy_parquet(), "-o", tmp_path / "o.jsonl"]
     result = run(*command, *args)
     assert result.exit_code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["not-parquet.parquet", "truncated.parquet", "wrong-schema.parquet", "wrong-type.parquet",
+                                  "bad-json-cell.parquet"])
+def test_a_malformed_file_is_the_default_engines_one_line(name, scheduler):
+    from conftest import ROOT
+
+    _same_json(["validate", ROOT / "tests" / "malformed" / name, "--format", "json"], scheduler)
+
+
+def test_a_damaged_row_group_is_one_line_naming_the_file_exit_2(tmp_path, scheduler):
+    """Regression: a worker's read error came back as a traceback (pyarrow's, unwrapped)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(messy_parquet()).metadata
+    at = meta.row_group(2).column(3).data_page_offset
+    data = bytearray(open(messy_parquet(), "rb").read())
+    data[at + 5:at + 60] = bytes(b ^ 0xFF for b in data[at + 5:at + 60])
+    damaged = tmp_path / "damaged.parquet"
+    damaged.write_bytes(bytes(data))
+    result = run("validate", damaged, "--format", "json", "--engine", "dask", "--scheduler", scheduler)
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    unreadable = json.loads(result.stdout)["files"][0]["unreadable"]
+    assert unreadable.startswith(f"{damaged}: the Parquet data cannot be read after row 128, damaged?")

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from .. import partitions
 from ..canonical import parquet_format
-from ..canonical.errors import UsageError
+from ..canonical.errors import EvalconvError, ReadError, UsageError
 from ..canonical.format import WriteOptions
 from ..canonical.validator import Checked, Validator
 from . import parallel
@@ -47,40 +47,75 @@ class RowGroup:
 
 
 def row_groups(path: str, label: str) -> list[RowGroup]:
-    """A Parquet file's row groups, from its footer; its columns are checked as the reader
-    checks them (a file that is not a canonical set is the same one-line `ReadError`)."""
-    import pyarrow.parquet as pq
-
-    meta = pq.ParquetFile(path)
-    parquet_format.Layout(meta.schema_arrow, label)
+    """A Parquet file's row groups, from its footer, checked as the reader checks a file before
+    its first row (not Parquet, damaged, not a canonical set, a page too large to decompress):
+    the same one-line `ReadError`."""
+    with open(path, "rb") as stream:
+        handle = parquet_format.open_file(stream, label)
+        layout = parquet_format.Layout(handle.schema_arrow, label)
+        parquet_format._check_pages(stream, handle, layout, label)
+        meta = handle.metadata
     out, first = [], 0
-    for index in range(meta.metadata.num_row_groups):
-        rows = meta.metadata.row_group(index).num_rows
+    for index in range(meta.num_row_groups):
+        rows = meta.row_group(index).num_rows
         out.append(RowGroup(path, index, first, rows))
         first += rows
     return out
 
 
-def _read_group(group: RowGroup) -> Any:
-    import pyarrow.parquet as pq
+def _read_group(group: RowGroup, label: str) -> Any:
+    """The row group's canonical columns; a damaged one is the reader's `ReadError`."""
+    pa = parquet_format._pyarrow()
+    with open(group.path, "rb") as stream:
+        handle = parquet_format.open_file(stream, label)
+        names = parquet_format.Layout(handle.schema_arrow, label).names
+        try:
+            return handle.read_row_group(group.index, columns=names, use_threads=False)
+        except MemoryError:
+            raise
+        except (pa.ArrowException, OSError, ValueError) as err:
+            raise ReadError(f"the Parquet data cannot be read after row {group.first}, damaged? "
+                            f"({parquet_format._first_line(err)})", source=label) from None
 
-    return pq.ParquetFile(group.path).read_row_group(group.index)
+
+@dataclass(frozen=True)
+class Failed:
+    """A worker's `EvalconvError`, as plain values (an exception with keyword arguments does not
+    always unpickle): the parent raises it again."""
+
+    kind: str
+    message: str
+    source: str | None
+    line: int | None
+    field: str | None
+
+    @classmethod
+    def of(cls, err: EvalconvError) -> "Failed":
+        return cls(type(err).__name__, err.message, err.source, err.line, err.field)
+
+    def raise_again(self) -> None:
+        kind = {"ReadError": ReadError, "UsageError": UsageError}.get(self.kind, EvalconvError)
+        raise kind(self.message, source=self.source, line=self.line, field=self.field)
 
 
 # What a worker runs ------------------------------------------------------------------------------
 
 
 def check_group(group: RowGroup, label: str, require: tuple[str, ...], to: str | None, output: str | None,
-                options: dict[str, Any]) -> tuple[partitions.CheckedBatch, partitions.WrittenBatch | None]:
+                options: dict[str, Any]) -> "tuple[partitions.CheckedBatch, partitions.WrittenBatch | None] | Failed":
     """One row group validated (and written by `to`'s writer): what the reduce needs of it."""
-    checked = partitions.validate_batch(_read_group(group), source=label, first_record=group.first, require=require)
-    if to is None:  # validating: the rows stay here, only their findings and keys travel
-        return replace(checked, rows=[None] * checked.count), None
-    return checked, partitions.write_rows(checked.rows, to, path=output, **options)
+    try:
+        checked = partitions.validate_batch(_read_group(group, label), source=label, first_record=group.first,
+                                            require=require)
+        if to is None:  # validating: the rows stay here, only their findings and keys travel
+            return replace(checked, rows=[None] * checked.count), None
+        return checked, partitions.write_rows(checked.rows, to, path=output, **options)
+    except EvalconvError as err:
+        return Failed.of(err)
 
 
 def count_group(group: RowGroup, label: str, slices: list[str], crosstabs: list[tuple[str, str]],
-                samples: int) -> tuple[Any, int, int]:
+                samples: int) -> "tuple[Any, int, int] | Failed":
     """One row group counted for `stats`: its counter (every value's count and sample rows: the
     parent cuts them as one pass would), its rows and its invalid rows."""
     from ..coverage.stats import FileStats, _Counter, count_sources
@@ -90,7 +125,11 @@ def count_group(group: RowGroup, label: str, slices: list[str], crosstabs: list[
     for tally in [*counter.tallies.values(), *(c[4] for c in counter.cross)]:
         tally.raw_cap = 1 << 62
     part = FileStats(label)
-    count_sources(counter, partitions.rows_from_arrow(_read_group(group), source=label, first_record=group.first), part)
+    try:
+        count_sources(counter, partitions.rows_from_arrow(_read_group(group, label), source=label,
+                                                          first_record=group.first), part)
+    except EvalconvError as err:
+        return Failed.of(err)
     return counter, part.rows, part.invalid
 
 
@@ -116,7 +155,7 @@ class DaskEngine:
                 raise UsageError(f"--scheduler {self.scheduler}: no Dask scheduler answers there ({err})") from None
         else:
             self._cluster = distributed.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                                     dashboard_address=None, silence_logs=logging.ERROR)
+                                                     dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = distributed.Client(self._cluster)
         self.workers = max(1, len(self.client.scheduler_info().get("workers", {})) or self.workers)
         return self
@@ -140,6 +179,8 @@ class DaskEngine:
             future = pending.popleft()
             answer = future.result()
             future.release()
+            if isinstance(answer, Failed):
+                answer.raise_again()
             yield answer
 
     # ---- validate and convert: what `parallel.checked_rows` hands the library
