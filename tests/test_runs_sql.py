@@ -167,3 +167,32 @@ def test_a_folder_that_is_not_a_store_is_a_usage_error(tmp_path):
 
     with pytest.raises(UsageError, match="run store"):
         sql.register(duckdb.connect(), str(tmp_path), str(RUNS / "cases.jsonl"))
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+    from evalconv.cli import cli
+
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_runs_sql_prints_the_views_answers(tmp_path):
+    store, cases = synthetic_store(tmp_path, 5)
+    result = _cli("runs", "sql", store, "--cases", cases, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    overall, by_harness = json.loads(result.stdout)
+    assert _bucket(overall["rows"][0]) == report([str(store)], [str(cases)])["overall"]
+    assert {row["harness"] for row in by_harness["rows"]} == {"promptfoo", "deepeval", "braintrust"}
+    text = _cli("runs", "sql", store, "--cases", cases, "SELECT count(*) AS n FROM evalconv_attempts")
+    assert text.exit_code == 0 and text.stdout.splitlines()[0].strip() == "n"
+
+
+def test_runs_sql_a_bad_query_or_no_duckdb_is_one_line_exit_2(tmp_path, monkeypatch):
+    store, cases = synthetic_store(tmp_path, 1)
+    bad = _cli("runs", "sql", store, "--cases", cases, "SELECT nope FROM evalconv_cases")
+    assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "the query 'SELECT nope FROM evalconv_cases' failed: Binder Error" in bad.stderr
+    monkeypatch.setitem(__import__("sys").modules, "duckdb", None)
+    missing = _cli("runs", "sql", store, "--cases", cases)
+    assert missing.exit_code == 2
+    assert missing.stderr.strip() == "evalconv: error: SQL over the run store needs DuckDB: pip install 'evalconv[dask]'"

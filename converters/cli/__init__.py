@@ -22,6 +22,7 @@ from .diff import diff_command
 from .explain import explain_command
 from .import_ import import_command
 from .report import report_command, runs_group
+from .runs_sql import runs_sql_command
 from .info import formats_command, schema_command
 from .new import new_command
 from .roundtrip import roundtrip_command
@@ -83,6 +84,7 @@ cli.add_command(explain_command)
 cli.add_command(import_command)
 cli.add_command(report_command)
 cli.add_command(runs_group)
+runs_group.add_command(runs_sql_command)
 cli.add_command(diff_command)
 
 

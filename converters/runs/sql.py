@@ -23,6 +23,7 @@ the gates' judge validation, failure lists, headlines, the typing table and the 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..canonical import runs
@@ -138,6 +139,42 @@ def register(con: Any, store: str, cases: str | Sequence[str], *, by: Iterable[s
         if statement.strip():
             con.execute(statement)
     return list(VIEWS)
+
+
+DEFAULT_QUERIES = ("SELECT * FROM evalconv_pass_rate",
+                   "SELECT * FROM evalconv_pass_rate_by_harness_evaluator ORDER BY harness, evaluator_type NULLS LAST")
+
+
+@dataclass
+class Answer:
+    """A query's answer: its column names and rows (plain Python values)."""
+
+    query: str
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"query": self.query, "columns": self.columns, "rows": [dict(zip(self.columns, row)) for row in self.rows]}
+
+
+def query(store: str, cases: str | Sequence[str], queries: Sequence[str] = DEFAULT_QUERIES, *,
+          by: Iterable[str] | None = None) -> list[Answer]:
+    """`evalconv runs sql`: the views registered on a new in-memory connection, then each query's
+    answer. A query DuckDB refuses is a one-line usage error naming it."""
+    duckdb = duckdb_module()
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
+    register(con, store, cases, by=by)
+    out = []
+    for text in queries:
+        try:
+            result = con.execute(text)
+            columns = [d[0] for d in result.description or ()]
+            out.append(Answer(text, columns, result.fetchall() if columns else []))
+        except duckdb.Error as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise UsageError(f"the query {text!r} failed: {first}") from None
+    return out
 
 
 # One statement per `;\n`. Booleans aggregate with bool_or; a missing verdict is NULL.
