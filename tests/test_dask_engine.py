@@ -128,3 +128,21 @@ def test_a_damaged_row_group_is_one_line_naming_the_file_exit_2(tmp_path, schedu
     assert result.exit_code == 2 and "Traceback" not in result.stderr
     unreadable = json.loads(result.stdout)["files"][0]["unreadable"]
     assert unreadable.startswith(f"{damaged}: the Parquet data cannot be read after row 128, damaged?")
+
+
+def test_a_folder_of_parquet_files_converts_as_the_default_engine_does(tmp_path, scheduler):
+    source = tmp_path / "sets"
+    source.mkdir()
+    for name in ("a.parquet", "b.parquet"):
+        shutil.copy(messy_parquet(), source / name)
+    seen = {}
+    for engine in ("default", "dask"):
+        extra = ["--engine", "dask", "--scheduler", scheduler] if engine == "dask" else []
+        result = run(source, "--to", "jsonl", "-o", tmp_path / engine, "--keep-going", "--summary",
+                     tmp_path / f"{engine}.json", *extra)
+        files = {p.relative_to(tmp_path / engine).as_posix(): p.read_bytes() for p in sorted((tmp_path / engine).rglob("*"))
+                 if p.is_file()}
+        summary = (tmp_path / f"{engine}.json").read_text().replace(str(tmp_path / engine), "OUT")
+        seen[engine] = (result.exit_code, files, summary, result.stdout)
+    assert seen["default"] == seen["dask"]
+    assert set(seen["dask"][1]) >= {"a.jsonl", "b.jsonl"}
