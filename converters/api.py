@@ -190,14 +190,16 @@ def _refused(checked: Any, err: RowRefused, source: str) -> Checked[Any]:
 def convert(source: str, output: str | None, *, to: str, from_: str | None = None,
             keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
             report: str | None = None, report_ids: bool = True, jobs: int | None = None,
-            delimiter: str | None = None, allow_outside_refs: bool = False, **options: Any) -> ConversionResult:
+            delimiter: str | None = None, allow_outside_refs: bool = False, engine: Any = None,
+            **options: Any) -> ConversionResult:
     """Read, validate and write. Any invalid row: nothing is written (exit code 1), unless
     `keep_going`, when the valid rows are written and the rejected ones go to the ledger.
     `report`: also write the loss report there as JSON. The output and its side outputs (the
     ledger, the report, a promptfoo config) are published together, once all are written: one
     that cannot be written (a full disk) stops the run with nothing published.
     `report_ids=False` keeps only per-field row counts in the loss report (flat memory).
-    `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
+    `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial).
+    `engine`: a cluster's engine for a Parquet input (`--engine dask`: docs/scale.md)."""
     if output == STDIO:
         output = None
     fmt_out = _writer_format(to)
@@ -219,7 +221,8 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
         with reading(source, from_=from_, encoding=encoding, delimiter=delimiter,
                      allow_outside_refs=allow_outside_refs) as (fmt_in, rows, read_report), \
                 parallel.checked_rows(source, fmt_in.name, rows, to=fmt_out.name, encoding=encoding, jobs=jobs,
-                                      label=label(source), options=writer_options) as checker, \
+                                      label=label(source), options=writer_options, engine=engine,
+                                      output=output) as checker, \
                 _output(fmt_out, output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
             validator = Validator(source=label(source))

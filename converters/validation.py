@@ -57,11 +57,14 @@ class ValidationReport:
 def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None,
                   require: Iterable[str] = (), jobs: int | None = None,
                   delimiter: str | None = None, allow_outside_refs: bool = False,
-                  packs: Any = None) -> FileValidation:
+                  packs: Any = None, engine: Any = None) -> FileValidation:
     """Validate one file; `require` lists paths every row must fill (`metadata.reason`).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial).
     `packs`: the PackIndex case families are checked against (default: the built-in packs;
-    workers know only those, so other packs are checked on one core)."""
+    workers know only those, so other packs are checked on one core).
+    `engine`: a cluster's engine for a Parquet file (`--engine dask`: docs/scale.md)."""
+    if packs is not None and engine is not None:
+        raise UsageError("--pack is checked in one process: leave out --engine dask")
     if packs is not None:
         jobs = 1
     result = FileValidation(label(path), from_)
@@ -70,7 +73,8 @@ def validate_file(path: str, *, from_: str | None = None, encoding: str | None =
         with reading(path, from_=from_, encoding=encoding, delimiter=delimiter,
                      allow_outside_refs=allow_outside_refs) as (fmt, rows, report), \
                 parallel.checked_rows(path, fmt.name, rows, to=None, encoding=encoding, jobs=jobs,
-                                      label=label(path), options=WriteOptions(), require=required) as checker:
+                                      label=label(path), options=WriteOptions(), require=required,
+                                      engine=engine) as checker:
             result.format = fmt.name
             validator = Validator(source=label(path), require=required, packs=packs)
             for checked in checker.checked(validator):
@@ -93,7 +97,7 @@ def _required_paths(require: Iterable[str]) -> Iterator[str]:
 def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
              require: Iterable[str] = (), jobs: int | None = None,
              delimiter: str | None = None, allow_outside_refs: bool = False,
-             packs: Any = None) -> ValidationReport:
+             packs: Any = None, engine: Any = None) -> ValidationReport:
     """Validate files; folders are walked for files with a known extension."""
     from .walk import Found, collect
 
@@ -106,7 +110,8 @@ def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str |
         if not files:  # a gate that checked nothing must not pass
             results.append(FileValidation(target, None, unreadable=f"{target}: no set files found in this folder"))
         results += [validate_file(f.path, from_=from_, encoding=encoding, require=require, jobs=jobs,
-                                  delimiter=delimiter, allow_outside_refs=allow_outside_refs, packs=packs)
+                                  delimiter=delimiter, allow_outside_refs=allow_outside_refs, packs=packs,
+                                  engine=engine)
                     if f.refused is None else FileValidation(f.path, from_, unreadable=f.refusal_line())
                     for f in files]
     return ValidationReport(results)

@@ -24,6 +24,7 @@ from .explain import explain_command
 from .import_ import import_command
 from .report import report_command, runs_group
 from .retire import retire_command
+from .runs_sql import runs_sql_command
 from .info import formats_command, schema_command
 from .new import new_command
 from .roundtrip import roundtrip_command
@@ -87,6 +88,7 @@ cli.add_command(explain_command)
 cli.add_command(import_command)
 cli.add_command(report_command)
 cli.add_command(runs_group)
+runs_group.add_command(runs_sql_command)
 cli.add_command(diff_command)
 cli.add_command(retire_command)
 

@@ -16,6 +16,7 @@ from ..registry import REGISTRY
 from ..sources import delimiter_option, folder_format
 from .batch import run_folder
 from .common import delimiter_flag, outside_refs_flag
+from .engine_options import engine_options, opened_engine
 from .common import ALL_FINDINGS_VIA_VALIDATE, encoding_option, from_option, handles_errors, main_output, print_findings
 from .common import aside, note, print_warnings, quiet_flag
 from . import progress
@@ -63,12 +64,13 @@ def _flag(name: str, default: Any, meta: Any) -> click.Option:
                    "JSONL file (default up to 2; 1 is serial).")
 @click.option("--summary", "summary_path", metavar="PATH", help="Folder: write the summary table as JSON.")
 @quiet_flag
+@engine_options
 @handles_errors
 def convert_command(source: str, to: str | None, output: str | None, from_: str | None, report_path: str | None,
                     keep_going: bool, ledger: str | None, encoding: str | None, delimiter: str | None,
                     allow_outside_refs: bool,
                     include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
-                    summary_path: str | None, **options: Any) -> None:
+                    summary_path: str | None, engine: str, scheduler: str | None, **options: Any) -> None:
     """Convert IN (a file, a folder, or - for standard input) to FORMAT.
 
     If any row is invalid nothing is written and the exit code is 1, unless --keep-going.
@@ -80,6 +82,11 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
     file_options = {declared[name].metadata["flag"]: value for name, value in options.items()
                     if declared[name].metadata["writes_file"] and value is not None}
     reading: dict[str, Any] = {"delimiter": delimiter_option(delimiter), "allow_outside_refs": allow_outside_refs}
+    if engine != "default" and (jobs or 1) > 1:
+        raise UsageError("-j goes with the default engine: --engine dask's workers are the cluster's")
+    cluster = click.get_current_context().with_resource(opened_engine(engine, scheduler))  # closed on exit
+    if cluster is not None:
+        reading["engine"] = cluster
     if os.path.isdir(source) and folder_format(source, from_) is None:
         for flag, given in (*file_options.items(), ("--report", report_path), ("--ledger", ledger)):
             if given:

@@ -12,6 +12,7 @@ from ..canonical.suggest import count
 from .texttable import aligned
 from .common import aside, echo_json, encoding_option, from_option, handles_errors, quiet_flag
 from . import progress
+from .engine_options import engine_options, opened_engine
 from .pages import by_option, format_option, html_option, say_written, write_page
 
 SHOWN_VALUES = 15  # per slice in text and markdown; JSON and the page have them all
@@ -40,21 +41,23 @@ MULTI_NOTE = "a row counts once under each of its values, so the counts add up t
 @click.option("--exclude", multiple=True, metavar="GLOB", help="In folders, leave matching files out.")
 @encoding_option
 @quiet_flag
+@engine_options
 @handles_errors
 def stats_command(targets: tuple[str, ...], by: tuple[str, ...], output_format: str, html_path: str | None,
                   minimums: tuple[str, ...], fail_on: tuple[str, ...], family_min: int, samples: int,
                   jobs: int | None, from_: str | None, include: tuple[str, ...], exclude: tuple[str, ...],
-                  encoding: str | None) -> None:
+                  encoding: str | None, engine: str, scheduler: str | None) -> None:
     """Count a set's rows by slice, list its coverage gaps, and gate on them.
 
     All files (folders walked) count as one set. Exit 0 ok; 1 when a --min or --fail-on check
     fails or rows are invalid; 2 on usage errors or unreadable files.
     """
     check_outputs(targets, {"--html": html_path}, stdout=True, include=include)
-    with progress.shown():
-        result = coverage.stats(targets, by=by, from_=from_, encoding=encoding, include=include, exclude=exclude,
-                                samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on,
-                                jobs=jobs)
+    with opened_engine(engine, scheduler) as cluster:
+        with progress.shown():
+            result = coverage.stats(targets, by=by, from_=from_, encoding=encoding, include=include, exclude=exclude,
+                                    samples=samples, family_min=family_min, minimums=minimums, fail_on=fail_on,
+                                    jobs=jobs, engine=cluster)
     data = result.to_json()
     written = html_path if html_path is not None and result.exit_code != 2 else None  # a failed run writes nothing
     if written is not None:

@@ -13,6 +13,7 @@ from ..registry import REGISTRY
 from .junit import Case, write_junit
 from ..output_paths import check_outputs
 from .common import outside_refs_flag
+from .engine_options import engine_options, opened_engine
 from .common import delimiter_flag, echo_json, encoding_option, from_option, handles_errors, print_findings
 from .common import note, print_warnings, quiet_flag
 from . import progress
@@ -34,20 +35,23 @@ from . import progress
 @click.option("--pack", "packs", multiple=True, metavar="FILE",
               help="Also check case families against this task-family pack (repeatable; built-in packs always).")
 @quiet_flag
+@engine_options
 @handles_errors
 def validate_command(sources: tuple[str, ...], from_: str | None, output_format: str,
                      encoding: str | None, delimiter: str | None, allow_outside_refs: bool, require: tuple[str, ...],
-                     junit_path: str | None, jobs: int | None, packs: tuple[str, ...]) -> None:
+                     junit_path: str | None, jobs: int | None, packs: tuple[str, ...], engine: str,
+                     scheduler: str | None) -> None:
     """Check rows against the schema, the admissibility map and the set rules.
 
     Exit 0 with no errors (warnings allowed), 1 with any error, 2 when a file cannot be read.
     """
     check_outputs(sources + packs, {"--junit": junit_path}, stdout=True)
     index = load_packs(packs) if packs else None
-    with progress.shown():
-        report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs,
-                              delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs,
-                              packs=index)
+    with opened_engine(engine, scheduler) as cluster:
+        with progress.shown():
+            report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs,
+                                  delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs, packs=index,
+                                  engine=cluster)
     if junit_path and report.exit_code != 2:  # a failed run writes nothing
         write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":

@@ -707,9 +707,12 @@ def count_sources(counter: _Counter, sources: Iterable[SourceRow], result: FileS
 
 
 def _count_file(counter: _Counter, path: str, from_: str | None, encoding: str | None, jobs: int | None,
-                result: FileStats) -> None:
+                result: FileStats, engine: Any = None) -> None:
     with reading(path, from_=from_, encoding=encoding) as (fmt, rows, _report):
         result.format = fmt.name
+        if engine is not None:
+            engine.count_file(counter, path, result)
+            return
         if parallel.eligible(path, fmt.name, None, encoding, parallel.default_jobs() if jobs is None else jobs):
             from ..engine.counting import count_in_chunks  # large JSONL files only
 
@@ -721,10 +724,12 @@ def _count_file(counter: _Counter, path: str, from_: str | None, encoding: str |
 def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None = None,
           encoding: str | None = None, include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
           samples: int = DEFAULT_SAMPLES, family_min: int = DEFAULT_FAMILY_MIN,
-          minimums: Iterable[str] = (), fail_on: Iterable[str] = (), jobs: int | None = None) -> Stats:
+          minimums: Iterable[str] = (), fail_on: Iterable[str] = (), jobs: int | None = None,
+          engine: Any = None) -> Stats:
     """Count the rows of every file (folders walked) as one set, by the default slices, the
     reason slices the set uses and `by`; list the gaps; apply the gate (`minimums`, `fail_on`).
-    `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial)."""
+    `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial).
+    `engine`: a cluster's engine that counts Parquet files (`--engine dask`: docs/scale.md)."""
     by, minimums, fail_on = tuple(by), tuple(minimums), tuple(fail_on)
     wanted, _, crosstabs = plan_slices(by, minimums)
     _gate(minimums, fail_on)  # a bad --min or --fail-on: refused before anything is read
@@ -740,7 +745,7 @@ def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None =
         if item.refused is not None:  # a FIFO in the folder: never opened
             continue
         try:
-            _count_file(counter, item.path, from_, encoding, jobs, result)
+            _count_file(counter, item.path, from_, encoding, jobs, result, engine)
         except EvalconvError as err:
             result.unreadable = err.render()
     from .slice_hints import refuse_unmatched  # a --by typo: exit 2 with the closest field

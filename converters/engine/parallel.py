@@ -58,10 +58,14 @@ class PayloadWriter(Protocol):
 
 def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str | None,
                  encoding: str | None, jobs: int | None, label: str, options: WriteOptions,
-                 require: tuple[str, ...] = ()) -> "SerialRows | Workers":
+                 require: tuple[str, ...] = (), engine: Any = None, output: str | None = None) -> Any:
     """The checked rows of one input, as a context manager: `Workers` for a file worth
     splitting, else `SerialRows` over `rows`. Enter it before opening any output (workers
-    start at once and must not hold the output's temp file)."""
+    start at once and must not hold the output's temp file). `engine`: a cluster's engine
+    (`dask_engine.DaskEngine`), whose checker reads the file's row groups there (`output`: the
+    file written, for the writers' variant)."""
+    if engine is not None:
+        return engine.checker(source, fmt_in, to=to, label=label, options=options, output=output, require=require)
     jobs = default_jobs() if jobs is None else jobs
     if eligible(source, fmt_in, to, encoding, jobs, options):
         try:

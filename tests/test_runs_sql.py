@@ -1,0 +1,198 @@
+"""SQL over the run store (evalconv.runs.sql): DuckDB views whose pass rates are `evalconv report`'s."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from evalconv.canonical import runs
+from evalconv.canonical.vocabulary import EVALUATOR_TYPES
+from evalconv.runs.report import report
+from evalconv.runs.store import import_runs
+from evalconv.runs.readers import RESULTS_REGISTRY
+
+duckdb = pytest.importorskip("duckdb")
+from evalconv.runs import sql  # noqa: E402
+
+RUNS = ROOT / "tests" / "fixtures" / "runs"
+GOLDEN = [json.loads(line) for line in (ROOT / "golden_roundtrips" / "support-agent.jsonl").read_text().splitlines()]
+BUCKET_KEYS = ("passed", "failed", "unscored", "excluded", "passRate", "starter", "conditional")
+SQL_KEYS = ("passed", "failed", "unscored", "excluded", "pass_rate", "starter", "conditional")
+
+
+def _rows(con, query: str) -> list[dict]:
+    result = con.execute(query)
+    names = [d[0] for d in result.description]
+    return [dict(zip(names, values)) for values in result.fetchall()]
+
+
+def _bucket(row: dict) -> dict:
+    return {key: row[name] for key, name in zip(BUCKET_KEYS, SQL_KEYS)}
+
+
+def assert_sql_is_the_report(store: Path, cases: Path, by=None) -> dict:
+    """The views' overall, per-slice and flag numbers are the report dict's, exactly."""
+    expected = report([str(store)], [str(cases)], by=by)
+    con = duckdb.connect()
+    sql.register(con, str(store), str(cases), by=by)
+    overall = _rows(con, "SELECT * FROM evalconv_pass_rate")[0]
+    assert overall["cases"] == expected["cases"]
+    assert _bucket(overall) == expected["overall"]
+    slices: dict = {}
+    for row in _rows(con, "SELECT * FROM evalconv_slice_pass_rates"):
+        slices.setdefault(row["slice"], {})[row["value"]] = _bucket(row)
+    assert slices == {name: values for name, values in expected["slices"].items() if values}
+    flags = _rows(con, "SELECT * FROM evalconv_flags")[0]
+    assert flags == {"starter_cases": expected["flags"]["starterCases"],
+                     "excluded_results": expected["flags"]["excludedResults"],
+                     "untyped_results": expected["flags"]["untypedResults"],
+                     "conditional_results": expected["flags"]["conditionalResults"],
+                     "judge_only_cases": expected["flags"]["judgeOnlyCases"],
+                     "not_run": expected["flags"]["notRun"]}
+    return expected
+
+
+def test_the_harness_fixtures_store_gives_the_reports_numbers(tmp_path):
+    store = tmp_path / "store"
+    paths = [RUNS / "promptfoo" / "results.json", RUNS / "promptfoo" / "rerun.jsonl",
+             *sorted((RUNS / "deepeval").glob("test_run_*.json")), RUNS / "braintrust" / "eval_result.json",
+             RUNS / "braintrust" / "experiment_export.jsonl", RUNS / "langsmith" / "runs.jsonl",
+             RUNS / "langsmith" / "feedback.jsonl"]
+    import_runs(str(store), ((str(p), RESULTS_REGISTRY.read(str(p))) for p in paths))
+    expected = assert_sql_is_the_report(store, RUNS / "cases.jsonl")
+    assert expected["flags"]["excludedResults"] and expected["overall"]["failed"]  # the test can fail
+    con = duckdb.connect()
+    sql.register(con, str(store), str(RUNS / "cases.jsonl"))
+    by_harness = {(r["harness"], r["evaluator_type"]): r for r in _rows(con, "SELECT * FROM evalconv_pass_rate_by_harness_evaluator")}
+    assert by_harness[("deepeval", "exact-or-programmatic")]["failed"] >= 1
+    assert {h for h, _ in by_harness} == {"promptfoo", "deepeval", "braintrust", "langsmith"}
+
+
+def synthetic_store(folder: Path, seed: int) -> tuple[Path, Path]:
+    """A case set and a store exercising every rule the views express: links by caseId, name,
+    LangSmith example id and (unique) input text; rescorings; people's verdicts; harness verdicts
+    (passed, failed, errored); barred, conditional, untyped and mistyped evaluators; overriding
+    ratings; results without their attempt; a duplicated attempt; a line cut short."""
+    from evalconv.vendors.langsmith.format import example_id
+
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    cases = []
+    for i in range(40):
+        value = json.loads(json.dumps(GOLDEN[i % len(GOLDEN)]))
+        value["id"] = value["metadata"]["case"]["caseId"] = f"c{i}"
+        value["input"] = f"shared question {i % 3}" if i >= 36 else f"question {i}"
+        value["metadata"]["severity"] = rng.choice(["harmful", "cosmetic", "wrong-answer", None])
+        value["metadata"]["reason"] = rng.choice([["a", "b"], "a", [], None])
+        cases.append(value)
+    cases_path = folder / "cases.jsonl"
+    cases_path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    attempts, results = [], []
+    types = [*EVALUATOR_TYPES, None, "not-a-type"]
+    for n in range(160):
+        i = rng.randrange(45)  # 40..44: no such case
+        link = rng.choice(["id", "id", "name", "langsmith", "input", "none"])
+        case_id = f"c{i}" if link == "id" else None
+        ref = {"name": {"kind": "name", "value": f"c{i}"},
+               "langsmith": {"kind": "langsmith-example-id", "value": example_id(f"c{i}")},
+               "input": {"kind": "input", "value": f"question {i}" if i < 36 else f"shared question {i % 3}"},
+               }.get(link)
+        harness = rng.choice(["promptfoo", "deepeval", "braintrust"])
+        attempt = runs.attempt(harness=harness, key=(n,), case_id=case_id, case_ref=ref, system="s",
+                               run=f"run-{n % 2}")
+        attempts.append(attempt)
+        if rng.random() < 0.05:
+            attempts.append(attempt)  # the same attempt twice: counted once
+        if rng.random() < 0.4:  # the harness decides it
+            results.append({"id": f"res-v{n}", "attemptId": attempt["id"], "role": "verdict",
+                            "evaluator": {"type": None, "name": harness}, "passed": rng.choice([True, False, None])})
+        for k in range(rng.randrange(4)):
+            type_ = rng.choice(types)
+            for _rescoring in range(rng.choice([1, 1, 2])):
+                results.append({"id": f"res-{n}-{k}-{len(results)}", "attemptId": attempt["id"],
+                                "evaluator": {"type": type_, "name": f"e{k}-{type_}"},
+                                "passed": rng.choice([True, False, None]),
+                                **({"role": "override"} if rng.random() < 0.15 else {})})
+    results.append({"id": "res-orphan", "attemptId": "att-nowhere", "evaluator": {"type": "llm-judge", "name": "j"},
+                    "passed": False})
+    rng.shuffle(results)
+    store = folder / "store"
+    store.mkdir()
+    (store / "attempts.jsonl").write_text("".join(json.dumps(a) + "\n" for a in attempts))
+    (store / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results) + '{"id": "res-cut", "attemptId": "at')
+    return store, cases_path
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_synthetic_store_gives_the_reports_numbers(tmp_path, seed):
+    store, cases = synthetic_store(tmp_path, seed)
+    expected = assert_sql_is_the_report(store, cases, by=("metadata.severity", "metadata.reason", "case.oracleType"))
+    assert expected["ledgerCounts"].get("result-without-attempt") and expected["ledgerCounts"].get("unreadable")
+
+
+def test_newly_failing_cases_between_two_runs(tmp_path):
+    store, cases = synthetic_store(tmp_path, 3)
+    con = duckdb.connect()
+    sql.register(con, str(store), str(cases))
+    outcomes = {(r["run"], r["case_id"]): r["outcome"] for r in _rows(con, "SELECT * FROM evalconv_run_case_outcomes")}
+    newly = _rows(con, "SELECT * FROM evalconv_newly_failing('run-0', 'run-1')")
+    wanted = sorted({c for (run, c), o in outcomes.items() if run == "run-1" and o == "failed"
+                     and outcomes.get(("run-0", c)) == "passed"}, key=lambda c: int(c[1:]))
+    assert [r["case_id"] for r in newly] == wanted and wanted
+    # each run alone is the report over that run's attempts alone
+    for run_id in ("run-0", "run-1"):
+        only = tmp_path / run_id
+        only.mkdir()
+        lines = (store / "attempts.jsonl").read_text().splitlines()
+        (only / "attempts.jsonl").write_text("".join(line + "\n" for line in lines if json.loads(line)["harness"]["run"] == run_id))
+        (only / "results.jsonl").write_bytes((store / "results.jsonl").read_bytes())
+        per_case = _cases_outcomes(only, cases)
+        for (run, case_id), outcome in outcomes.items():
+            if run == run_id and case_id is not None:
+                assert per_case[case_id] == outcome, (run_id, case_id)
+
+
+def _cases_outcomes(store: Path, cases: Path) -> dict[str, str]:
+    con = duckdb.connect()
+    sql.register(con, str(store), str(cases))
+    assert _bucket(_rows(con, "SELECT * FROM evalconv_pass_rate")[0]) == report([str(store)], [str(cases)])["overall"]
+    return {r["case_id"]: r["outcome"] for r in _rows(con, "SELECT * FROM evalconv_case_outcomes")}
+
+
+def test_a_folder_that_is_not_a_store_is_a_usage_error(tmp_path):
+    from evalconv.canonical.errors import UsageError
+
+    with pytest.raises(UsageError, match="run store"):
+        sql.register(duckdb.connect(), str(tmp_path), str(RUNS / "cases.jsonl"))
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+    from evalconv.cli import cli
+
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_runs_sql_prints_the_views_answers(tmp_path):
+    store, cases = synthetic_store(tmp_path, 5)
+    result = _cli("runs", "sql", store, "--cases", cases, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    overall, by_harness = json.loads(result.stdout)
+    assert _bucket(overall["rows"][0]) == report([str(store)], [str(cases)])["overall"]
+    assert {row["harness"] for row in by_harness["rows"]} == {"promptfoo", "deepeval", "braintrust"}
+    text = _cli("runs", "sql", store, "--cases", cases, "SELECT count(*) AS n FROM evalconv_attempts")
+    assert text.exit_code == 0 and text.stdout.splitlines()[0].strip() == "n"
+
+
+def test_runs_sql_a_bad_query_or_no_duckdb_is_one_line_exit_2(tmp_path, monkeypatch):
+    store, cases = synthetic_store(tmp_path, 1)
+    bad = _cli("runs", "sql", store, "--cases", cases, "SELECT nope FROM evalconv_cases")
+    assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "the query 'SELECT nope FROM evalconv_cases' failed: Binder Error" in bad.stderr
+    monkeypatch.setitem(__import__("sys").modules, "duckdb", None)
+    missing = _cli("runs", "sql", store, "--cases", cases)
+    assert missing.exit_code == 2
+    assert missing.stderr.strip() == "evalconv: error: SQL over the run store needs DuckDB: pip install 'evalconv[dask]'"
