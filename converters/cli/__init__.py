@@ -23,6 +23,7 @@ from .explain import explain_command
 from .import_ import import_command
 from .report import report_command, runs_group
 from .info import formats_command, schema_command
+from .migrate import migrate_command
 from .new import new_command
 from .roundtrip import roundtrip_command
 from .stats import stats_command
@@ -67,6 +68,7 @@ def cli() -> None:
       evalconv explain rubric                           which evaluators an oracle type admits, and why
       evalconv report results.json --cases set.jsonl    pass rates of a run, sliced
       evalconv diff --git origin/main sets/             review a change: cases added, removed, changed
+      evalconv migrate set.jsonl --to 2                 move a set to schema version 2, recorded beside it
 
     --debug (anywhere on the line) or EVALCONV_DEBUG=1 shows the traceback of an internal error.
     """
@@ -84,6 +86,7 @@ cli.add_command(import_command)
 cli.add_command(report_command)
 cli.add_command(runs_group)
 cli.add_command(diff_command)
+cli.add_command(migrate_command)
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE in sysexits.h
