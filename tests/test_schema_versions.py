@@ -153,3 +153,16 @@ def test_regression_a_schema_version_cell_that_is_not_an_integer_names_the_cell(
     assert result.exit_code == 1
     assert "$.metadata.case.schemaVersion: error[parse]: 'case.schemaVersion' holds '2.0', which is not an integer" \
         in result.output
+
+
+def test_regression_a_parquet_file_written_before_version_2_columns_still_reads(tmp_path, write_jsonl):
+    """Files written before the four version-2 columns existed have none of them."""
+    import pyarrow.parquet as pq
+
+    rows = [row("a"), row("b", scenario="s")]
+    new = tmp_path / "new.parquet"
+    assert run(write_jsonl(rows), "--to", "parquet", "-o", new).exit_code == 0
+    table = pq.read_table(new)
+    old = tmp_path / "old.parquet"
+    pq.write_table(table.drop_columns([f"case.{f}" for f in schema.ADDED_IN[2]]), old)
+    assert read_back(old) == rows

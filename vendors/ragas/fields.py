@@ -73,6 +73,12 @@ def _case_entry(name: str) -> FieldLoss:
         return FieldLoss("$.metadata.case.extensions", "carried", "evalconv.metadata.case.extensions; "
                          "extensions.ragas.{rubrics, persona_name, query_style, query_length, "
                          "reference_topics} also native", "the Ragas sample fields that are not case data")
+    if name == "contextRefs":
+        return FieldLoss("$.metadata.case.contextRefs", "carried", "evalconv.metadata.case.contextRefs",
+                         "a context reference names a source and the snapshot it was written against; Ragas' "
+                         "reference_context_ids hold passage ids without a version and reference_contexts the "
+                         "passage text (metadata.referenceContextIds and referenceContexts map there), so "
+                         "references are carried in the sample's `evalconv` key, not mapped")
     return FieldLoss(f"$.metadata.case.{name}", "carried", f"evalconv.metadata.case.{name}", REASONS["case"])
 
 
