@@ -166,3 +166,12 @@ def test_regression_a_parquet_file_written_before_version_2_columns_still_reads(
     old = tmp_path / "old.parquet"
     pq.write_table(table.drop_columns([f"case.{f}" for f in schema.ADDED_IN[2]]), old)
     assert read_back(old) == rows
+
+
+def test_regression_a_dataframe_kept_version_2_integers_and_objects_as_text(tmp_path):
+    """to_dataframe put schemaVersion and contextRefs in pandas string columns: they came back "2"."""
+    import evalconv
+
+    rows = [Row.from_json(EVIDENCE_ROW), Row.from_json(row("plain")), Row.from_json(v2("big", targetTurn=10**30))]
+    back = evalconv.from_dataframe(evalconv.to_dataframe(rows))
+    assert not back.log.errors and back.rows == rows

@@ -41,6 +41,9 @@ REASONS = {
     "input.system": "Ragas messages have no system role (ragas 0.4.3 has HumanMessage, AIMessage and "
                     "ToolMessage only; its LangGraph converter skips system messages too): the system message "
                     "is left out of user_input; the exact input is " + _CARRIED,
+    "input.content": "a Ragas message's content is text: a turn whose content is not (an evidence marker "
+                     "{\"$evidence\": \"redacted\"}, a list of parts) is left out of user_input; the exact input is "
+                     + _CARRIED,
     "input.order": "Ragas loads a conversation only if each tool message follows an AI message with tool "
                    "calls (and not one of system messages alone): the JSON text of this chat is written as one "
                    "human message; the exact value is " + _CARRIED,
