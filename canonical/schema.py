@@ -93,9 +93,14 @@ CASE_FIELD_KINDS: dict[str, str] = {
 }
 
 
-@lru_cache(maxsize=None)
+_FAST: dict[int, Any] = {}
+
+
 def fast_check(version: int = 1) -> Any:
-    return jsonschema_rs.Draft7Validator(row_schema(version))
+    checker = _FAST.get(version)
+    if checker is None:
+        checker = _FAST[version] = jsonschema_rs.Draft7Validator(row_schema(version))
+    return checker
 
 
 def declared_version(value: Any) -> Any:
@@ -106,10 +111,13 @@ def declared_version(value: Any) -> Any:
     return case.get(VERSION_FIELD, 1) if isinstance(case, dict) else 1
 
 
+def known_version(declared: Any) -> int | None:
+    return declared if type(declared) is int and declared in SCHEMA_FILES else None
+
+
 def version_of(value: Any) -> int | None:
     """The schema version a row follows, or None when it names none evalconv knows."""
-    version = declared_version(value)
-    return version if type(version) is int and version in SCHEMA_FILES else None
+    return known_version(declared_version(value))
 
 
 def _as_checked(value: Any, version: int) -> Any:
@@ -124,10 +132,16 @@ def _as_checked(value: Any, version: int) -> Any:
 
 
 def is_valid(value: Any) -> bool:
-    version = version_of(value)
+    return valid_at(value, version_of(value))
+
+
+def valid_at(value: Any, version: int | None, says_version: bool = True) -> bool:
+    """Is the row valid at `version` (its own: `version_of`)? `says_version=False` tells that the
+    row has no schemaVersion key (the validator knows), which spares a look."""
     if version is None:
         return False
-    value = _as_checked(value, version)
+    if version == 1 and says_version:
+        value = _as_checked(value, 1)
     try:
         return fast_check(version).is_valid(value)
     except (ValueError, OverflowError):  # a value it cannot take (a non-string key): ask the reference

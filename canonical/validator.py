@@ -87,12 +87,13 @@ class Validator:
         if not findings and not src.plain_json and (problem := value_problem(value)) is not None:
             findings.append(Finding("schema", problem[1], problem[0]))
         if not findings:
-            version = schema.version_of(value)
+            case = _case(value) if isinstance(value, dict) else {}
+            says = schema.VERSION_FIELD in case
+            version = schema.known_version(case[schema.VERSION_FIELD]) if says else 1
             self.versions[version if version is not None else "unknown"] += 1
-            if not schema.is_valid(value):
+            if not schema.valid_at(value, version, says):
                 findings.extend(Finding("schema", msg, path) for path, msg in schema.explain(value))
             if isinstance(value, dict):
-                case = _case(value)
                 findings += row_findings(value, case)
                 if version == 2 and case:
                     findings += evidence_findings(value, case, self.contexts)
