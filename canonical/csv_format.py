@@ -618,8 +618,8 @@ def row_cells(row: Row) -> dict[str, str]:
             cells[_CASE_COLUMNS[name]] = str(value)
         else:
             overflow[name] = value  # "", a NUL, or a name outside the profile (a valid row has none)
-    if overflow:
-        cells[CASE_JSON] = jsonvalue.dumps(overflow)
+    if overflow:  # in the schema's order, as the reader gives them back: a sheet rewritten stays byte for byte
+        cells[CASE_JSON] = jsonvalue.dumps({**{n: overflow[n] for n in CASE_FIELDS if n in overflow}, **overflow})
     if len(row.metadata) > 1:
         rest = split_metadata(row.metadata, cells, _META_COLUMN, True)  # text_cells
         if rest is not None:

@@ -50,6 +50,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "ambiguous-empty": ("warning", "an evidence field (a context reference's field, a chat turn's content, a permission "
                                    "field) is an empty string: write the marker {\"$evidence\": \"absent\"}, "
                                    "\"redacted\" or \"irrelevant\" to say which"),
+    "retirement-due": ("warning", "metadata.case.retirementCondition names a date (YYYY-MM-DD) that has passed: "
+                                  "retire the case (evalconv retire) or update the condition"),
     # `evalconv diff`: review findings about a change to a set (--fail-on CODE makes one fail the run)
     "removed-without-retirement": ("warning", "diff: a case is gone and no retirement record in the head's "
                                               "<set>.retired.jsonl says why (evalconv retire writes one)"),
@@ -61,6 +63,8 @@ CODES: dict[str, tuple[Severity, str]] = {
                                        "the message names an evaluator that became barred"),
     "starter-added": ("warning", "diff: an added case is still a starter example or an imported placeholder"),
     "id-reused": ("warning", "diff: an id the retirement ledger says is retired comes back as a different case"),
+    "ledger-rewritten": ("warning", "diff: the head's retirement ledger does not begin with the base's: records were "
+                                    "edited or removed from an append-only ledger"),
     "schema-migrated": ("warning", "diff: cases changed schema version and nothing else (a migration): one "
                                    "finding for the set, with whether its migrations ledger records it"),
 }

@@ -18,6 +18,7 @@ from .jsonvalue import value_problem
 from .admissibility import ADMISSIBILITY, admitted, verdict
 from .evidence import ContextIndex, evidence_findings
 from .findings import Finding
+from .retirement import retirement_due
 from .review import PLACEHOLDER_MARK, is_placeholder
 from .row import Row
 from .source import SourceRow
@@ -318,6 +319,8 @@ def row_findings(value: dict[str, Any], case: dict[str, Any] | None = None) -> l
         out.extend(expected_shape(known_oracle, value))
     if isinstance(metadata := value.get("metadata"), dict):
         out.extend(vocabulary_findings(metadata))
+    if "retirementCondition" in case:
+        out.extend(retirement_due(case))
     return out
 
 

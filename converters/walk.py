@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .canonical.errors import ReadError, UsageError
 from .canonical.opening import not_regular, refusal
+from .canonical.retirement import is_ledger
 from .registry import REGISTRY
 
 
@@ -37,7 +38,8 @@ def _matches(relative: str, globs: tuple[str, ...]) -> bool:
 def collect(targets: tuple[str, ...] | list[str], *, include: tuple[str, ...] = (),
             exclude: tuple[str, ...] = (), skip: str | None = None) -> list[Found]:
     """Files named directly are taken as they are (a FIFO too: `<(cmd)` is a stream the user
-    gave); folders are walked (hidden entries and `skip`, the output folder, left out). Without
+    gave); folders are walked (hidden entries, the `.retired.jsonl` / `.migrations.jsonl` ledgers
+    beside sets and `skip`, the output folder, left out). Without
     --include a file must have a known extension. A FIFO, device or socket found in a folder is
     listed `refused`, never opened: reading it would wait for a writer or never end."""
     found: list[Found] = []
@@ -58,7 +60,7 @@ def collect(targets: tuple[str, ...] | list[str], *, include: tuple[str, ...] = 
                 if (not include or _matches(relative, include)) and not _matches(relative, exclude):
                     found.append(Found(path, relative))
             for name in sorted(files):
-                if name.startswith("."):
+                if name.startswith(".") or is_ledger(name):  # a set's history beside it, not a set
                     continue
                 path = os.path.join(folder, name)
                 relative = os.path.relpath(path, target).replace(os.sep, "/")

@@ -134,10 +134,8 @@ def test_reason_field_names_where_the_reason_lives(tmp_path):
 def test_a_removal_the_head_ledger_records_is_accepted_and_a_reused_id_is_not(tmp_path):
     base = [row("keep"), row("old")]
     b = write(tmp_path / "b.jsonl", base)
-    h = write(tmp_path / "h.jsonl", [row("keep")])
-    ledger = tmp_path / "h.jsonl.retired.jsonl"
-    ledger.write_text(jsonvalue.dumps({"action": "retired", "id": "old", "date": "2026-12-01",
-                                       "reason": "feature removed", "by": None, "case": base[1]}) + "\n")
+    h = write(tmp_path / "h.jsonl", base)
+    assert run("retire", h, "--id", "old", "--why", "feature removed").exit_code == 0
     data = json.loads(run("diff", b, h, "--format", "json", "--fail-on", "removed-without-retirement").output)
     assert data["ok"] and data["sets"][0]["removed"][0]["retired"]["reason"] == "feature removed"
     reused = row("old", oracle="rubric", expected=())
@@ -229,12 +227,25 @@ def test_a_migration_is_one_finding_not_a_change_a_row(tmp_path):
 @settings(max_examples=40)
 @given(row_sets(max_size=6), st.data())
 def test_diff_reports_exactly_the_edits_made(rows, data):
+    from evalconv.lifecycle.retire import retire
+
     base = [r.to_json() for r in rows]
     head, removed, changed, unversioned, added = [], set(), set(), set(), set()
+    retired, reused, comeback = set(), set(), []
     for value in base:
-        edit = data.draw(st.sampled_from(["keep", "remove", "change", "bump"]))
+        edit = data.draw(st.sampled_from(["keep", "remove", "change", "bump", "retire", "reuse"]))
         if edit == "remove":
             removed.add(value["id"])
+            continue
+        if edit in ("retire", "reuse"):  # retired with `evalconv retire`; a reused id comes back as another case
+            head.append(value)
+            retired.add(value["id"])
+            if edit == "reuse":
+                other = copy.deepcopy(value)
+                other["expected"] = {"§reused§": value["id"]}
+                other["metadata"]["case"]["version"] = str(other["metadata"]["case"].get("version", "")) + "+r"
+                comeback.append(other)
+                reused.add(value["id"])
             continue
         value = copy.deepcopy(value)
         if edit in ("change", "bump"):
@@ -253,12 +264,18 @@ def test_diff_reports_exactly_the_edits_made(rows, data):
         b, h = write(Path(tmp) / "b.jsonl", base), write(Path(tmp) / "h.jsonl", head)
         same = lifecycle_diff.diff(str(b), str(b)).to_json()
         assert same["counts"]["unchanged"] == len(base) and not same["sets"][0]["findings"]
+        if retired:
+            retire(str(h), sorted(retired), "no longer needed")
+            with open(h, "a", encoding="utf-8") as out:
+                out.write("".join(jsonvalue.dumps(r) + "\n" for r in comeback))
         s = lifecycle_diff.diff(str(b), str(h)).sets[0]
     assert {a["id"] for a in s.added} == added
-    assert {r["id"] for r in s.removed} == removed
-    assert {c.id for c in s.changed} == changed
-    assert s.unchanged == len(base) - len(removed) - len(changed)
+    assert {r["id"] for r in s.removed} == removed | (retired - reused)
+    assert {r["id"] for r in s.removed if r["retired"]} == retired - reused
+    assert {c.id for c in s.changed} == changed | reused
+    assert s.unchanged == len(base) - len(removed) - len(changed) - len(retired)
     found = {(f.code, f.id) for f in s.findings}
     assert {i for c, i in found if c == "behavior-changed-without-version"} == unversioned
     assert {i for c, i in found if c == "removed-without-retirement"} == removed
     assert {i for c, i in found if c == "new-without-reason"} == added
+    assert {i for c, i in found if c == "id-reused"} == reused

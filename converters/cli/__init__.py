@@ -15,13 +15,14 @@ from typing import Any
 import click
 
 from .. import __version__
-from . import stopping
+from .. import _stopping as stopping
 from ..canonical.suggest import by_closeness, did_you_mean
 from .convert import convert_command
 from .diff import diff_command
 from .explain import explain_command
 from .import_ import import_command
 from .report import report_command, runs_group
+from .retire import retire_command
 from .info import formats_command, schema_command
 from .migrate import migrate_command
 from .new import new_command
@@ -69,6 +70,7 @@ def cli() -> None:
       evalconv report results.json --cases set.jsonl    pass rates of a run, sliced
       evalconv diff --git origin/main sets/             review a change: cases added, removed, changed
       evalconv migrate set.jsonl --to 2                 move a set to schema version 2, recorded beside it
+      evalconv retire set.jsonl --id ID --why TEXT      retire a case, kept with its history in a ledger
 
     --debug (anywhere on the line) or EVALCONV_DEBUG=1 shows the traceback of an internal error.
     """
@@ -87,6 +89,7 @@ cli.add_command(report_command)
 cli.add_command(runs_group)
 cli.add_command(diff_command)
 cli.add_command(migrate_command)
+cli.add_command(retire_command)
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE in sysexits.h

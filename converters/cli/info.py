@@ -85,18 +85,24 @@ def formats_command(output_format: str) -> None:
 @click.option("--case-profile", is_flag=True, help="Print the case profile's schema on its own.")
 @click.option("--attempt", is_flag=True, help="Print the schema of a run attempt record.")
 @click.option("--result", is_flag=True, help="Print the schema of an evaluation result record.")
+@click.option("--retirement", is_flag=True, help="Print the schema of a retirement ledger record (SET.retired.jsonl).")
 @handles_errors
-def schema_command(version: int | None, case_profile: bool, attempt: bool, result: bool) -> None:
+def schema_command(version: int | None, case_profile: bool, attempt: bool, result: bool, retirement: bool) -> None:
     """Print the published JSON Schema of a canonical row (draft-07), of one case-profile version.
 
     A row names its version in metadata.case.schemaVersion (absent: 1) and is validated against
     that version's schema."""
     check_outputs((), stdout=True)
-    if case_profile + attempt + result > 1:
-        raise UsageError("give one of --case-profile, --attempt, --result")
+    if case_profile + attempt + result + retirement > 1:
+        raise UsageError("give one of --case-profile, --attempt, --result, --retirement")
+    if version is not None and (attempt or result or retirement):
+        raise UsageError("--version chooses a version of the row schema; attempt, result and retirement records have one")
+    if retirement:
+        from ..canonical.retirement import record_schema
+
+        echo_json(record_schema())
+        return
     if attempt or result:
-        if version is not None:
-            raise UsageError("--version chooses a version of the row schema; attempt and result records have one")
         echo_json(attempt_schema() if attempt else result_schema())
         return
     if version is None:

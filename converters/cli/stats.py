@@ -130,6 +130,7 @@ def text(data: dict[str, Any]) -> str:
             out.append(f"  … {more} more values ({more_rows} rows): --format json or --html for all")
     for table in data["crosstabs"]:
         out += ["", " x ".join(table["by"])] + _grid(table)
+    out += _retired_lines(data)
     out += ["", "gaps: none" if not data["gaps"] else "gaps:"]
     out += [f"  [{g['code']}] {g['message']}" for g in data["gaps"]]
     if data["gate"]["checks"]:
@@ -137,6 +138,18 @@ def text(data: dict[str, Any]) -> str:
         out += ["", f"gate: {'ok' if gate['ok'] else 'FAILED'} ({', '.join(gate['checks'])})"]
         out += [f"  {f['message']}" for f in gate["failures"]]
     return "\n".join(out)
+
+
+def _retired_lines(data: dict[str, Any]) -> list[str]:
+    retired = data["retired"]
+    if not retired["ledgers"]:
+        return []
+    out = ["", f"retired: {coverage.plural(retired['cases'], 'case')} ({', '.join(retired['ledgers'])})"]
+    out += aligned([[reason, str(n)] for reason, n in retired["reasons"].items()], right={1}, cap=60, cut="…",
+                   indent="  ")
+    out += [f"  interrupted: {path} (its ledger is ahead of it: run `evalconv retire {path}` to finish)"
+            for path in retired["interrupted"]]
+    return out
 
 
 def _grid(table: dict[str, Any], limit: int = 12) -> list[str]:
@@ -164,6 +177,10 @@ def markdown(data: dict[str, Any]) -> str:
     if gate["checks"]:
         out += [f"**Gate**: {'ok' if gate['ok'] else 'failed'} ({', '.join(f'`{c}`' for c in gate['checks'])})", ""]
         out += [f"- {_md(f['message'])}" for f in gate["failures"]] + ([""] if gate["failures"] else [])
+    retired = data["retired"]
+    if retired["ledgers"]:
+        out += [f"**Retired**: {coverage.plural(retired['cases'], 'case')}", "", "| reason | cases |", "|---|--:|"]
+        out += [f"| {_md(reason)} | {n} |" for reason, n in retired["reasons"].items()] + [""]
     for name, counts in data["slices"].items():
         shown, more, more_rows = _shown(counts)
         top = max(counts.values(), default=0)

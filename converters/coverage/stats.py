@@ -17,6 +17,7 @@ admissibility) are `validate`'s job.
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, cast
@@ -358,6 +359,7 @@ class Stats:
     capped: list[str] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    retired: dict[str, Any] = field(default_factory=lambda: retired_summary([]))
 
     @property
     def invalid(self) -> int:
@@ -379,7 +381,7 @@ class Stats:
                 "gaps": self.gaps, "gate": {"checks": self.checks, "ok": not self.failures,
                                             "failures": self.failures},
                 "samples": self.samples, "sample_size": self.sample_size, "family_min": self.family_min,
-                "capped": self.capped}
+                "capped": self.capped, "retired": self.retired}
 
 
 class _Counter:
@@ -725,8 +727,35 @@ def stats(targets: Iterable[str], *, by: Iterable[str] = (), from_: str | None =
     extra, _ = parse_by(by)
     refuse_unmatched(extra, {name: counter.tallies[name].counts() for name in extra if name in counter.tallies},
                      [item.path for item in found if item.refused is None], from_=from_, encoding=encoding)
-    return finish(counter, files, by=by, minimums=minimums, fail_on=fail_on, samples=samples,
-                  family_min=family_min)
+    out = finish(counter, files, by=by, minimums=minimums, fail_on=fail_on, samples=samples,
+                 family_min=family_min)
+    out.retired = retired_summary([item.path for item in found if item.refused is None], files)
+    return out
+
+
+def retired_summary(paths: list[str], files: list[FileStats] | None = None) -> dict[str, Any]:
+    """The cases the sets' retirement ledgers (`<set>.retired.jsonl`) say are retired now, by
+    reason; a ledger that cannot be read is an unreadable file of the run (in `files`)."""
+    from ..lifecycle.ledger import interrupted, records, retired_now, retired_path
+
+    reasons: Counter[str] = Counter()
+    ledgers, halted = [], []
+    for path in paths:
+        ledger = retired_path(path)
+        if path == "-" or not os.path.isfile(ledger):
+            continue
+        try:
+            now = retired_now(ledger)
+            if interrupted(path, list(records(ledger))):
+                halted.append(label(path))
+        except EvalconvError as err:
+            if files is not None:
+                files.append(FileStats(label(ledger), unreadable=err.render()))
+            continue
+        ledgers.append(label(ledger))
+        reasons.update(r.reason if isinstance(r.reason, str) else NONE for r in now.values())
+    return {"cases": sum(reasons.values()), "reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "ledgers": ledgers, "interrupted": halted}
 
 
 def plan_slices(by: Iterable[str], minimums: Iterable[str]) -> tuple[list[str], set[str], list[tuple[str, str]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -29,7 +30,7 @@ from .table import CHANGED, SEEN, DigestTable
 
 # The review findings `diff` makes (all warnings: `--fail-on CODE` makes any of them fail a run).
 DIFF_CODES = ("removed-without-retirement", "behavior-changed-without-version", "new-without-reason",
-              "oracle-type-changed", "starter-added", "id-reused", "schema-migrated")
+              "oracle-type-changed", "starter-added", "id-reused", "schema-migrated", "ledger-rewritten")
 # What a case's behaviour is: a change to any of them needs a new metadata.case.version.
 BEHAVIOR_PATHS = ("$.expected", "$.metadata.case.expectedBehavior", "$.metadata.case.oracleType",
                   "$.metadata.case.evaluator", "$.metadata.case.passLogic")
@@ -139,16 +140,19 @@ def check_fail_on(codes: Iterable[str]) -> tuple[str, ...]:
 
 def diff(base: str | None, head: str | None, *, reason_field: str = DEFAULT_REASON_FIELD,
          fail_on: Iterable[str] = (), from_: str | None = None, encoding: str | None = None,
-         base_label: str | None = None, head_label: str | None = None) -> DiffReport:
+         base_label: str | None = None, head_label: str | None = None,
+         base_ledger: str | None = None) -> DiffReport:
     """Compare two sets (files or folders; None: the set does not exist on that side). Folders
-    pair their set files by path without the extension (`a.csv` at base, `a.jsonl` at head)."""
+    pair their set files by path without the extension (`a.csv` at base, `a.jsonl` at head).
+    `base_ledger`: the base set's retirement ledger when it is not beside it (a git ref's copy)."""
     fail = check_fail_on(fail_on)
     reason = _reason_path(reason_field)
     pairs = _pairs(base, head)
     out = []
     for b, h in pairs:
         out.append(diff_pair(b, h, reason_path=reason, from_=from_, encoding=encoding,
-                             base_label=_relabel(b, base, base_label), head_label=_relabel(h, head, head_label)))
+                             base_label=_relabel(b, base, base_label), head_label=_relabel(h, head, head_label),
+                             base_ledger=base_ledger if len(pairs) == 1 else None))
     return DiffReport(out, fail)
 
 
@@ -159,11 +163,12 @@ def diff_git(ref: str, *targets: str, **options: Any) -> DiffReport:
     sets: list[SetDiff] = []
     fail: tuple[str, ...] = ()
     for path in targets:
-        with at_ref(ref, path) as copy:
+        single = not os.path.isdir(path)
+        with at_ref(ref, path) as copy, at_ref(ref, retired_path(path)) if single else nullcontext() as ledger:
             if copy is None and not os.path.exists(path):
                 raise UsageError(f"not in the working tree nor at {ref}", source=path)
             report = diff(copy, path if os.path.exists(path) else None, base_label=f"{ref}:{path}",
-                          head_label=path, **options)
+                          head_label=path, base_ledger=ledger, **options)
         sets += report.sets
         fail = report.fail_on
     return DiffReport(sets, fail)
@@ -260,7 +265,8 @@ def short(value: Any) -> str:
 
 def diff_pair(base: str | None, head: str | None, *, reason_path: str = "$.metadata.reason",
               from_: str | None = None, encoding: str | None = None,
-              base_label: str | None = None, head_label: str | None = None) -> SetDiff:
+              base_label: str | None = None, head_label: str | None = None,
+              base_ledger: str | None = None) -> SetDiff:
     """One set at base against the same set at head."""
     result = SetDiff(base_label or base, head_label or head)
     where = head_label or head or base_label or base
@@ -312,11 +318,40 @@ def diff_pair(base: str | None, head: str | None, *, reason_path: str = "$.metad
             result.head_rows = number
     if base is not None and (held or table.unseen()):
         _second_pass(base, from_, encoding, table, held, retired, result, findings, base_label or base)
+    rewritten = _ledger_rewritten(base_ledger or (_ledger(base) if base is not None else None), _ledger(head))
+    if rewritten is not None:
+        findings.append(rewritten.locate(row=None, id=None, line=None, record=None, source=where))
     if result.migrated:
         findings.append(_migration_finding(result, head).locate(row=None, id=None, line=None, record=None,
                                                                 source=where))
     result.findings = findings
     return result
+
+
+def _ledger_rewritten(base_ledger: str | None, head_ledger: str | None) -> Finding | None:
+    """`ledger-rewritten` when the head's retirement ledger does not begin with the base's bytes
+    (records edited, reordered or removed: the ledger is append-only). Compared in blocks."""
+    if base_ledger is None or not os.path.exists(base_ledger):
+        return None
+    with open(base_ledger, "rb") as old:
+        before = old.read(1 << 16)
+        if not before.strip():
+            return None
+        new = open(head_ledger, "rb") if head_ledger is not None else None
+        try:
+            while before:
+                after = new.read(len(before)) if new is not None else b""
+                if after != before:
+                    break
+                before = old.read(1 << 16)
+        finally:
+            if new is not None:
+                new.close()
+    if not before:  # the head holds all of the base, then maybe more
+        return None
+    what = "is gone" if head_ledger is None else "does not begin with the base's records"
+    return Finding("ledger-rewritten", f"the retirement ledger {what}: records were edited, reordered or removed, "
+                   f"and the ledger is append-only (`evalconv retire --restore` adds a record instead)", "$")
 
 
 def _version_byte(version: Any) -> int:

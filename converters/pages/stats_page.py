@@ -72,6 +72,8 @@ def render(data: dict[str, Any]) -> str:
            ("gaps", len(data["gaps"]), "warn" if data["gaps"] else "good"), ("gate", gate_tile[0], gate_tile[1])]
     if data["invalid"]:
         top.append(("invalid rows", data["invalid"], "bad"))
+    if data.get("retired", {}).get("ledgers"):
+        top.append(("retired", data["retired"]["cases"], ""))
     body = [tiles(top)]
     problems = _gate_items(data) + data["gaps"]
     if problems:
