@@ -191,3 +191,15 @@ def test_diff_of_a_migration_commit_is_one_finding_not_a_changed_row_each(tmp_pa
     (finding,) = data["sets"][0]["findings"]
     assert finding["code"] == "schema-migrated" and "10 case(s) moved from schema version 1 to 2" in finding["message"]
     assert "the migrations ledger records it" in finding["message"]
+
+
+def test_markdown_is_a_pull_request_comment_naming_each_set_and_what_stopped_it(tmp_path, write_jsonl):
+    good = str(write_jsonl(GOLDEN[:2], "good.jsonl"))
+    bad = str(write_jsonl([v2("refs", contextRefs=[{"source": "kb", "snapshot": "1"}])], "bad.jsonl"))
+    result = run("migrate", good, bad, "--to", "1", "--format", "markdown")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == "### evalconv migrate"
+    assert any(f"`{good}`" in line and "already at version 1: nothing to do" in line for line in lines)
+    assert any(f"`{bad}`" in line and "refused: nothing written" in line for line in lines)
+    assert any("`schema` refs `$.metadata.case.contextRefs`: cannot move to schema version 1" in line for line in lines)
