@@ -26,6 +26,7 @@ from ..atomic import AtomicOutput, together
 from ..canonical import jsonvalue, schema
 from ..canonical.errors import UsageError
 from ..canonical.findings import Finding
+from ..canonical.row import Row
 from ..canonical.source import SourceRow
 from ..canonical.validator import Validator
 from ..registry import REGISTRY
@@ -190,8 +191,8 @@ def _migrated(rows: Iterator[SourceRow], result: SetMigration, source: str) -> I
                 result.after.append(f)
         if moved.row is not None:
             yield moved.row
-        elif not result.refused_count:  # cannot happen for 1 -> 2; said rather than written wrong
-            yield checked.row.__class__.from_json(new)
+        elif not result.refused_count:  # version 2's evidence rules reject it: written, and named in `after`
+            yield Row.from_json(new)
 
 
 # Findings the migrated row repeats from before (its own version's rules): not news of the migration.
@@ -236,12 +237,11 @@ def migrate_row(value: dict[str, Any], version: int | None, to: int,
 
 def _record(result: SetMigration, now: datetime | None) -> dict[str, Any]:
     when = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0)
-    changed_from = sorted({str(old) for (_, _, old, _) in result.changes})
     from_versions = sorted(v for v in result.before if v != result.to)
     return {"action": "migrated", "from": from_versions[0] if len(from_versions) == 1 else from_versions,
             "to": result.to, "date": when.isoformat().replace("+00:00", "Z"), "tool": f"evalconv {__version__}",
             "format": result.format, "rows": result.rows, "changed": result.changed,
-            "fields": field_changes(result.changes), "values_before": changed_from}
+            "fields": field_changes(result.changes)}
 
 
 def append_record(ledger: str, record: dict[str, Any]) -> None:
