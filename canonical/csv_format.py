@@ -33,6 +33,11 @@ csv.field_size_limit(MAX_LINE_BYTES)
 CASE_JSON = "case:json"
 METADATA_JSON = "metadata:json"
 PLAIN_CASE_FIELDS = tuple(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] != "object")
+# Fields whose cell holds JSON text (extensions, and version 2's contextRefs and permission) and
+# fields whose cell holds a decimal integer (version 2's schemaVersion and targetTurn).
+JSON_CASE_FIELDS = tuple(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] == "object")
+INTEGER_CASE_FIELDS = frozenset(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] == "integer")
+_INTEGER_CELL = re.compile(r"-?(?:0|[1-9][0-9]*)")
 # Every fixed column, in the order the writer puts them; the user's `metadata.<key>` columns go
 # between `case:json` and `metadata:json`, in the order their keys first appear.
 HEADER: tuple[str, ...] = (
@@ -244,6 +249,7 @@ class _Layout:
         self.width = len(header)
         self.index = {name: i for i, name in enumerate(header)}
         self.case_columns = [(f, self.index[f"case.{f}"]) for f in PLAIN_CASE_FIELDS if f"case.{f}" in self.index]
+        self.json_columns = [(f, self.index[f"case.{f}"]) for f in JSON_CASE_FIELDS if f"case.{f}" in self.index]
         self.meta_columns = [(n[len("metadata."):], i) for n, i in self.index.items() if n.startswith("metadata.")]
 
     def build(self, cells: list[str], line: int, record: int) -> SourceRow:
@@ -274,13 +280,17 @@ class _Layout:
             if not cell:
                 continue
             kind = CASE_FIELD_KINDS[name]
-            case[name] = split_list(cell) if kind == "list" else cell.strip() if name in _ENUM_FIELDS else cell
+            case[name] = split_list(cell) if kind == "list" else cell.strip() if name in _ENUM_FIELDS else \
+                _integer_cell(cell, name) if kind == "integer" else cell
         overflow = self._json_cell(cells, CASE_JSON, "$.metadata.case", dict)
-        if "case.extensions" in self.index and self._cell(cells, "case.extensions"):
-            if "extensions" in overflow:
-                raise RowError(f"'extensions' is set in both 'case.extensions' and '{CASE_JSON}'",
-                                 "$.metadata.case.extensions")
-            overflow["extensions"] = self._json_cell(cells, "case.extensions", "$.metadata.case.extensions", dict)
+        for name, i in self.json_columns:
+            if not cells[i]:
+                continue
+            if name in overflow:
+                raise RowError(f"'{name}' is set in both 'case.{name}' and '{CASE_JSON}'", f"$.metadata.case.{name}")
+            column, at = f"case.{name}", f"$.metadata.case.{name}"
+            overflow[name] = self._json_cell(cells, column, at, dict) if name == "extensions" else \
+                json_cell(cells[i], column, at)
         for name, value in overflow.items():
             if name in case:
                 raise RowError(f"'{name}' is set in both 'case.{name}' and '{CASE_JSON}'",
@@ -315,6 +325,15 @@ class _Layout:
         if not isinstance(value, kind):
             raise RowError(f"'{column}' must hold a JSON object", path)
         return value
+
+
+def _integer_cell(cell: str, name: str) -> int:
+    """A `case.schemaVersion` or `case.targetTurn` cell: a decimal integer, spaces around it allowed."""
+    text = cell.strip()
+    if not _INTEGER_CELL.fullmatch(text):
+        raise RowError(f"'case.{name}' holds {_shown(cell)}, which is not an integer (write it as 2, not "
+                       f"2.0 or \"2\")", f"$.metadata.case.{name}")
+    return int(text)
 
 
 def _partial_id(cells: list[str], index: dict[str, int]) -> dict[str, Any] | None:
@@ -553,6 +572,8 @@ def csv_line(cells: list[str] | tuple[str, ...]) -> str:
 
 _LIST_FIELDS = frozenset(f for f in PLAIN_CASE_FIELDS if CASE_FIELD_KINDS[f] == "list")
 _CASE_COLUMNS = {f: f"case.{f}" for f in CASE_FIELDS}
+_JSON_COLUMN_FIELDS = frozenset(JSON_CASE_FIELDS)
+_TYPED_CASE_FIELDS = _JSON_COLUMN_FIELDS | INTEGER_CASE_FIELDS  # a string there is not the field's plain cell
 _META_COLUMN = "metadata."
 
 
@@ -588,10 +609,13 @@ def row_cells(row: Row) -> dict[str, str]:
                 overflow[name] = value
             else:
                 cells[_CASE_COLUMNS[name]] = cell
-        elif type(value) is str and value and "\x00" not in value and name in _CASE_COLUMNS:
+        elif type(value) is str and value and "\x00" not in value and name in _CASE_COLUMNS \
+                and name not in _TYPED_CASE_FIELDS:
             cells[_CASE_COLUMNS[name]] = value
-        elif name == "extensions" and isinstance(value, dict):
-            cells["case.extensions"] = jsonvalue.dumps(value)
+        elif name in _JSON_COLUMN_FIELDS and (name != "extensions" or isinstance(value, dict)):
+            cells[_CASE_COLUMNS[name]] = jsonvalue.dumps(value)
+        elif type(value) is int and name in INTEGER_CASE_FIELDS:
+            cells[_CASE_COLUMNS[name]] = str(value)
         else:
             overflow[name] = value  # "", a NUL, or a name outside the profile (a valid row has none)
     if overflow:  # in the schema's order, as the reader gives them back: a sheet rewritten stays byte for byte

@@ -12,7 +12,8 @@ Severity = Literal["error", "warning"]
 # from this table (`codes_markdown`); a finding with a code not in it cannot be made.
 CODES: dict[str, tuple[Severity, str]] = {
     "parse": ("error", "the row cannot be read: not JSON, not an object, or a cell that cannot be decoded"),
-    "schema": ("error", "the row does not fit the row schema (a missing field, a wrong type, an unknown value)"),
+    "schema": ("error", "the row does not fit the row schema of its version (a missing field, a wrong type, an unknown "
+                        "value, a field of a later version, a schemaVersion evalconv does not know)"),
     "id-mismatch": ("error", "metadata.case.caseId differs from the row's id"),
     "duplicate-id": ("error", "another row of the set already uses this id"),
     "inadmissible-evaluator": ("error", "the evaluator cannot grade this oracle type (the admissibility map)"),
@@ -21,6 +22,19 @@ CODES: dict[str, tuple[Severity, str]] = {
     "missing-required-field": ("error", "a field named with --require is empty in this row"),
     "refused-by-target": ("error", "the target format cannot hold this valid row (Inspect: an empty input); "
                                    "with --keep-going it goes to the rejected file and the rest is written"),
+    # version 2's evidence rules (canonical/evidence.py): reject before execution
+    "evidence-without-snapshot": ("error", "a context reference (metadata.case.contextRefs) names no snapshot (the version "
+                                           "of the source), or an empty one, or marks it absent"),
+    "evidence-unresolvable": ("error", "with --contexts MANIFEST: a context reference's source, or its source at that "
+                                       "snapshot, is not in the manifest"),
+    "conversation-unordered": ("error", "a chat input's turns are out of order: an assistant turn with nothing before it, a "
+                                        "system turn after the first user turn, a tool result that answers no "
+                                        "assistant turn, or a turn without a known role"),
+    "conversation-without-target-turn": ("error", "a multi-turn chat case has no metadata.case.targetTurn (the turn it "
+                                                  "judges), or one past the conversation or on a turn that is not the "
+                                                  "assistant's"),
+    "permission-without-scope": ("error", "a permission case (linked concern permission, or a metadata.case.permission "
+                                          "block) lacks permission.callerRole or permission.resourceScope"),
     "starter-example": ("warning", "the row is a starter example, not a validated gold-standard answer"),
     "placeholder-behavior": ("warning", "expectedBehavior is the placeholder evalconv import wrote for a row "
                                         "with none: a reviewer must write it before the row grades anything"),
@@ -33,6 +47,9 @@ CODES: dict[str, tuple[Severity, str]] = {
                                   "vocabulary; the message names the nearest documented value"),
     "unknown-case-family": ("warning", "the row was built from a pack that is not loaded, or names a case family "
                                        "its pack does not declare"),
+    "ambiguous-empty": ("warning", "an evidence field (a context reference's field, a chat turn's content, a permission "
+                                   "field) is an empty string: write the marker {\"$evidence\": \"absent\"}, "
+                                   "\"redacted\" or \"irrelevant\" to say which"),
     "retirement-due": ("warning", "metadata.case.retirementCondition names a date (YYYY-MM-DD) that has passed: "
                                   "retire the case (evalconv retire) or update the condition"),
     # `evalconv diff`: review findings about a change to a set (--fail-on CODE makes one fail the run)

@@ -35,11 +35,15 @@ WRITER_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3,
                                   "data_page_version": "1.0", "use_dictionary": True,
                                   "write_statistics": True, "store_schema": True}
 
+# Case fields held as JSON text: objects and arrays of objects (extensions, contextRefs,
+# permission) and integers (schemaVersion, targetTurn: any size, exactly).
+_JSON_KINDS = ("object", "integer")
+_JSON_CASE_FIELDS = tuple(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] in _JSON_KINDS)
 # (column, kind): kind is "text", "json" or "list"; in this order in every file evalconv writes.
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "text"), ("input", "text"), ("input:json", "json"), ("expected", "text"),
     ("expected:json", "json"),
-    *((f"case.{f}", "list" if CASE_FIELD_KINDS[f] == "list" else "json" if CASE_FIELD_KINDS[f] == "object"
+    *((f"case.{f}", "list" if CASE_FIELD_KINDS[f] == "list" else "json" if CASE_FIELD_KINDS[f] in _JSON_KINDS
        else "text") for f in CASE_FIELDS),
     ("metadata:json", "json"),
 )
@@ -172,8 +176,8 @@ class Columns:
     def __init__(self) -> None:
         self._columns: list[list[Any]] = [[] for _ in COLUMNS]
         self._case_slots = [(f, self._columns[5 + i]) for i, f in enumerate(CASE_FIELDS)
-                            if CASE_FIELD_KINDS[f] != "object"]
-        self._extensions = self._columns[5 + CASE_FIELDS.index("extensions")]
+                            if CASE_FIELD_KINDS[f] not in _JSON_KINDS]
+        self._json_slots = [(f, self._columns[5 + CASE_FIELDS.index(f)]) for f in _JSON_CASE_FIELDS]
 
     def write(self, row: Row) -> None:
         c = self._columns
@@ -183,8 +187,9 @@ class Columns:
         case = row.metadata["case"]
         for name, column in self._case_slots:
             column.append(case.get(name))
-        extensions = case.get("extensions")
-        self._extensions.append(None if extensions is None else jsonvalue.dumps(extensions))
+        for name, column in self._json_slots:
+            value = case.get(name)
+            column.append(None if value is None else jsonvalue.dumps(value))
         metadata = row.metadata
         c[-1].append(cells.split_metadata(metadata) if len(metadata) > 1 else None)
 
@@ -482,9 +487,10 @@ class _Cells:
                    for name in layout.names}
         self.ids = columns.get("id", none)
         self.typed = [(key, columns.get(key, none), columns.get(f"{key}:json", none)) for key in ("input", "expected")]
-        # extensions is the last case field: the case's keys keep the schema's order
-        self.case = [(name, columns[f"case.{name}"]) for name in CASE_FIELDS[:-1] if f"case.{name}" in columns]
-        self.extensions = columns.get("case.extensions", none)
+        # the JSON fields come after the text and list fields: the case's keys keep the schema's order
+        self.case = [(name, columns[f"case.{name}"]) for name in CASE_FIELDS
+                     if f"case.{name}" in columns and name not in _JSON_CASE_FIELDS]
+        self.json_case = [(name, columns[f"case.{name}"]) for name in _JSON_CASE_FIELDS if f"case.{name}" in columns]
         self.meta = [(key, columns[column]) for column, key in layout.meta_columns]
         self.rest = columns.get("metadata:json", none)
 
@@ -514,9 +520,10 @@ def _build(columns: _Cells, i: int, record: int) -> SourceRow:
             elif text is not None:
                 row[key] = text
         case = {name: value for name, values in columns.case if (value := values[i]) is not None}
-        extensions = columns.extensions[i]
-        if extensions is not None:
-            case["extensions"] = cells.json_cell(extensions, "case.extensions", "$.metadata.case.extensions")
+        for name, values in columns.json_case:
+            text = values[i]
+            if text is not None:
+                case[name] = cells.json_cell(text, f"case.{name}", f"$.metadata.case.{name}")
         metadata: dict[str, Any] = {"case": case}
         for key, values in columns.meta:
             value = values[i]

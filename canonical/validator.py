@@ -1,11 +1,14 @@
 """The validator: the JSON Schema, then the rules a schema cannot say.
 
-Row rules: caseId = id, admissibility, and the warnings. Set rules: duplicate ids and
-case families that disagree. Findings carry the row, its id, its line and a `$.path`.
+Row rules: caseId = id, admissibility, and the warnings; for a version-2 row, the evidence
+rules (`evidence.py`). Set rules: duplicate ids and case families that disagree. Each row is
+checked against the schema of its own version (`metadata.case.schemaVersion`, absent: 1).
+Findings carry the row, its id, its line and a `$.path`.
 """
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Iterable, Iterator, TypeVar, cast
 
@@ -13,6 +16,7 @@ from . import jsonvalue, paths, schema
 from .idtable import IdTable
 from .jsonvalue import value_problem
 from .admissibility import ADMISSIBILITY, admitted, verdict
+from .evidence import ContextIndex, evidence_findings
 from .findings import Finding
 from .retirement import retirement_due
 from .review import PLACEHOLDER_MARK, is_placeholder
@@ -69,7 +73,9 @@ class Validator:
     require: tuple[str, ...] = ()  # paths every row must fill, e.g. "$.metadata.reason"
     set_rules: bool = True  # off in parallel workers: the parent applies them in row order
     packs: Any = None  # the PackIndex case families are checked against; None: the built-in packs
+    contexts: ContextIndex | None = None  # --contexts: the sources a context reference must resolve in
     count: int = 0
+    versions: Counter = field(default_factory=Counter)  # rows by the schema version they say (absent: 1)
     _ids: IdTable = field(default_factory=IdTable)
     _families: dict[str, tuple[int, str, Any]] = field(default_factory=dict)
 
@@ -82,11 +88,16 @@ class Validator:
         if not findings and not src.plain_json and (problem := value_problem(value)) is not None:
             findings.append(Finding("schema", problem[1], problem[0]))
         if not findings:
-            if not schema.is_valid(value):
+            case = _case(value) if isinstance(value, dict) else {}
+            says = schema.VERSION_FIELD in case
+            version = schema.known_version(case[schema.VERSION_FIELD]) if says else 1
+            self.versions[version if version is not None else "unknown"] += 1
+            if not schema.valid_at(value, version, says):
                 findings.extend(Finding("schema", msg, path) for path, msg in schema.explain(value))
             if isinstance(value, dict):
-                case = _case(value)
                 findings += row_findings(value, case)
+                if version == 2 and case:
+                    findings += evidence_findings(value, case, self.contexts)
                 if self.require:
                     findings += required_findings(value, self.require)
                 key = set_key(value, case)

@@ -72,6 +72,7 @@ class CheckedBatch:
     rejected: dict[int, Any]  # k -> the value of a row the row rules reject (for an error ledger)
     keys: SetKeys
     read: ReadReport
+    versions: dict[Any, int] = field(default_factory=dict)  # rows by the schema version they say
 
     @property
     def count(self) -> int:
@@ -105,7 +106,7 @@ def validate_batch(batch: Any, *, source: str = ARROW_SOURCE, first_record: int 
         rows.append(checked.row)
         keys.add(checked.deferred)
     report = ReadReport("parquet", source, len(rows))
-    return CheckedBatch(source, first_record, rows, findings, rejected, keys, report)
+    return CheckedBatch(source, first_record, rows, findings, rejected, keys, report, dict(validator.versions))
 
 
 def rows_to_arrow(rows: Iterable[Row]) -> Any:
@@ -280,7 +281,13 @@ def reduce_validation(parts: Iterable[CheckedBatch], *, source: str = ARROW_SOUR
     `first_record` must be the rows before it)."""
     result = FileValidation(source, format)
     validator = Validator(source=source)
-    for checked in checked_stream(((part, None) for part in parts), validator):
+
+    def counted(parts: Iterable[CheckedBatch]) -> Iterator[tuple[CheckedBatch, None]]:
+        for part in parts:
+            result.versions.update(part.versions)
+            yield part, None
+
+    for checked in checked_stream(counted(parts), validator):
         if checked.findings:
             result.log.add(checked.findings)
     result.rows = validator.count

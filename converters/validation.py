@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -21,6 +22,7 @@ class FileValidation:
     rows: int = 0
     log: FindingLog = field(default_factory=FindingLog)
     unreadable: str | None = None  # the one-line reason the file could not be read
+    versions: Counter = field(default_factory=Counter)  # rows by the schema version they say (absent: 1)
 
     @property
     def valid(self) -> bool:
@@ -30,7 +32,8 @@ class FileValidation:
         out: dict[str, Any] = {"path": self.path, "format": self.format, "rows": self.rows,
                                "valid": self.valid,
                                "errors": [f.to_json() for f in self.log.errors],
-                               "warnings": [f.to_json() for f in self.log.warnings]}
+                               "warnings": [f.to_json() for f in self.log.warnings],
+                               "schema_versions": {str(k): v for k, v in sorted(self.versions.items(), key=lambda kv: str(kv[0]))}}
         if self.unreadable is not None:
             out["unreadable"] = self.unreadable
         return out
@@ -57,14 +60,17 @@ class ValidationReport:
 def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None,
                   require: Iterable[str] = (), jobs: int | None = None,
                   delimiter: str | None = None, allow_outside_refs: bool = False,
-                  packs: Any = None, engine: Any = None) -> FileValidation:
+                  packs: Any = None, engine: Any = None, contexts: Any = None) -> FileValidation:
     """Validate one file; `require` lists paths every row must fill (`metadata.reason`).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial).
     `packs`: the PackIndex case families are checked against (default: the built-in packs;
-    workers know only those, so other packs are checked on one core).
+    workers know only those, so other packs are checked on one core). `contexts`: the
+    ContextIndex a version-2 row's context references must resolve in (`--contexts`).
     `engine`: a cluster's engine for a Parquet file (`--engine dask`: docs/scale.md)."""
     if packs is not None and engine is not None:
         raise UsageError("--pack is checked in one process: leave out --engine dask")
+    if contexts is not None and engine is not None:
+        raise UsageError("--contexts is checked in one process: leave out --engine dask")
     if packs is not None:
         jobs = 1
     result = FileValidation(label(path), from_)
@@ -74,13 +80,14 @@ def validate_file(path: str, *, from_: str | None = None, encoding: str | None =
                      allow_outside_refs=allow_outside_refs) as (fmt, rows, report), \
                 parallel.checked_rows(path, fmt.name, rows, to=None, encoding=encoding, jobs=jobs,
                                       label=label(path), options=WriteOptions(), require=required,
-                                      engine=engine) as checker:
+                                      engine=engine, contexts=contexts) as checker:
             result.format = fmt.name
-            validator = Validator(source=label(path), require=required, packs=packs)
+            validator = Validator(source=label(path), require=required, packs=packs, contexts=contexts)
             for checked in checker.checked(validator):
                 if checked.findings:
                     result.log.add(checked.findings)
             result.rows = validator.count
+            result.versions = validator.versions
     except EvalconvError as err:
         result.unreadable = err.render()
     return result
@@ -97,7 +104,7 @@ def _required_paths(require: Iterable[str]) -> Iterator[str]:
 def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
              require: Iterable[str] = (), jobs: int | None = None,
              delimiter: str | None = None, allow_outside_refs: bool = False,
-             packs: Any = None, engine: Any = None) -> ValidationReport:
+             packs: Any = None, engine: Any = None, contexts: Any = None) -> ValidationReport:
     """Validate files; folders are walked for files with a known extension."""
     from .walk import Found, collect
 
@@ -111,7 +118,7 @@ def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str |
             results.append(FileValidation(target, None, unreadable=f"{target}: no set files found in this folder"))
         results += [validate_file(f.path, from_=from_, encoding=encoding, require=require, jobs=jobs,
                                   delimiter=delimiter, allow_outside_refs=allow_outside_refs, packs=packs,
-                                  engine=engine)
+                                  engine=engine, contexts=contexts)
                     if f.refused is None else FileValidation(f.path, from_, unreadable=f.refusal_line())
                     for f in files]
     return ValidationReport(results)

@@ -140,5 +140,42 @@ def any_format_rows(draw, max_size: int = 5) -> list[Row]:
         if draw(st.integers(0, 3)) == 0:
             value["metadata"].update(draw(st.dictionaries(st.sampled_from(SPECIAL_METADATA_KEYS),
                                                           st.one_of(json_values, string_lists), max_size=3)))
+        if draw(st.integers(0, 2)) == 0:
+            value = draw(version_2(value))
         out.append(Row.from_json(value))
     return out
+
+
+# ---------------------------------------------------------------- schema version 2 (evidence)
+
+markers = st.sampled_from(["absent", "redacted", "irrelevant"]).map(lambda m: {"$evidence": m})
+evidence_texts = st.one_of(texts, markers)
+context_refs = st.lists(st.fixed_dictionaries(
+    {"source": evidence_texts, "snapshot": st.one_of(texts.filter(bool), st.just({"$evidence": "redacted"}))},
+    optional={"span": st.one_of(evidence_texts, st.fixed_dictionaries({"start": st.integers(0, 2**40),
+                                                                        "end": st.integers(0, 2**70)}))}),
+    max_size=3)
+
+
+@st.composite
+def version_2(draw, value: dict) -> dict:
+    """The row at schema version 2 with some of its evidence fields (references, a target turn, a
+    permission block, markers in chat turns), or the row as it was when version 2's rules would
+    reject that (a chat whose turns are out of order, say)."""
+    from evalconv.canonical.source import SourceRow
+    from evalconv.canonical.validator import Validator
+
+    out = {**value, "metadata": {**value["metadata"], "case": {**value["metadata"]["case"], "schemaVersion": 2}}}
+    case = out["metadata"]["case"]
+    fields = {"contextRefs": context_refs, "targetTurn": st.integers(0, 2**70),
+              "permission": st.fixed_dictionaries({"callerRole": evidence_texts, "resourceScope": evidence_texts})}
+    for name in draw(st.lists(st.sampled_from(sorted(fields)), unique=True)):
+        case[name] = draw(fields[name])
+    messages = out["input"].get("messages") if isinstance(out["input"], dict) else None
+    if isinstance(messages, list) and messages and draw(st.booleans()):
+        turns = [dict(m) for m in messages]
+        turns[draw(st.integers(0, len(turns) - 1))]["content"] = draw(markers)
+        out["input"] = {**out["input"], "messages": turns}
+        if "targetTurn" in case or draw(st.booleans()):
+            case["targetTurn"] = len(turns)
+    return out if not Validator().check(SourceRow(out)).errors else value

@@ -144,8 +144,10 @@ def test_schema_command_prints_the_published_schema():
     from evalconv.canonical.schema import row_schema
     result = run("schema")
     assert result.exit_code == 0 and json.loads(result.stdout) == row_schema()
-    profile = json.loads(run("schema", "--case-profile").stdout)
+    profile = json.loads(run("schema", "--case-profile", "--version", "1").stdout)
     assert profile["required"] == ["caseId", "oracleType", "expectedBehavior", "provenance"]
+    profile = json.loads(run("schema", "--case-profile").stdout)  # the latest version by default
+    assert profile["required"] == ["caseId", "oracleType", "expectedBehavior", "provenance", "schemaVersion"]
 
 
 def test_formats_command_lists_every_registered_format():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 
 import jsonschema
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,12 +39,17 @@ def test_fast_and_reference_checkers_agree(edits, deletions):
     assert schema.is_valid(value) == (explained == [])
 
 
-def test_the_published_schema_is_valid_draft_07():
-    jsonschema.Draft7Validator.check_schema(schema.row_schema())
-    jsonschema.Draft7Validator.check_schema(schema.case_profile_schema())
+@pytest.mark.parametrize("version", schema.VERSIONS)
+def test_the_published_schema_is_valid_draft_07(version):
+    jsonschema.Draft7Validator.check_schema(schema.row_schema(version))
+    jsonschema.Draft7Validator.check_schema(schema.case_profile_schema(version))
 
 
-def test_case_profile_schema_validates_a_profile_on_its_own():
-    validator = jsonschema.Draft7Validator(schema.case_profile_schema())
-    assert validator.is_valid(row()["metadata"]["case"])
+@pytest.mark.parametrize("version", schema.VERSIONS)
+def test_case_profile_schema_validates_a_profile_on_its_own(version):
+    validator = jsonschema.Draft7Validator(schema.case_profile_schema(version))
+    case = row()["metadata"]["case"]
+    if version > 1:
+        case["schemaVersion"] = version
+    assert validator.is_valid(case)
     assert not validator.is_valid({"caseId": "x"})

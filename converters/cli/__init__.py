@@ -26,6 +26,7 @@ from .report import report_command, runs_group
 from .retire import retire_command
 from .runs_sql import runs_sql_command
 from .info import formats_command, schema_command
+from .migrate import migrate_command
 from .new import new_command
 from .roundtrip import roundtrip_command
 from .stats import stats_command
@@ -70,6 +71,7 @@ def cli() -> None:
       evalconv explain rubric                           which evaluators an oracle type admits, and why
       evalconv report results.json --cases set.jsonl    pass rates of a run, sliced
       evalconv diff --git origin/main sets/             review a change: cases added, removed, changed
+      evalconv migrate set.jsonl --to 2                 move a set to schema version 2, recorded beside it
       evalconv retire set.jsonl --id ID --why TEXT      retire a case, kept with its history in a ledger
 
     --debug (anywhere on the line) or EVALCONV_DEBUG=1 shows the traceback of an internal error.
@@ -90,6 +92,7 @@ cli.add_command(report_command)
 cli.add_command(runs_group)
 runs_group.add_command(runs_sql_command)
 cli.add_command(diff_command)
+cli.add_command(migrate_command)
 cli.add_command(retire_command)
 
 

@@ -8,7 +8,7 @@ import click
 from ..canonical.errors import UsageError
 from ..canonical.field_table import field_table
 from ..canonical.runs import attempt_schema, result_schema
-from ..canonical.schema import case_profile_schema, row_schema
+from ..canonical.schema import LATEST, VERSIONS, case_profile_schema, row_schema
 from ..output_paths import check_outputs
 from ..registry import REGISTRY
 from .texttable import aligned
@@ -97,16 +97,23 @@ def format_lines(table: list[dict]) -> list[str]:
 
 
 @click.command("schema")
+@click.option("--version", "version", type=int, default=None, metavar="N",
+              help=f"The case-profile version (default: the latest, {LATEST}; versions: {', '.join(map(str, VERSIONS))}).")
 @click.option("--case-profile", is_flag=True, help="Print the case profile's schema on its own.")
 @click.option("--attempt", is_flag=True, help="Print the schema of a run attempt record.")
 @click.option("--result", is_flag=True, help="Print the schema of an evaluation result record.")
 @click.option("--retirement", is_flag=True, help="Print the schema of a retirement ledger record (SET.retired.jsonl).")
 @handles_errors
-def schema_command(case_profile: bool, attempt: bool, result: bool, retirement: bool) -> None:
-    """Print the published JSON Schema of a canonical row (draft-07)."""
+def schema_command(version: int | None, case_profile: bool, attempt: bool, result: bool, retirement: bool) -> None:
+    """Print the published JSON Schema of a canonical row (draft-07), of one case-profile version.
+
+    A row names its version in metadata.case.schemaVersion (absent: 1) and is validated against
+    that version's schema."""
     check_outputs((), stdout=True)
     if case_profile + attempt + result + retirement > 1:
         raise UsageError("give one of --case-profile, --attempt, --result, --retirement")
+    if version is not None and (attempt or result or retirement):
+        raise UsageError("--version chooses a version of the row schema; attempt, result and retirement records have one")
     if retirement:
         from ..canonical.retirement import record_schema
 
@@ -115,4 +122,9 @@ def schema_command(case_profile: bool, attempt: bool, result: bool, retirement: 
     if attempt or result:
         echo_json(attempt_schema() if attempt else result_schema())
         return
-    echo_json(case_profile_schema() if case_profile else row_schema())
+    if version is None:
+        version = LATEST
+    if version not in VERSIONS:
+        raise UsageError(f"--version {version}: there is no schema version {version}; the versions are "
+                         f"{', '.join(map(str, VERSIONS))}")
+    echo_json(case_profile_schema(version) if case_profile else row_schema(version))

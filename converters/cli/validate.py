@@ -1,13 +1,17 @@
 """`evalconv validate IN...`"""
 from __future__ import annotations
 
+import shlex
 import sys
+from typing import Any
 
 import click
 
 from .. import api
 from ..authoring.builder import load_packs
 from ..sources import delimiter_option
+from ..canonical.contexts import load_contexts
+from ..canonical.schema import LATEST
 from ..canonical.suggest import count
 from ..registry import REGISTRY
 from .junit import Case, write_junit
@@ -34,24 +38,28 @@ from . import progress
               help="Worker processes for a large JSONL file (default up to 2; 1 is serial).")
 @click.option("--pack", "packs", multiple=True, metavar="FILE",
               help="Also check case families against this task-family pack (repeatable; built-in packs always).")
+@click.option("--contexts", "contexts_path", metavar="MANIFEST",
+              help="The sources and snapshots a run can use (JSONL or CSV: source, snapshot): a version-2 "
+                   "row's context reference that is not in it is an error (evidence-unresolvable).")
 @quiet_flag
 @engine_options
 @handles_errors
 def validate_command(sources: tuple[str, ...], from_: str | None, output_format: str,
                      encoding: str | None, delimiter: str | None, allow_outside_refs: bool, require: tuple[str, ...],
-                     junit_path: str | None, jobs: int | None, packs: tuple[str, ...], engine: str,
-                     scheduler: str | None) -> None:
+                     junit_path: str | None, jobs: int | None, packs: tuple[str, ...],
+                     contexts_path: str | None, engine: str, scheduler: str | None) -> None:
     """Check rows against the schema, the admissibility map and the set rules.
 
     Exit 0 with no errors (warnings allowed), 1 with any error, 2 when a file cannot be read.
     """
-    check_outputs(sources + packs, {"--junit": junit_path}, stdout=True)
+    check_outputs(sources + packs + ((contexts_path,) if contexts_path else ()), {"--junit": junit_path}, stdout=True)
     index = load_packs(packs) if packs else None
+    contexts = load_contexts(contexts_path) if contexts_path else None
     with opened_engine(engine, scheduler) as cluster:
         with progress.shown():
             report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs,
                                   delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs, packs=index,
-                                  engine=cluster)
+                                  engine=cluster, contexts=contexts)
     if junit_path and report.exit_code != 2:  # a failed run writes nothing
         write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":
@@ -66,6 +74,8 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
             if from_ is None and _read_as_vendor_by_content(result.path, result.format):
                 note(f"{result.path} was read as {result.format} by its content; "
                      f"if it is a canonical set, name it with --from")
+            if (old := version_note(result.path, result.versions)) is not None:
+                note(old)
             status = "ok" if result.valid else "INVALID"
             starters = result.log.by_code.get("starter-example", 0)
             placeholders = result.log.by_code.get("placeholder-behavior", 0)
@@ -75,6 +85,17 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
                        f"{count(result.log.error_count, 'error')}, {count(result.log.warning_count, 'warning')}"
                        f"{still}: {status}")
     sys.exit(report.exit_code)
+
+
+def version_note(path: str, versions: Any) -> str | None:
+    """What to say of a set with rows at an older schema version: it reads as it always did."""
+    older = {v: n for v, n in versions.items() if isinstance(v, int) and v < LATEST}
+    if not older:
+        return None
+    which = ", ".join(f"{count(n, 'row')} at schema version {v}" for v, n in sorted(older.items()))
+    return (f"{path}: {which} (read and checked as {'that version' if len(older) == 1 else 'those versions'}); "
+            f"`evalconv migrate {shlex.quote(path)} --to {LATEST}` moves the set to version {LATEST}, whose "
+            f"evidence fields (contextRefs, targetTurn, permission) it can then use")
 
 
 def _read_as_vendor_by_content(path: str, fmt: str | None) -> bool:

@@ -58,7 +58,8 @@ class PayloadWriter(Protocol):
 
 def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str | None,
                  encoding: str | None, jobs: int | None, label: str, options: WriteOptions,
-                 require: tuple[str, ...] = (), engine: Any = None, output: str | None = None) -> Any:
+                 require: tuple[str, ...] = (), engine: Any = None, output: str | None = None,
+                 contexts: Any = None) -> Any:
     """The checked rows of one input, as a context manager: `Workers` for a file worth
     splitting, else `SerialRows` over `rows`. Enter it before opening any output (workers
     start at once and must not hold the output's temp file). `engine`: a cluster's engine
@@ -70,7 +71,7 @@ def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str
     if eligible(source, fmt_in, to, encoding, jobs, options):
         try:
             return Workers(source, label=label, to=to, options=options,
-                           require=require, jobs=jobs)
+                           require=require, jobs=jobs, contexts=contexts)
         except OSError:  # no processes to be had (a process limit, say): one core will do
             pass
     return SerialRows(rows)
@@ -269,10 +270,11 @@ class _Chunk(NamedTuple):
     parts: list | None = None  # a split writer: parts[i], what to replay for row i (None: rejected)
     losses: ChunkLosses | None = None  # a split writer: the chunk's carried fields, a key at a time
     refused: dict | None = None  # i -> (the writer's refusal finding, the row's value), for rows it refused
+    versions: dict | None = None  # rows by the schema version they say
 
 
 def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int, int], label: str,
-                 to: str | None, options: WriteOptions, require: tuple[str, ...]) -> _Chunk:
+                 to: str | None, options: WriteOptions, require: tuple[str, ...], contexts: Any = None) -> _Chunk:
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
@@ -281,7 +283,7 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
         moved = changed(label, expected, (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns))
         return _Chunk(b"", array("Q"), array("Q"), SetKeys(), {}, 0, ("changed", moved.message))
     lines = Lines(io.BytesIO(data), source=label, at_start=start == 0)
-    validator = Validator(source=label, require=require, set_rules=False)
+    validator = Validator(source=label, require=require, set_rules=False, contexts=contexts)
     sink = _ByteSink()
     columns = parquet_format.Columns() if to in COLUMNAR else None
     recorder = LossRecorder() if splits(to, options) else None
@@ -323,7 +325,7 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
     rows = len(columns) if columns is not None else 0  # before batch() empties the columns
     payload = b"".join(sink.parts) if columns is None else parquet_format.RowSlice(columns.batch(), 0, rows)
     return _Chunk(payload, ends, line_numbers, keys, notes, lines.number, error, getattr(writer, "runs", None), parts,
-                  losses, refused)
+                  losses, refused, dict(validator.versions))
 
 
 class Workers:
@@ -333,12 +335,12 @@ class Workers:
     (forks) the workers."""
 
     def __init__(self, path: str, *, label: str, to: str | None, options: WriteOptions,
-                 require: tuple[str, ...] = (), jobs: int = 2) -> None:
+                 require: tuple[str, ...] = (), jobs: int = 2, contexts: Any = None) -> None:
         from .pools import WorkerPool
 
         self._path, self._label, self._to, self._jobs = path, label, to, jobs
         self._identity = identity(path)  # the chunks must all come from this file, unchanged
-        self._task = (self._identity, label, to, options, require)
+        self._task = (self._identity, label, to, options, require, contexts)
         self._pool = WorkerPool(jobs)
         # A vendor writer's answer for a chunk is larger than its input (a DeepEval golden carries
         # the row): half the chunk keeps the answers in flight, and so the memory, the same.
@@ -401,6 +403,7 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
     base = validator.count
     later = validator.set_findings_many(chunk.keys, base + 1)
     validator.count += len(ids)
+    validator.versions.update(chunk.versions or {})
     reread = _Reread(path, start, end)
     done = 0  # rows before this index are handed on
     for i in sorted(notes.keys() | later.keys() | refused.keys()):

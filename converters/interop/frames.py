@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 SOURCE = "<DataFrame>"
 _LIST_FIELDS = frozenset(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] == "list")
+# Held as JSON text in a string column: extensions, and schema version 2's contextRefs, permission
+# (JSON values) and schemaVersion, targetTurn (integers of any size, exactly).
+_JSON_CASE_FIELDS = frozenset(f for f in CASE_FIELDS if CASE_FIELD_KINDS[f] in ("object", "integer"))
 _ENUM_FIELDS = frozenset(("oracleType", "provenance", "evaluator", "reversibility", "blastRadius"))
 _JSON_COLUMNS = {"input:json": "input", "expected:json": "expected"}
 
@@ -81,7 +84,7 @@ def _cells(row: Row) -> dict[str, Any]:
         elif typed is not None:
             cells[f"{key}:json"] = typed
     for name, value in row.metadata["case"].items():
-        cells[f"case.{name}"] = jsonvalue.dumps(value) if name == "extensions" else value
+        cells[f"case.{name}"] = jsonvalue.dumps(value) if name in _JSON_CASE_FIELDS else value
     rest = shared.split_metadata(row.metadata, cells, "metadata.", text_cells=False)
     if rest is not None:
         cells["metadata:json"] = rest
@@ -197,6 +200,8 @@ def _row(cells: dict[str, Any]) -> dict[str, Any]:
             name = column[5:]
             if name == "extensions":
                 case[name] = _json(cell, column, "$.metadata.case.extensions")
+            elif name in _JSON_CASE_FIELDS:  # JSON text as to_dataframe writes it; a number a frame built by hand holds
+                case[name] = _json(cell, column, f"$.metadata.case.{name}") if isinstance(cell, str) else _value(cell)
             elif name in _LIST_FIELDS and isinstance(cell, str):
                 case[name] = split_list(cell)
             elif name in _ENUM_FIELDS and isinstance(cell, str):

@@ -41,6 +41,9 @@ REASONS = {
     "input.system": "Ragas messages have no system role (ragas 0.4.3 has HumanMessage, AIMessage and "
                     "ToolMessage only; its LangGraph converter skips system messages too): the system message "
                     "is left out of user_input; the exact input is " + _CARRIED,
+    "input.content": "a Ragas message's content is text: a turn whose content is not (an evidence marker "
+                     "{\"$evidence\": \"redacted\"}, a list of parts) is left out of user_input; the exact input is "
+                     + _CARRIED,
     "input.order": "Ragas loads a conversation only if each tool message follows an AI message with tool "
                    "calls (and not one of system messages alone): the JSON text of this chat is written as one "
                    "human message; the exact value is " + _CARRIED,
@@ -73,6 +76,12 @@ def _case_entry(name: str) -> FieldLoss:
         return FieldLoss("$.metadata.case.extensions", "carried", "evalconv.metadata.case.extensions; "
                          "extensions.ragas.{rubrics, persona_name, query_style, query_length, "
                          "reference_topics} also native", "the Ragas sample fields that are not case data")
+    if name == "contextRefs":
+        return FieldLoss("$.metadata.case.contextRefs", "carried", "evalconv.metadata.case.contextRefs",
+                         "a context reference names a source and the snapshot it was written against; Ragas' "
+                         "reference_context_ids hold passage ids without a version and reference_contexts the "
+                         "passage text (metadata.referenceContextIds and referenceContexts map there), so "
+                         "references are carried in the sample's `evalconv` key, not mapped")
     return FieldLoss(f"$.metadata.case.{name}", "carried", f"evalconv.metadata.case.{name}", REASONS["case"])
 
 

@@ -174,7 +174,8 @@ def _user_input(row: Row, env: dict[str, Any], report: LossReporter, multi: bool
         if messages and ragas_accepts(messages):  # else (system messages alone, a stray tool message) JSON text
             if not exact:
                 env["input"] = value
-                report.carry("$.input", row.id, REASONS["input.system"])
+                text_only = all(isinstance(m.get("content"), str) for m in value["messages"])
+                report.carry("$.input", row.id, REASONS["input.system" if text_only else "input.content"])
             return messages
     elif isinstance(value, str):
         return value
