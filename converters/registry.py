@@ -185,8 +185,8 @@ def _vendor_packages() -> list[str]:
 REGISTRY = Registry()
 for _name, _target in CANONICAL:
     REGISTRY.register(_name, _target, fallback=True)
-for _vendor in _vendor_packages():
-    REGISTRY.register(_vendor, f"{VENDORS}.{_vendor}:FORMAT")
+for _vendor in _vendor_packages():  # a package name's `_` is the format name's `-` (pydantic_evals: pydantic-evals)
+    REGISTRY.register(_vendor.replace("_", "-"), f"{VENDORS}.{_vendor}:FORMAT")
 
 if not os.environ.get("EVALCONV_NO_PLUGINS"):
     for _ep in entry_points(group="evalconv.formats"):

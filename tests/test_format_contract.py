@@ -20,8 +20,9 @@ def test_every_vendor_package_is_a_registered_format_of_its_own_name():
     packages = [m.name for m in pkgutil.iter_modules(evalconv.vendors.__path__)
                 if m.ispkg and not m.name.startswith("_")]
     assert packages, "no vendor packages found"
-    for name in packages:
-        assert name in REGISTRY.names(), f"vendors/{name}/ is not registered"
+    for package in packages:
+        name = package.replace("_", "-")  # vendors/pydantic_evals/ is the format pydantic-evals
+        assert name in REGISTRY.names(), f"vendors/{package}/ is not registered as {name}"
         assert REGISTRY.get(name).name == name
 
 

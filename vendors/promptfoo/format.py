@@ -75,6 +75,7 @@ _TEST_KEYS = {"description", "vars", "assert", "threshold", "metadata", "options
 _CONFIG_KEYS = {"prompts", "providers", "tests", "defaultTest", "scenarios"}
 _YAML_ITEM = re.compile(r"^-\s+(\w+)\s*:", re.M)
 _YAML_KEY = re.compile(r"^(\w+)\s*:", re.M)
+_YAML_ITEM_KEY = re.compile(r"^  (\w+)\s*:", re.M)  # a later key of a top-level list item (`- description:` first)
 
 
 CSV_FORMULAS = unguarded_formulas("promptfoo", "csv-parse, in readStandaloneTestsFile")
@@ -113,6 +114,8 @@ class PromptfooFormat(Format):
             header = header_cells(first_line) or ()  # None: a stray "\r", say; not a CSV header
             return any(h.strip().startswith(("__expected", "__description", "__metadata:")) for h in header)
         item_keys = set(_YAML_ITEM.findall(text)) | {k for k in _YAML_KEY.findall(text)}
+        if text.startswith("-"):
+            item_keys |= set(_YAML_ITEM_KEY.findall(text))
         return bool(item_keys & {"vars", "assert"}) or len(item_keys & _CONFIG_KEYS) >= 2
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:

@@ -1,0 +1,135 @@
+"""Canonical rows -> a pydantic-evals Dataset file (YAML or JSON, as `Dataset.from_file` reads it).
+
+Each row is one case: `name` (the id), `inputs` (what the task sees), `metadata` (the canonical
+metadata with the case profile, for evaluators only), `expected_output`, and the `evaluators`
+`evaluators.plan` chooses from the oracle type. The file is written a case at a time.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, TextIO
+
+import yaml
+
+from evalconv.canonical import jsonvalue
+from evalconv.canonical.reporting import LossReporter
+from evalconv.canonical.row import Row
+from evalconv.canonical.validator import review_mark
+
+from .._common import records as rec
+from .evaluators import NOT_CHECKED_PREFIX, normal_form, plan
+from .fields import CARRIED, STARTER_KEY
+
+YAML_JOINS = ("cases:\n-", "-")  # a block sequence under `cases:`; the key comes with the first case
+JSON_JOINS = ('{"cases": [\n  ', ",\n  ")
+
+TRACED_NOTICE = ("pydantic-evals' tool evaluators (ToolCorrectness, TrajectoryMatch, ArgumentCorrectness) read the "
+                 "run's OpenTelemetry spans: run the task instrumented (logfire, or a pydantic-ai agent) or they "
+                 "fail; TrajectoryMatch's order check is a score (1.0 or 0.0), not an assertion")
+KEPT_NOTICE = ("evaluators kept from a pydantic-evals file (metadata.case.extensions.pydantic-evals.evaluators) are "
+               "written as they are, not derived from the oracle type")
+UNACCEPTABLE_NOTICE = ("unacceptableBehavior is not checked by pydantic-evals' programmatic evaluators (only an "
+                       "LLMJudge reads it); it is carried in metadata.case")
+
+
+def blocked_notice(reason: str) -> str:
+    return (f"pydantic-evals cannot check these cases: {reason}; each gets an assertion that always fails, "
+            f"named '{NOT_CHECKED_PREFIX}...'")
+
+
+def build_case(row: Row, report: LossReporter) -> dict[str, Any]:
+    """The pydantic-evals case of one row (its losses and notices noted in `report`)."""
+    chosen = plan(row)
+    envelope: dict[str, Any] = {}
+    case: dict[str, Any] = {"name": row.id, "inputs": row.input}
+    metadata = row.metadata
+    mark = review_mark(row.case)
+    if mark and STARTER_KEY not in metadata:  # a mark for people, dropped on read
+        metadata = {**metadata, STARTER_KEY: mark}
+        envelope["starter"] = True
+    if row.has_expected and row.expected is None:
+        envelope["expectedNull"] = True
+    # inputs, expected_output and the evaluators have no other copy: their fingerprints tell an edit
+    envelope[rec.SUMS] = {"inputs": rec.fingerprint(row.input),
+                          **({"expected_output": rec.fingerprint(row.expected)} if row.has_expected else {}),
+                          "evaluators": rec.fingerprint([normal_form(s) for s in chosen.specs]),
+                          "metadata": rec.metadata_sums(row.metadata)}
+    case["metadata"] = rec.add_envelope(metadata, envelope)
+    if row.has_expected:
+        case["expected_output"] = row.expected
+    case["evaluators"] = chosen.specs
+    carried = [(f"$.metadata.case.{name}", CARRIED[f"$.metadata.case.{name}"]) for name in row.case]
+    if rec.ENVELOPE in row.metadata:
+        carried.append(("$.metadata.evalconv", CARRIED["$.metadata.evalconv"]))
+    report.carry_all(carried, row.id)
+    if chosen.blocked:
+        report.notice_row(blocked_notice(chosen.blocked), row.id)
+    if chosen.traced:
+        report.notice_row(TRACED_NOTICE, row.id)
+    if chosen.kept:
+        report.notice_row(KEPT_NOTICE, row.id)
+    elif chosen.evaluator != "llm-judge" and row.case_fields.get("unacceptableBehavior"):
+        report.notice_row(UNACCEPTABLE_NOTICE, row.id)
+    return case
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe YAML whose strings holding YAML line breaks (NEL, LS, PS) are double-quoted, so they
+    read back as the characters they were; no anchors or aliases."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+_YAML_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _represent_str(dumper: yaml.representer.SafeRepresenter, text: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"' if _YAML_BREAKS.search(text) else None)
+
+
+_Dumper.add_representer(str, _represent_str)
+if hasattr(yaml, "CSafeDumper"):  # libyaml's emitter: the same YAML, several times faster
+    class _CDumper(yaml.CSafeDumper):
+        ignore_aliases = _Dumper.ignore_aliases
+
+    _CDumper.add_representer(str, _represent_str)
+    DUMPER: Any = _CDumper
+else:  # pragma: no cover
+    DUMPER = _Dumper
+
+
+def yaml_item(case: dict[str, Any]) -> str:
+    """One case as an item of a YAML block sequence (`- name: ...`)."""
+    return yaml.dump([case], Dumper=DUMPER, allow_unicode=True, sort_keys=False, width=1_000_000)
+
+
+class DatasetWriter:
+    """Streams the cases: YAML (the default) or JSON, as the output's name says."""
+
+    def __init__(self, out: TextIO, report: LossReporter, variant: str) -> None:
+        self._out, self._report, self._variant = out, report, variant
+        self._count = 0
+        self.joins: tuple[str, str] | None = JSON_JOINS if variant == "json" else YAML_JOINS
+
+    def write(self, row: Row) -> None:
+        text, kept = self.encode(row)
+        assert self.joins is not None
+        self._out.write(self.joins[0] + text.removeprefix(self.joins[1]) if self._count == 0 else text)
+        self.keep(kept)
+
+    def encode(self, row: Row) -> tuple[str, None]:
+        rec.check_value(row.to_json(), row.id, "$", "pydantic-evals")  # refused before anything is noted
+        case = build_case(row, self._report)
+        if self._variant == "json":
+            return JSON_JOINS[1] + jsonvalue.dumps(case, indent=True).replace("\n", "\n  "), None
+        return yaml_item(case), None
+
+    def keep(self, kept: None) -> None:
+        self._count += 1
+
+    def close(self) -> None:
+        if self._variant == "json":
+            self._out.write("\n]}\n" if self._count else '{"cases": []}\n')
+        elif not self._count:
+            self._out.write("cases: []\n")
