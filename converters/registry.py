@@ -186,7 +186,7 @@ REGISTRY = Registry()
 for _name, _target in CANONICAL:
     REGISTRY.register(_name, _target, fallback=True)
 for _vendor in _vendor_packages():
-    REGISTRY.register(_vendor, f"{VENDORS}.{_vendor}:FORMAT")
+    REGISTRY.register(_vendor.replace("_", "-"), f"{VENDORS}.{_vendor}:FORMAT")  # openai_evals: openai-evals
 
 if not os.environ.get("EVALCONV_NO_PLUGINS"):
     for _ep in entry_points(group="evalconv.formats"):
