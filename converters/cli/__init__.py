@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from .. import __version__
-from . import stopping
+from .. import _stopping as stopping
 from ..canonical.suggest import by_closeness, did_you_mean
 from .convert import convert_command
 from .diff import diff_command
