@@ -21,7 +21,7 @@ from . import jsonvalue, paths
 from .cells import FORMULA_CELLS, FORMULA_START, formula_looking, json_cell, merge_metadata_json, split_metadata, split_typed
 from .cells import shown as _shown
 from .errors import ReadError, RowError
-from .format import Format, SpreadsheetOptions, WriteOptions
+from .format import Format, LineWriter, SpreadsheetOptions, WriteOptions
 from .reporting import LossReporter, ReadReporter
 from .row import ABSENT, Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS, row_schema
@@ -100,6 +100,7 @@ class CSVOptions(SpreadsheetOptions):
 
 class CanonicalCSV(Format):
     name = "csv"
+    write_shape = "line-per-row"
     title = "Canonical CSV"
     extensions = (".csv",)
     options = CSVOptions
@@ -368,16 +369,21 @@ def _check_readable(row_id: str, line: str, cells: list[str]) -> None:
             raise unreadable_write(row_id, what, size)
 
 
-class CSVWriter:
+class CSVWriter(LineWriter):
     """Writes only the columns the rows use (docs/csv-spec.md). The header comes first but is
     known only at the end, so rows wait: in memory while they are few, then in a temporary file
     (`SPOOL_MEMORY`), each run of rows as a line under the columns known when it was written.
     At `close` the header goes out, then the rows: a run written under the final columns is
     copied as it is, an earlier run is read back and widened (only runs from before the last new
-    column; in a set whose rows look alike, the first few rows)."""
+    column; in a set whose rows look alike, the first few rows).
+
+    A row's line is `encode`d under the columns known so far, and kept is those columns (the same
+    tuple until a row brings a new one): lines encoded elsewhere join the spool with `write_lines`."""
+
+    per_row = False  # kept: the columns, which change only when a row brings a new one
 
     def __init__(self, out: TextIO, *, excel_safe: bool = False, report: LossReporter | None = None) -> None:
-        self._out = out
+        super().__init__(out)
         self._excel_safe = excel_safe
         # Without --excel-safe, a notice names the rows with formula-looking cells (UNGUARDED).
         self._unguarded = None if excel_safe else report
@@ -385,21 +391,20 @@ class CSVWriter:
         self._columns: list[str] = []
         self._known: set[str] = set()
         self._meta_order: dict[str, int] = {}  # metadata.<key> -> first-seen position
-        self._chunk = False  # see write_chunks
-        self.runs: list[tuple[int, tuple[str, ...]]] = []
         self._spool = _Spool()
         for name in REQUIRED_COLUMNS:  # always there, even when a row's value needs case:json
             self._add_column(name)
-        self._new_run()
-
-    def write_chunks(self) -> None:
-        """For a worker of converters/engine/parallel.py, before the first row: lines go straight to
-        `out` (a byte sink with a `size`), and `runs` says under which columns each stretch of
-        its bytes was written, for the parent's `write_encoded`."""
-        self._chunk = True
-        self.runs = [(getattr(self._out, "size", 0), tuple(self._columns))]
+        self._spooled = self._layout  # the columns of the spool's last run
+        self._spool.new_run(self._layout)
 
     def write(self, row: Row) -> None:
+        line, layout = self.encode(row)
+        if layout is not self._spooled:
+            self._spool.new_run(layout)
+            self._spooled = layout
+        self._spool.add(line)
+
+    def encode(self, row: Row) -> tuple[str, tuple[str, ...]]:
         cells = row_cells(row)
         if not cells.keys() <= self._known:
             self._widen(cells)
@@ -413,10 +418,7 @@ class CSVWriter:
         if self._unguarded is not None and (_EXCEL_LOOK.search(line) or row_cells_[0][:1] in _GUARDED_FIRST) \
                 and formula_looking(row_cells_):
             self._unguarded.notice_row(UNGUARDED, row.id)
-        if self._chunk:
-            self._out.write(line)
-        else:
-            self._spool.add(line)
+        return line, self._layout
 
     def _guarded(self, cells: list[str]) -> str:
         if self._excel_safe:
@@ -427,28 +429,21 @@ class CSVWriter:
         for name in cells:  # in the row's order: metadata keys keep their first-seen order
             if name not in self._known:
                 self._add_column(name)
-        self._new_run()
 
     def _add_column(self, name: str) -> None:
         if name.startswith("metadata."):
             self._meta_order.setdefault(name, len(self._meta_order))
         self._known.add(name)
         self._columns = sorted(self._known, key=self._position)
+        self._layout = tuple(self._columns)
         self._blanks = ("",) * len(self._columns)
 
     def _position(self, name: str) -> tuple[int, int]:
         fixed = _FIXED_POSITION.get(name)
         return (fixed, -1) if fixed is not None else (_META_POSITION, self._meta_order[name])
 
-    def _new_run(self) -> None:
-        layout = tuple(self._columns)
-        if self._chunk:
-            self.runs.append((getattr(self._out, "size", 0), layout))
-        else:
-            self._spool.new_run(layout)
-
-    def write_encoded(self, data: bytes, runs: list[tuple[int, tuple[str, ...]]]) -> None:
-        """Lines a worker wrote (`chunk=True`), `runs` giving the columns of each stretch."""
+    def write_lines(self, data: bytes, runs: list[tuple[int, Any]]) -> None:
+        """Lines `encode`d elsewhere, `runs` giving the columns each stretch was encoded under."""
         for i, (start, layout) in enumerate(runs):
             end = runs[i + 1][0] if i + 1 < len(runs) else len(data)
             if start == end:
@@ -459,6 +454,7 @@ class CSVWriter:
                 if name not in self._known:
                     self._add_column(name)
             self._spool.new_run(layout)
+            self._spooled = layout
             self._spool.add_bytes(data[start:end])
 
     def _note_unguarded(self, data: bytes, layout: tuple[str, ...]) -> None:
@@ -471,8 +467,6 @@ class CSVWriter:
                 self._unguarded.notice_row(UNGUARDED, str(row_id))
 
     def close(self) -> None:
-        if self._chunk:
-            return
         # Excel reads UTF-8 without a BOM in the legacy code page (mojibake); evalconv strips it
         self._out.write(("\ufeff" if self._excel_safe else "") + csv_line(self._columns))
         self._spool.replay(self._out, tuple(self._columns))

@@ -13,6 +13,7 @@ seen through the protocols in `reporting`.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator, Protocol, TextIO, get_type_hints, runtime_checkable
 
@@ -93,42 +94,93 @@ class RowWriter(Protocol):
     def close(self) -> None: ...
 
 
-class SplitWriter(RowWriter, Protocol):
-    """A writer whose text for a row depends on that row alone, so that worker processes can
-    write it (a format says so in `Format.splits`). `write(row)` must be exactly: `text, kept =
-    encode(row)`, the text written (the file's first row given `joins[0]` in place of
-    `joins[1]`), then `keep(kept)`. In a worker, `encode` notes the row's losses in a report
-    that is replayed, row by row, into the parent's; the parent writes the text as it is and
-    hands `kept` to its own writer's `keep`."""
+# How a format's writer writes (`Format.write_shape`):
+# - "document": a row's text depends on the rows around it (a YAML document, a JSON array of
+#   canonical rows, a Ragas object): rows are written one after another by one writer.
+# - "line-per-row": the writer is a `LineWriter`: a row's text depends on that row alone (and on
+#   what the writer `keep`s of the rows before), so the rows' texts, written one after another
+#   after the header the writer writes when it opens, make the file.
+# - "columnar": the writer takes rows, or already built record batches of the canonical Parquet
+#   columns (`ColumnarWriter.write_slice`).
+WRITE_SHAPES = ("document", "line-per-row", "columnar")
+
+
+class LineWriter:
+    """Base class of a "line-per-row" writer. A subclass writes its header (if any) when it opens,
+    and implements `encode`; it may `keep` something of each row (counts, names for a config), and
+    write a closing at `close`. `write` is supplied: `text, kept = encode(row)`, the text written
+    (the file's first row given `joins[0]` in place of `joins[1]`), then `keep(kept)`.
+
+    `encode` must note the row's losses in the report and keep nothing of the row itself but
+    through `keep`: anything that writes rows (one process or several) may call `encode` on one
+    writer and `keep` on another, and write the text itself."""
 
     # None, or (what the file's first row starts with, what `encode` starts every row with):
     # a JSON array's rows follow a comma, but for the first (JSON_ARRAY_JOINS).
-    joins: tuple[str, str] | None
+    joins: tuple[str, str] | None = None
+    # True: `encode` may note losses and `kept` says something of each row. False: `encode` notes
+    # nothing a writer of the same rows would not note again in `write_lines`, and `kept` changes
+    # only now and then (the canonical CSV: the columns the line was written under).
+    per_row: ClassVar[bool] = True
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._wrote_row = False
 
     def encode(self, row: Row) -> tuple[str, Any]:
-        """The row's text, and what the writer must remember of the row (None: nothing), which
-        crosses between processes (keep it small and picklable)."""
-        ...
+        """The row's text, and what the writer must remember of the row (None: nothing): keep it
+        small and picklable."""
+        raise NotImplementedError
 
     def keep(self, kept: Any) -> None:
-        """Remember a row another process encoded (counts, names for a config, notes)."""
-        ...
+        """Remember what `encode` kept of a row (which this writer may not have encoded)."""
+
+    def write(self, row: Row) -> None:
+        text, kept = self.encode(row)
+        if not self._wrote_row:
+            text, self._wrote_row = first_row(text, self.joins), True
+        self._out.write(text)
+        self.keep(kept)
+
+    def write_lines(self, data: bytes, runs: list[tuple[int, Any]]) -> None:
+        """Rows `encode`d elsewhere (a writer with `per_row` False), as UTF-8: `runs` gives, for
+        each stretch of `data` from its byte offset on, what `encode` kept for its rows."""
+        self._out.flush()
+        self._out.buffer.write(data)
+
+    def close(self) -> None:
+        pass
 
 
 @runtime_checkable
-class HoldingWriter(SplitWriter, Protocol):
-    """A split writer that may hold rows until the set decides how to write them (DeepEval: a set
+class ColumnarWriter(RowWriter, Protocol):
+    """A "columnar" writer: rows one at a time, or rows start..stop of a record batch in the
+    canonical Parquet columns (`parquet_format.Columns` builds one), after the rows so far."""
+
+    def write_slice(self, batch: Any, start: int, stop: int) -> None: ...
+
+
+@runtime_checkable
+class HoldingWriter(Protocol):
+    """A line writer that may hold rows until the set decides how to write them (DeepEval: a set
     of chats only is conversational). Its `encode` writes every row as if the set had decided the
     usual way and keeps what it needs to write a row otherwise. While the writer is `holding`,
-    the parent hands each row over with `put`; after, rows go as they do for any split writer."""
+    rows written elsewhere are handed to it with `put`; after, they go as for any line writer."""
 
     holding: bool  # may it hold rows yet?
     started: bool  # has it written a row?
 
     def put(self, text: str, kept: Any) -> bool:
-        """Write a row another process encoded (`text`) and say True, or hold it (from `kept`,
-        noting its losses when it writes it) and say False."""
+        """Write a row encoded elsewhere (`text`) and say True, or hold it (from `kept`, noting
+        its losses when it writes it) and say False."""
         ...
+
+
+class SideFiles(Protocol):
+    """Files a format writes beside its output (a promptfoo config), handed to `committed` by
+    whatever writes the output: each is published together with the output, or not at all."""
+
+    def write_text(self, path: str, text: str) -> None: ...
 
 
 JSON_ARRAY_JOINS = ("[\n  ", ",\n  ")  # a JSON array written a row at a time, two spaces in
@@ -158,12 +210,19 @@ class Format:
     binary: ClassVar[bool] = False
     folder: ClassVar[bool] = False
     layout: ClassVar[str] = ""  # a folder format: what its path is, shown where a file format shows extensions
+    write_shape: ClassVar[str] = "document"  # one of WRITE_SHAPES: how the writer writes
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A mistyped declaration is an error when the format is imported, not when it is used."""
         super().__init_subclass__(**kwargs)
         if cls.extensions and not cls.output_suffix:
             cls.output_suffix = cls.extensions[0]
+        if "splits" in cls.__dict__ and "write_shape" not in cls.__dict__:
+            cls.write_shape = "line-per-row"  # the contract before write_shape: `splits` said True
+        if "committed" in cls.__dict__ and len(inspect.signature(cls.__dict__["committed"]).parameters) == 3:
+            cls.committed = _with_files(cls.__dict__["committed"])  # type: ignore[method-assign]  # the contract before `files`
+        if cls.write_shape not in WRITE_SHAPES:
+            raise TypeError(f"{cls.__name__}.write_shape must be one of {', '.join(WRITE_SHAPES)}")
         if cls.folder and not cls.layout:
             raise TypeError(f"{cls.__name__} is a folder format: declare its layout (e.g. 'DIR/')")
         if not all(isinstance(v, Variant) for v in cls.variants):
@@ -247,20 +306,20 @@ class Format:
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> RowWriter:
         raise NotImplementedError
 
-    def splits(self, options: WriteOptions) -> bool:
-        """Is the writer for these options a `SplitWriter` whose rows' texts, written one after
-        another, make the file (a header written when it opens, the first row's `joins`)? Then
-        a large JSONL input is written on several cores."""
-        return False
-
     def load_writer(self) -> None:
         """Import the libraries the writer needs, before any output is opened: a library that
         cannot load (short of memory, OpenBLAS exits the process) then leaves no temp file."""
 
-    def committed(self, writer: RowWriter, options: WriteOptions) -> None:
+    def committed(self, writer: RowWriter, options: WriteOptions, files: SideFiles) -> None:
         """Called once the output is complete (never when a conversion writes nothing): the
-        place for files that point at it. Files written here through `AtomicOutput` are
-        published together with the output, or not at all."""
+        place for files that point at it, written with `files.write_text`."""
+
+
+def _with_files(committed: Any) -> Any:
+    """`committed(writer, options)` of the contract before side files came through the contract."""
+    def with_files(self: Format, writer: RowWriter, options: WriteOptions, files: SideFiles) -> None:
+        committed(self, writer, options)
+    return with_files
 
 
 def _is_a(value: Any, hint: Any) -> bool:

@@ -5,7 +5,7 @@ from typing import Any, Iterable, Iterator, TextIO
 
 from . import jsonvalue
 from .errors import ReadError
-from .format import Format, WriteOptions
+from .format import Format, LineWriter, WriteOptions
 from .head import record_keys
 from .reporting import LossReporter, ReadReporter
 from .row import Row
@@ -32,6 +32,7 @@ def _confidence(head: str, opener: str) -> float:
 
 class CanonicalJSONL(Format):
     name = "jsonl"
+    write_shape = "line-per-row"
     title = "Canonical JSONL (a row a line)"
     extensions = (".jsonl", ".ndjson")
     streaming_read = True
@@ -63,19 +64,17 @@ class CanonicalJSONL(Format):
         return JSONLWriter(out)
 
 
-class JSONLWriter:
-    def __init__(self, out: TextIO) -> None:
-        self._out = out
+class JSONLWriter(LineWriter):
+    """One row a line, as JSON."""
 
-    def write(self, row: Row) -> None:
+    per_row = False  # nothing to note, nothing kept
+
+    def encode(self, row: Row) -> tuple[str, None]:
         line = jsonvalue.dumps(row.to_json()) + "\n"
         size = too_long_to_read_back(line)
         if size is not None:
             raise unreadable_write(row.id, "JSONL line", size)
-        self._out.write(line)
-
-    def close(self) -> None:
-        pass
+        return line, None
 
 
 class CanonicalJSON(Format):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import operator
 import shlex
-from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator, Sequence, TextIO, cast
 
 from . import cells, jsonvalue
@@ -81,6 +80,7 @@ def arrow_schema() -> Any:
 
 class CanonicalParquet(Format):
     name = "parquet"
+    write_shape = "columnar"
     title = "Canonical Parquet (typed columns, row groups)"
     extensions = (".parquet",)
     streaming_read = True
@@ -104,8 +104,8 @@ class CanonicalParquet(Format):
 
 class ParquetWriter:
     """Rows become record batches of the canonical columns; every ROW_GROUP_ROWS rows make one
-    row group. Rows come one at a time (`write`) or already in columns (`write_slice`, from the
-    worker processes); either way the row groups, and so the bytes, are the same."""
+    row group. Rows come one at a time (`write`) or already in columns (`write_slice`: record
+    batches `Columns` built); either way the row groups, and so the bytes, are the same."""
 
     def __init__(self, sink: IO[bytes], on_row_group: Callable[[Any], None] | None = None) -> None:
         self._schema = arrow_schema()
@@ -169,9 +169,8 @@ class ParquetWriter:
 
 
 class Columns:
-    """Rows gathered in per-column lists, for one record batch of the canonical schema (a worker
-    process builds its chunk's batch with it). A row at a time, its dicts still in cache, is
-    faster than a column at a time over all the rows."""
+    """Rows gathered in per-column lists, for one record batch of the canonical schema. A row at
+    a time, its dicts still in cache, is faster than a column at a time over all the rows."""
 
     def __init__(self) -> None:
         self._columns: list[list[Any]] = [[] for _ in COLUMNS]
@@ -210,23 +209,6 @@ class Columns:
         for values in self._columns:
             values.clear()
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema())
-
-
-@dataclass(slots=True)
-class RowSlice:
-    """Rows start..stop of a record batch, cut like bytes (`s[a:b]`, `len(s)`): what a worker
-    process hands the parent for a columnar target."""
-
-    batch: Any
-    start: int
-    stop: int
-
-    def __getitem__(self, cut: slice) -> "RowSlice":
-        start, stop, _ = cut.indices(self.stop - self.start)
-        return RowSlice(self.batch, self.start + start, self.start + max(start, stop))
-
-    def __len__(self) -> int:
-        return self.stop - self.start
 
 
 def _typed(value: Any, plain: list[Any], typed: list[Any]) -> None:

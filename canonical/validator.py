@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Iterable, Iterator, TypeVar, cast
+from typing import Any, ClassVar, Generic, Iterable, Iterator, Protocol, Sequence, TypeVar, cast
 
 from . import jsonvalue, paths, schema
 from .idtable import IdTable
@@ -22,11 +22,10 @@ from .retirement import retirement_due
 from .review import PLACEHOLDER_MARK, is_placeholder
 from .row import Row
 from .source import SourceRow
+from .vocabulary import BLUEPRINT as BLUEPRINT  # rows built from a pack name it in extensions[BLUEPRINT]["pack"]
 from .vocabulary import REASON_VOCABULARIES, STARTER_PROVENANCES, nearest, off_vocabulary
 from .vocabulary import is_starter as is_starter  # the writers import it from here
 
-# Rows built from a pack name it in metadata.case.extensions[BLUEPRINT]["pack"].
-BLUEPRINT = "blueprint"
 # What every written format says about a starter row, where that tool's user sees it.
 STARTER_MARK = "starter example, not a validated gold-standard answer: replace it before grading"
 
@@ -44,16 +43,15 @@ Payload = TypeVar("Payload")
 
 @dataclass(slots=True)
 class Checked(Generic[Payload]):
-    """A row after validation: `row` is set when no finding is an error. `deferred` is what the
-    set rules look at, left for the caller when the validator does not apply them itself.
-    `row` is a `Row` here; a caller that checks elsewhere may carry its own payload (parallel
-    workers carry the text they wrote)."""
+    """A row after validation: `row` is set when no finding is an error. `key` is what the set
+    rules look at (None: a row they do not look at). `row` is a `Row` here; a caller that
+    checks elsewhere may carry its own payload (the text a writer wrote for it)."""
 
     source: SourceRow
     number: int
     findings: list[Finding]
     row: Payload | None
-    deferred: "SetKey | None" = None
+    key: "SetKey | None" = None
     count: ClassVar[int] = 1  # rows it stands for (a run of clean rows from workers stands for more)
 
     @property
@@ -67,11 +65,12 @@ class Checked(Generic[Payload]):
 
 @dataclass
 class Validator:
-    """Checks rows one at a time, keeping what the set rules need (ids and case families)."""
+    """Checks rows one at a time, keeping what the set rules need (ids and case families).
+    `check` applies every rule; `check_row` only the rules on the row itself, leaving its `key`
+    for `set_findings` (or, for many rows at once, `set_findings_many`) in row order."""
 
     source: str | None = None
     require: tuple[str, ...] = ()  # paths every row must fill, e.g. "$.metadata.reason"
-    set_rules: bool = True  # off in parallel workers: the parent applies them in row order
     packs: Any = None  # the PackIndex case families are checked against; None: the built-in packs
     contexts: ContextIndex | None = None  # --contexts: the sources a context reference must resolve in
     count: int = 0
@@ -80,11 +79,27 @@ class Validator:
     _families: dict[str, tuple[int, str, Any]] = field(default_factory=dict)
 
     def check(self, src: SourceRow) -> Checked[Row]:
+        checked = self.check_row(src)
+        if checked.key is None:
+            return checked
+        later = self.set_findings(checked.key, checked.number)
+        if not later:
+            return checked
+        value = src.value
+        row_id = value.get("id") if isinstance(value, dict) else None
+        checked.findings += [f.locate(row=checked.number, id=row_id if isinstance(row_id, str) else None, line=src.line,
+                                      record=src.record, source=self.source) for f in later]
+        if any(f.severity == "error" for f in later):
+            checked.row = None
+        return checked
+
+    def check_row(self, src: SourceRow) -> Checked[Row]:
+        """The row rules (the schema, admissibility, the warnings, `require`, the packs)."""
         self.count += 1
         number = self.count
         value = src.value
         findings: list[Finding] = list(src.problems) if src.problems else []
-        deferred = None
+        key = None
         if not findings and not src.plain_json and (problem := value_problem(value)) is not None:
             findings.append(Finding("schema", problem[1], problem[0]))
         if not findings:
@@ -107,18 +122,14 @@ class Validator:
                         findings += pack_rule
                         if pack_rule[0].code == "case-family-conflict":  # the pack, not this row, sets the family up
                             key = (key[0], None, None, None)
-                if self.set_rules:
-                    findings += self.set_findings(key, number)
-                else:
-                    deferred = key
         if not findings:  # the common case: a valid row with nothing to say
-            return Checked(src, number, findings, Row.from_json(value), deferred)
+            return Checked(src, number, findings, Row.from_json(value), key)
         row_id = value.get("id") if isinstance(value, dict) else None
         row_id = row_id if isinstance(row_id, str) else None
         located = [f.locate(row=number, id=row_id, line=src.line, record=src.record, source=self.source)
                    for f in findings]
         ok = not any(f.severity == "error" for f in located)
-        return Checked(src, number, located, Row.from_json(value) if ok else None, deferred)
+        return Checked(src, number, located, Row.from_json(value) if ok else None, key)
 
     def _pack_index(self) -> Any:
         if self.packs is None:
@@ -142,10 +153,10 @@ class Validator:
                 out.append(_family_conflict((family, oracle, evaluator), first_seen))
         return out
 
-    def set_findings_many(self, keys: "SetKeys", first: int) -> dict[int, list[Finding]]:
+    def set_findings_many(self, keys: "KeyColumns", first: int) -> dict[int, list[Finding]]:
         """`set_findings` for rows `first`, `first + 1`, ...: {index in keys: findings}, for
-        the rows that have any. One call a chunk instead of one a row (a property test holds
-        the two to the same answers)."""
+        the rows that have any. One call for many rows instead of one a row (a property test
+        holds the two to the same answers)."""
         out: dict[int, list[Finding]] = {}
         for i, first_row in self._ids.first_uses(keys.ids, first):
             out[i] = [_duplicate_id(cast(str, keys.ids[i]), first_row)]  # only rows with an id come back
@@ -213,45 +224,16 @@ def _family_conflict(triple: tuple[str, str, Any], first_seen: tuple[int, str, A
         "$.metadata.case.caseFamily")
 
 
-class SetKeys:
-    """The set keys of consecutive rows, in columns: the ids, and for each row an index into
-    the distinct (family, oracle, evaluator) triples, or -1. Checked a chunk at a time, and
-    far cheaper to send between processes than a tuple a row."""
+class KeyColumns(Protocol):
+    """The set keys of consecutive rows, in columns: `ids[i]` row i's id (None: none), and
+    `families[i]` an index into `triples`, the distinct (family, oracle, evaluator) triples, or -1."""
 
-    __slots__ = ("ids", "families", "triples", "_index")
-
-    def __init__(self) -> None:
-        self.ids: list[str | None] = []
-        self.families: list[int] = []
-        self.triples: list[tuple[str, str, Any]] = []
-        self._index: dict[tuple[str, str, Any], int] = {}  # (family, oracle, evaluator spelled) -> triple
-
-    def add(self, key: "SetKey | None") -> None:
-        row_id, family, oracle, evaluator = key or (None, None, None, None)
-        self.ids.append(row_id)
-        if family is None:
-            self.families.append(-1)
-            return
-        triple = (family, oracle, evaluator)
-        # Spelled as it is: 1, 1.0 and True stay apart (as a row at a time, each row's message
-        # names its own value), and an invalid row's list or object evaluator is indexed too.
-        spelling = (type(evaluator), evaluator if isinstance(evaluator, (str, int, float, type(None)))
-                    else repr(evaluator))
-        index = self._index.get((family, oracle, spelling))
-        if index is None:
-            index = self._index[(family, oracle, spelling)] = len(self.triples)
-            self.triples.append(triple)
-        self.families.append(index)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def __getstate__(self) -> tuple:
-        return self.ids, self.families, self.triples
-
-    def __setstate__(self, state: tuple) -> None:
-        self.ids, self.families, self.triples = state
-        self._index = {}  # read only: a received batch is not added to
+    @property
+    def ids(self) -> Sequence[str | None]: ...
+    @property
+    def families(self) -> Sequence[int]: ...
+    @property
+    def triples(self) -> Sequence[tuple[str, str, Any]]: ...
 
 
 SetKey = tuple  # (row id, case family, oracle type, evaluator): what the set rules look at

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+BLUEPRINT = "blueprint"  # rows built from a pack name it in metadata.case.extensions[BLUEPRINT]["pack"]
 NONE_LABEL = "(none)"  # the slice of a case whose field holds no value
 RELEASE = "release"
 # A case's reason fields (the case-reasons seed): severity, worst last.

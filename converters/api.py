@@ -8,7 +8,7 @@ from typing import Any, Iterable
 
 from . import output_paths
 from .engine import parallel
-from .atomic import AtomicFolder, AtomicOutput, target_kind, together
+from .atomic import SIDE_FILES, AtomicFolder, AtomicOutput, target_kind, together
 from .canonical import jsonvalue
 from .canonical.errors import RowRefused, UsageError
 from .canonical.format import Format
@@ -59,7 +59,7 @@ def write(rows: Iterable[Row], path: str | None, to: str, **options: Any) -> Los
             report.rows += 1
         writer.close()
         out.commit()
-        fmt.committed(writer, writer_options)
+        fmt.committed(writer, writer_options, SIDE_FILES)
     return report
 
 
@@ -249,7 +249,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
             if write_it:
                 with together():
                     out.commit()
-                    fmt_out.committed(writer, writer_options)  # a promptfoo config
+                    fmt_out.committed(writer, writer_options, SIDE_FILES)  # a promptfoo config
                     ledger_file = rejects.commit() if rejects is not None else None
                     if report:
                         _write_report(report, loss)

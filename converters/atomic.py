@@ -632,3 +632,16 @@ def _alive(owner: dict[str, Any]) -> bool:
     except OSError:
         return True  # someone else's process
     return True
+
+
+class AtomicSideFiles:
+    """`canonical.format.SideFiles` for a format's `committed`: each file atomic, and published
+    with the output when both are committed inside `together()`."""
+
+    def write_text(self, path: str, text: str) -> None:
+        with AtomicOutput(path) as out:
+            out.stream.write(text)
+            out.commit()
+
+
+SIDE_FILES = AtomicSideFiles()

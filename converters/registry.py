@@ -173,7 +173,7 @@ def _suffix_length(fmt: Format, path: str) -> int:
     return max((len(e) for e in fmt.extensions if lowered.endswith(e)), default=0)
 
 
-def _vendor_packages() -> list[str]:
+def vendor_packages() -> list[str]:
     """The packages under evalconv.vendors (not the `_`-prefixed shared helpers), by name."""
     try:
         vendors = importlib.import_module(VENDORS)
@@ -185,7 +185,7 @@ def _vendor_packages() -> list[str]:
 REGISTRY = Registry()
 for _name, _target in CANONICAL:
     REGISTRY.register(_name, _target, fallback=True)
-for _vendor in _vendor_packages():  # a package name's `_` is the format name's `-` (pydantic_evals: pydantic-evals)
+for _vendor in vendor_packages():  # a package name's `_` is the format name's `-` (pydantic_evals: pydantic-evals)
     REGISTRY.register(_vendor.replace("_", "-"), f"{VENDORS}.{_vendor}:FORMAT")
 
 if not os.environ.get("EVALCONV_NO_PLUGINS"):

@@ -234,7 +234,7 @@ def test_a_stats_chunk_read_after_the_file_shrank_is_refused(big_set, tmp_path, 
     so a later chunk, or the last look at the file, finds it changed."""
     from evalconv.coverage import stats as stats_module
     from evalconv.sources import InputChanged
-    from evalconv.engine.counting import count_in_chunks
+    from evalconv.engine.counting import Counting, count_in_chunks
 
     source = tmp_path / "in.jsonl"
     source.write_bytes(big_set.read_bytes())
@@ -248,7 +248,8 @@ def test_a_stats_chunk_read_after_the_file_shrank_is_refused(big_set, tmp_path, 
     monkeypatch.setattr(stats_module._Counter, "merge", merge_then_shrink)
     counter = stats_module._Counter(list(stats_module.DEFAULT_SLICES), [], stats_module.DEFAULT_SAMPLES)
     with pytest.raises(InputChanged, match="it is now"):
-        count_in_chunks(counter, str(source), stats_module.FileStats("in.jsonl"), jobs=2)
+        count_in_chunks(counter, str(source), stats_module.FileStats("in.jsonl"), 2,
+                        Counting(stats_module.chunk_counter, stats_module.count_sources))
 
 
 # 3. Standard input redirected from a file is the input. -------------------------------------------

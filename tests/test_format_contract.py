@@ -136,6 +136,67 @@ def test_a_mistyped_declaration_is_an_error_at_import():
             variants = (".json",)  # type: ignore[assignment]
 
 
+def test_a_write_shape_is_one_of_the_declared_shapes():
+    with pytest.raises(TypeError, match="write_shape"):
+        class _Bad(Format):
+            write_shape = "line-per-chunk"
+
+
+def test_a_format_of_the_contract_before_write_shape_still_goes_on_two_cores():
+    """A format written against the old contract said `splits(options) -> True`: it is a
+    line-per-row format (its writer has `encode` and `keep` of its own)."""
+    committed = []
+
+    class _Old(Format):
+        name = "test-old"
+
+        def splits(self, options: WriteOptions) -> bool:
+            return True
+
+        def committed(self, writer, options):  # before side files came through the contract
+            committed.append(options)
+
+    assert _Old.write_shape == "line-per-row" and Format.write_shape == "document"
+    _Old().committed(None, WriteOptions(), files=None)
+    assert committed == [WriteOptions()]
+    assert not [f.name for f in REGISTRY.all() if "splits" in type(f).__dict__], "declare write_shape instead"
+
+
+def _writers(fmt: Format):
+    """The format's writer for each variant it writes (a file format), on a text buffer."""
+    import io
+
+    from evalconv.reports import LossReport
+
+    for suffix in [v.suffixes[0] for v in fmt.variants] or [fmt.output_suffix]:
+        options = fmt.make_options("out" + suffix)
+        out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="")
+        yield suffix, fmt.open_writer(out, LossReport(fmt.name), options)
+
+
+def test_a_format_writes_as_its_write_shape_says():
+    """A line-per-row writer is a `LineWriter` (a vendor's `write` is the base class's, or its own
+    for a `HoldingWriter`; the canonical CSV spools its lines for the header); a columnar one
+    takes record batches."""
+    from evalconv.canonical.format import ColumnarWriter, HoldingWriter, LineWriter
+
+    shapes = {}
+    for fmt in REGISTRY.all():
+        if not fmt.can_write or fmt.folder:
+            continue
+        for suffix, writer in _writers(fmt):
+            shapes[fmt.name] = fmt.write_shape
+            if fmt.write_shape == "line-per-row":
+                assert isinstance(writer, LineWriter), (fmt.name, suffix)
+                assert type(writer).write is LineWriter.write or isinstance(writer, HoldingWriter) \
+                    or not type(fmt).__module__.startswith("evalconv.vendors."), (fmt.name, suffix)
+            elif fmt.write_shape == "columnar":
+                assert isinstance(writer, ColumnarWriter), (fmt.name, suffix)
+    assert shapes["csv"] == shapes["jsonl"] == shapes["promptfoo"] == "line-per-row"
+    assert shapes["parquet"] == REGISTRY.get("hf").write_shape == "columnar"
+    assert shapes["json"] == shapes["ragas"] == "document"
+
+
 def test_a_declared_option_reaches_the_writer():
     @dataclasses.dataclass(frozen=True)
     class _Options(WriteOptions):
@@ -197,12 +258,33 @@ def test_canonical_imports_nothing_from_the_application_layer():
     assert not bad
 
 
-def test_vendors_import_nothing_from_the_cli():
-    """A format works the same from the library: the CLI is a layer over vendors, never under.
-    Nor do they import the reports: they see them through canonical/reporting.py's protocols."""
-    above = ("evalconv.cli", "evalconv._launch", "evalconv.reports")
+def _outside_allowed(module: str, own: str) -> bool:
+    """Is `module`, imported by vendor package `own`, a part of evalconv a vendor may not import?
+    Allowed: evalconv.canonical.*, evalconv.vendors._common.*, and the vendor's own package."""
+    if module.split(".")[0] in ("converters", "canonical", "vendors"):
+        return True  # the folders by their names, not as the import package maps them
+    if module.split(".")[0] != "evalconv" or module == "evalconv.vendors":
+        return False  # a library, or the namespace the relative imports start from
+    allowed = ("evalconv.canonical", "evalconv.vendors._common", f"evalconv.vendors.{own}")
+    return not any(module == top or module.startswith(top + ".") for top in allowed)
+
+
+def test_the_allow_list_of_what_a_vendor_imports(tmp_path):
+    assert not _outside_allowed("evalconv.canonical.format.Format", "x")
+    assert not _outside_allowed("evalconv.vendors._common.records", "x")
+    assert not _outside_allowed("evalconv.vendors.x.fields", "x") and not _outside_allowed("yaml", "x")
+    assert _outside_allowed("evalconv.atomic", "x") and _outside_allowed("evalconv.vendors.y", "x")
+    assert _outside_allowed("evalconv", "x") and _outside_allowed("evalconv.reports.LossReport", "x")
+
+
+def test_vendors_import_only_canonical_and_common():
+    """An allow-list: a vendor package imports `evalconv.canonical.*`, `evalconv.vendors._common.*`
+    and its own modules, nothing else of evalconv (not the CLI, the reports, atomic output or
+    another vendor): a format works the same from the library, sees reports through
+    canonical/reporting.py's protocols and writes side files through the `Format` contract."""
     bad = [(str(path.relative_to(ROOT)), module) for path, module in _imports("vendors", "evalconv.vendors")
-           if module.split(".")[0] in ("click", "converters") or module in above or module.startswith(tuple(f"{m}." for m in above))]
+           if path.parent != ROOT / "vendors"
+           and _outside_allowed(module, path.relative_to(ROOT / "vendors").parts[0])]
     assert not bad
 
 

@@ -387,3 +387,12 @@ def test_validate_counts_the_rows_that_are_still_starters(tmp_path):
     run("new", "rag-qa", "-o", out)
     result = run("validate", out)
     assert result.exit_code == 0 and "6 still starter examples: ok" in result.stdout
+
+
+def test_every_built_in_starter_row_is_a_valid_row():
+    """The built-in packs load without checking their starter rows (the validator, which loads
+    them, is what checks rows); this holds every row they ship to what `--pack FILE` demands."""
+    from evalconv.canonical.pack_files import starter_row_problems
+
+    packs = builtin_packs().packs
+    assert packs and [problem for pack in packs for problem in starter_row_problems(pack)] == []

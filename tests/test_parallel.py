@@ -239,17 +239,16 @@ def test_csv_columns_first_used_in_later_chunks_are_byte_identical(tmp_path):
 
 
 def _split_targets() -> list[tuple[str, str]]:
-    """Every (format, output name) whose writer writes in the workers (Format.splits): what the
-    registry finds, so a new format that splits is checked here as it lands."""
+    """Every vendor (format, output name) whose writer writes in the workers (a "line-per-row"
+    `write_shape`, not lossless): what the registry finds, so a new format is checked here as it lands."""
     from evalconv.registry import REGISTRY
 
     found = []
     for fmt in REGISTRY.all():
-        if not fmt.can_write or fmt.name in parallel.LINE_PER_ROW + parallel.COLUMNAR:
+        if not fmt.can_write or fmt.write_shape != "line-per-row" or fmt.lossless:
             continue
         for suffix in [v.suffixes[0] for v in fmt.variants] or [fmt.output_suffix]:
-            if fmt.splits(fmt.make_options("out" + suffix)):
-                found.append((fmt.name, "out" + suffix))
+            found.append((fmt.name, "out" + suffix))
     return found
 
 

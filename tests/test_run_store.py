@@ -235,6 +235,22 @@ def test_the_same_promptfoo_eval_as_json_and_as_jsonl_is_one_run(tmp_path):
     assert summary.conflicts == [] and summary.added == {"attempts": 0, "results": 0, "ledger": 0}
 
 
+def test_results_readers_are_found_not_listed():
+    """Every vendor package with a `results.py` is a harness the registry knows, and nothing in
+    converters/runs/ names a vendor (LangSmith's example ids are the LangSmith reader's `case_refs`)."""
+    import ast
+    import importlib
+
+    modules = sorted(f"evalconv.vendors.{p.parent.name}.results" for p in (ROOT / "vendors").glob("*/results.py"))
+    assert modules and not RESULTS_REGISTRY.broken
+    assert sorted(type(r).__module__ for r in RESULTS_REGISTRY.readers.values()) == modules
+    assert all(importlib.import_module(m).READER in RESULTS_REGISTRY.readers.values() for m in modules)
+    named = [(path.name, node.module) for path in (ROOT / "converters" / "runs").glob("*.py")
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ImportFrom) and "vendors" in (node.module or "")]
+    assert not named
+
+
 def test_results_readers_are_not_formats():
     """Run output has its own registry: format detection and round-trip routes never see it."""
     from evalconv.registry import REGISTRY

@@ -11,7 +11,8 @@ from conftest import row
 from evalconv.canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
 from evalconv.canonical.schema import enum
 from evalconv.canonical.source import SourceRow
-from evalconv.canonical.validator import SetKeys, Validator
+from evalconv.canonical.validator import Validator
+from evalconv.engine.set_keys import SetKeys
 
 
 def check(*values, lines=None):

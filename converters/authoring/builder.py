@@ -9,7 +9,8 @@ from typing import Any
 
 from .. import api
 from ..canonical.errors import UsageError
-from ..canonical.pack import CaseFamily, Pack, PackIndex, admissible_override, builtin_packs, load_pack
+from ..canonical.pack import CaseFamily, Pack, PackIndex, admissible_override, builtin_packs
+from ..canonical.pack_files import load_pack
 from ..canonical.row import Row
 from ..canonical.schema import row_schema
 from ..canonical.source import SourceRow

@@ -11,15 +11,14 @@ from __future__ import annotations
 import datetime
 import decimal
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..canonical import jsonvalue
 from ..canonical.errors import ReadError
 from ..canonical.source import MAX_LINE_BYTES
 from ..vendors.hf.format import data_files
+from .sheet import Columns, Sheet
 
-if TYPE_CHECKING:
-    from .sheet_import import Sheet
 
 ARROW_SUFFIX = ".arrow"
 
@@ -37,9 +36,7 @@ def is_dataset(path: str) -> bool:
         return False
 
 
-def read_dataset(path: str) -> "Sheet":
-    from .sheet_import import Columns, Sheet
-
+def read_dataset(path: str) -> Sheet:
     sheet, columns = Sheet([], [], text_cells=False), Columns()
     files = data_files(path) if os.path.isdir(path) else [("", path)]  # (split, file)
     splits = len({split for split, _ in files}) > 1

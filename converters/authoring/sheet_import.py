@@ -20,6 +20,7 @@ import yaml
 
 from .. import api
 from . import dataset_sheet, list_cells
+from .sheet import Columns, Sheet
 from .repeats import RepeatedInputs
 from .builder import count_starters, output_format
 from ..canonical import jsonvalue, paths
@@ -82,14 +83,6 @@ _BY_NAME = {name: target for target, names in SYNONYMS.items() for name in names
 
 
 # ---------------------------------------------------------------- reading the sheet
-
-@dataclass
-class Sheet:
-    columns: list[str]
-    records: list[tuple[int | None, dict[str, Any]]]  # (line, {column: value}) for each non-blank row
-    blank: int = 0
-    text_cells: bool = True  # CSV: every cell is text; JSONL/JSON: values are JSON already
-
 
 def read_sheet(path: str, encoding: str | None = None) -> Sheet:
     if path != "-" and dataset_sheet.is_dataset(path):  # a Parquet file or a Hugging Face dataset folder
@@ -204,22 +197,6 @@ def _json_sheet(lines: Iterator[str], path: str, *, array: bool) -> Sheet:
         sheet.records.append((line, record))
     sheet.columns = columns.names
     return sheet
-
-
-class Columns:
-    """The columns of records whose keys vary, in the order first seen (a dict, not a list
-    searched per key: a wide sheet's keys are many)."""
-
-    def __init__(self) -> None:
-        self._seen: dict[str, None] = {}
-
-    def add(self, record: dict[str, Any]) -> None:
-        if len(record) != len(self._seen) or record.keys() != self._seen.keys():
-            self._seen.update(dict.fromkeys(record))
-
-    @property
-    def names(self) -> list[str]:
-        return list(self._seen)
 
 
 # ---------------------------------------------------------------- the column map
@@ -472,48 +449,9 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
     places = [(column, target, cast(list[str], paths.parse(target)))  # object keys only (`target_path`)
               for column, target in cmap.targets.items()]
     for line, record in sheet.records:
-        value: dict[str, Any] = {}
-        case: dict[str, Any] = {}
-        meta: dict[str, Any] = {}
-        # the row's own cells in column order: a sparse row of a wide sheet costs its cells only
-        for column, target, parts in (places if len(record) == len(places) else
-                                      (places[i] for i in sorted(position[c] for c in record if c in position))):
-            cell = _cell(record.get(column), target, sheet.text_cells, seps[column], tally,
-                         column) if column in record else None
-            if cell is None:
-                continue
-            if target in ("$.id", "$.input", "$.expected"):
-                if target == "$.id" and isinstance(cell, int) and not isinstance(cell, bool):
-                    cell = str(cell)  # a dataset's integer ids
-                value[target[2:]] = cell.strip() if target == "$.id" and isinstance(cell, str) else cell
-            elif parts[1] == "case":
-                case[parts[2]] = cell
-            else:
-                node = meta
-                for part in parts[1:-1]:
-                    node = node.setdefault(part, {})
-                node[parts[-1]] = cell
-        if "input" not in value:
-            value["input"] = ""
-            count("input: empty (the row has no input cell)")
-        if "oracleType" not in case:
-            case["oracleType"] = oracle_type or ("reference-answer" if "expected" in value else "expected-behavior-only")
-            if not oracle_type:
-                count(f"oracleType: {case['oracleType']} (no --oracle-type or oracle column)")
-        if "expected" in value:
-            value["expected"] = _expected(value["expected"], case["oracleType"], sheet.text_cells,
-                                          seps.get(expected_column), tally, expected_column)
-        if not value.get("id"):
-            base = _slug(value["input"])
-            used[base] = used.get(base, 0) + 1
-            value["id"] = base if used[base] == 1 else f"{base}-{used[base]}"
-            count("id: slug of the input with a short hash")
-        if "expectedBehavior" not in case:
-            case["expectedBehavior"] = PLACEHOLDER.format(sheet=source)
-            count("expectedBehavior: placeholder for a reviewer's words")
-        if "provenance" not in case:
-            case["provenance"] = provenance
-            count(f"provenance: {provenance}")
+        value, case, meta = _cells(record, places, position, seps, sheet.text_cells, tally)
+        _fill_in(value, case, sheet, source=source, oracle_type=oracle_type, provenance=provenance, count=count,
+                 used=used, expected_sep=seps.get(expected_column), tally=tally, expected_column=expected_column)
         ordered = {"caseId": value["id"], "oracleType": case.pop("oracleType"),
                    "expectedBehavior": case.pop("expectedBehavior"), "provenance": case.pop("provenance"), **case}
         row = {"id": value["id"], "input": value["input"]}
@@ -521,6 +459,61 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
             row["expected"] = value["expected"]
         row["metadata"] = {"case": ordered, **meta}
         yield SourceRow(row, line)
+
+
+def _cells(record: dict[str, Any], places: list[tuple[str, str, list[str]]], position: dict[str, int],
+           seps: dict[str, Any], text_cells: bool, tally: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """One sheet record's cells, by the map: (id/input/expected, case fields, other metadata)."""
+    value: dict[str, Any] = {}
+    case: dict[str, Any] = {}
+    meta: dict[str, Any] = {}
+    # the row's own cells in column order: a sparse row of a wide sheet costs its cells only
+    for column, target, parts in (places if len(record) == len(places) else
+                                  (places[i] for i in sorted(position[c] for c in record if c in position))):
+        cell = _cell(record.get(column), target, text_cells, seps[column], tally,
+                     column) if column in record else None
+        if cell is None:
+            continue
+        if target in ("$.id", "$.input", "$.expected"):
+            if target == "$.id" and isinstance(cell, int) and not isinstance(cell, bool):
+                cell = str(cell)  # a dataset's integer ids
+            value[target[2:]] = cell.strip() if target == "$.id" and isinstance(cell, str) else cell
+        elif parts[1] == "case":
+            case[parts[2]] = cell
+        else:
+            node = meta
+            for part in parts[1:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = cell
+    return value, case, meta
+
+
+def _fill_in(value: dict[str, Any], case: dict[str, Any], sheet: Sheet, *, source: str, oracle_type: str | None,
+             provenance: str, count: Any, used: dict[str, int], expected_sep: Any, tally: Any,
+             expected_column: str) -> None:
+    """What the sheet does not say, filled in (each default counted): an empty input, the oracle
+    type, an id from the input, the placeholder behaviour, the provenance."""
+    if "input" not in value:
+        value["input"] = ""
+        count("input: empty (the row has no input cell)")
+    if "oracleType" not in case:
+        case["oracleType"] = oracle_type or ("reference-answer" if "expected" in value else "expected-behavior-only")
+        if not oracle_type:
+            count(f"oracleType: {case['oracleType']} (no --oracle-type or oracle column)")
+    if "expected" in value:
+        value["expected"] = _expected(value["expected"], case["oracleType"], sheet.text_cells,
+                                      expected_sep, tally, expected_column)
+    if not value.get("id"):
+        base = _slug(value["input"])
+        used[base] = used.get(base, 0) + 1
+        value["id"] = base if used[base] == 1 else f"{base}-{used[base]}"
+        count("id: slug of the input with a short hash")
+    if "expectedBehavior" not in case:
+        case["expectedBehavior"] = PLACEHOLDER.format(sheet=source)
+        count("expectedBehavior: placeholder for a reviewer's words")
+    if "provenance" not in case:
+        case["provenance"] = provenance
+        count(f"provenance: {provenance}")
 
 
 def import_sheet(sheet_path: str, output: str | None, *, to: str | None = None, map_path: str | None = None,

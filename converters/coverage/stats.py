@@ -706,6 +706,20 @@ def count_sources(counter: _Counter, sources: Iterable[SourceRow], result: FileS
             flush()
 
 
+def chunk_counter(label: str, slices: list[str], crosstabs: list[tuple[str, str]], samples: int,
+                  wanted: list[Any]) -> tuple[_Counter, FileStats]:
+    """A worker's counter for one chunk of a file, and the chunk's file stats. Rows for every
+    value the parent may still keep rows for (its state when the chunk was handed out only
+    grows, so this is never too few), and no cap on the values (a chunk is small): the parent
+    adds the chunks up in file order exactly as one pass would count."""
+    counter = _Counter(slices, crosstabs, samples)
+    counter.sampled_values = 1 << 30
+    for tally, values in zip([*counter.tallies.values(), *(c[4] for c in counter.cross)], wanted):
+        tally.wanted = values
+        tally.raw_cap = 1 << 62
+    return counter, FileStats(label)
+
+
 def _count_file(counter: _Counter, path: str, from_: str | None, encoding: str | None, jobs: int | None,
                 result: FileStats, engine: Any = None) -> None:
     with reading(path, from_=from_, encoding=encoding) as (fmt, rows, _report):
@@ -714,9 +728,9 @@ def _count_file(counter: _Counter, path: str, from_: str | None, encoding: str |
             engine.count_file(counter, path, result)
             return
         if parallel.eligible(path, fmt.name, None, encoding, parallel.default_jobs() if jobs is None else jobs):
-            from ..engine.counting import count_in_chunks  # large JSONL files only
+            from ..engine.counting import Counting, count_in_chunks  # large JSONL files only
 
-            count_in_chunks(counter, path, result, jobs or parallel.default_jobs())
+            count_in_chunks(counter, path, result, jobs or parallel.default_jobs(), Counting(chunk_counter, count_sources))
             return
         count_sources(counter, rows, result)
 

@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
-from .. import partitions
+from . import partitions
 from ..canonical import parquet_format
 from ..canonical.errors import EvalconvError, ReadError, UsageError
 from ..canonical.format import WriteOptions
@@ -193,9 +193,9 @@ class DaskEngine:
             from ..registry import REGISTRY
 
             fmt = REGISTRY.get(to)
-            if fmt.name not in parallel.LINE_PER_ROW + parallel.COLUMNAR and not fmt.splits(options):
+            if not parallel.parts_written(to):  # `Format.write_shape`: a "document" needs the whole set
                 raise UsageError(f"--engine dask writes formats whose writer writes a row on its own; {fmt.name} "
-                                 f"(with these options) needs the whole set: leave out --engine dask", source=label)
+                                 f"needs the whole set: leave out --engine dask", source=label)
             given = {name: getattr(options, name) for name in fmt.options.declared()}
         return DaskRows(self, groups, label, require, to, output, given)
 

@@ -1,5 +1,6 @@
-"""Two cores for the big common case: a UTF-8 JSONL file validated, or converted to canonical CSV,
-JSONL or Parquet, or to a vendor format whose writer can write a row on its own (`Format.splits`).
+"""Two cores for the big common case: a UTF-8 JSONL file validated, or converted to a format whose
+writer is not a "document" (`Format.write_shape`: canonical CSV, JSONL, Parquet, and the vendor
+formats whose writers write a row on its own).
 
 The file is cut into chunks at line ends. Worker processes parse, check and encode their chunks
 (everything but the set rules); the parent takes the results in file order, applies the set
@@ -19,34 +20,35 @@ import io
 import os
 from array import array
 from collections import deque
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generator, Iterator, NamedTuple, Protocol, TextIO, cast
+from typing import TYPE_CHECKING, Any, Generator, Iterator, NamedTuple, Protocol, cast
 
 from ..atomic import AtomicFolder, AtomicOutput
-from ..canonical import jsonvalue, parquet_format
-from ..canonical.errors import ReadError, RowRefused
-from ..canonical.format import RowWriter, WriteOptions
+from ..canonical import jsonvalue
+from ..canonical.errors import ReadError
+from ..canonical.format import ColumnarWriter, LineWriter, RowWriter, WriteOptions
 from ..canonical.json_format import JSONL_FORMAT
 from ..canonical.row import Row
 from ..canonical.source import Lines, SourceRow
-from ..canonical.validator import Checked, SetKeys, Validator
+from ..canonical.validator import Checked, Validator
 from ..registry import REGISTRY
-from ..reports import ChunkLosses, LossRecorder, LossReport, ReadReport
-from .split_writers import Part, ReplayWriter, RowRejected, encode_row, refused_finding, write_row
+from ..reports import ChunkLosses, LossReport, ReadReport
 from ..sources import InputChanged, Progress, changed, identity, tell
+from .chunk_writer import ChunkWriter, RowSlice, per_row
+from .payloads import CleanRows, Encoded, Runs, runs_in
+from .set_keys import SetKeys
+from .split_writers import EncodedOutput, ReplayWriter
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
 CHUNK_BYTES = 1024 * 1024  # 4 MiB: 176 MB for the process tree at 1M rows; 1 MiB: 142 MB, 3-5% slower
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024  # below this, starting workers costs more than it saves
-LINE_PER_ROW = ("csv", "jsonl")        # writers whose output is one self-contained text per row
-# Columnar writers (canonical Parquet columns): each worker builds its chunk's valid rows as one
-# Arrow record batch, and the parent only cuts the batches into row groups and writes them.
-COLUMNAR = ("parquet", "hf")
-# Any other target goes parallel when its format `splits` (a vendor writer whose rows are
-# self-contained texts): workers encode the rows and record their losses, and the parent writes
-# the text and replays the losses and what the writer keeps of each row (`ReplayWriter`).
+# What the workers do for each `Format.write_shape` (a "document" is written by one process):
+# - "columnar": each worker builds its chunk's valid rows as one Arrow record batch, and the
+#   parent only cuts the batches into row groups and writes them.
+# - "line-per-row": workers encode the rows; the parent writes the text as it is and, for a
+#   writer that says something of each row (`LineWriter.per_row`), replays the losses and what
+#   the writer keeps of each row (`ReplayWriter`).
 
 
 class PayloadWriter(Protocol):
@@ -100,8 +102,7 @@ class SerialRows:
 
 def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs: int,
              options: WriteOptions | None = None) -> bool:
-    if jobs < 2 or fmt_in != "jsonl" or (to is not None and to not in LINE_PER_ROW + COLUMNAR
-                                         and not splits(to, options)):
+    if jobs < 2 or fmt_in != "jsonl" or not parts_written(to):
         return False
     if encoding not in (None, "utf-8", "utf8") or path == "-":
         return False
@@ -115,130 +116,60 @@ def eligible(path: str, fmt_in: str, to: str | None, encoding: str | None, jobs:
     return start_method() is not None  # Windows: serial
 
 
-def splits(to: str | None, options: WriteOptions | None) -> bool:
-    """Is `to` a vendor format whose writer, for these options, writes each row on its own?"""
-    if to is None or to in LINE_PER_ROW + COLUMNAR or options is None:
+def parts_written(to: str | None) -> bool:
+    """Can parts of a file in format `to` be written by other processes (None: validating only)?"""
+    return to is None or REGISTRY.get(to).write_shape != "document"
+
+
+def _answers_grow(to: str | None) -> bool:
+    """Is a worker's answer for a chunk larger than the chunk? A vendor line writer's is (its
+    losses and what it keeps of each row cross too; a DeepEval golden carries the row); a
+    lossless format's line writer notes nothing, and its answer is its text."""
+    if to is None:
         return False
-    return REGISTRY.get(to).splits(options)
+    fmt = REGISTRY.get(to)
+    return fmt.write_shape == "line-per-row" and not fmt.lossless
 
 
 def default_jobs() -> int:
     return min(2, os.cpu_count() or 1)
 
 
-Runs = list[tuple[int, Any]]  # (byte offset, what the writer needs to know of the bytes from there)
-
-
-@dataclass(slots=True)
-class Encoded:
-    """A valid row a worker already wrote, as UTF-8; the parent writes it as it is."""
-
-    data: bytes
-    runs: Runs | None = None  # a writer that wrote in runs (CSV: under which columns)
-    parts: "list[Part] | None" = None  # a split writer: what to replay for the row
-    losses: "tuple[ChunkLosses, int, int] | None" = None  # and its carried fields (chunk, row, row + 1)
-
-    def texts(self) -> list[bytes]:
-        return [self.data]
-
-
-@dataclass(slots=True)
-class CleanRows:
-    """Consecutive valid rows with nothing to report, already written as UTF-8. Read like a
-    `Checked` row: `count` rows, no findings, and itself as the payload to write."""
-
-    count: int
-    data: bytes
-    runs: Runs | None = None
-    parts: "list[Part] | None" = None  # a split writer: what to replay for each row
-    ends: Any = None  # a split writer: (chunk's row ends, start, stop, where `data` starts in the chunk)
-    losses: "tuple[ChunkLosses, int, int] | None" = None  # and the rows' carried fields (chunk, start, stop)
-    findings: tuple = ()
-
-    def texts(self) -> list[bytes]:
-        """Each row's text (a split writer's rows)."""
-        ends, first, stop, at = self.ends
-        data, start, out = self.data, 0, []
-        for end in ends[first:stop]:
-            out.append(data[start:end - at])
-            start = end - at
-        return out
-
-    @property
-    def row(self) -> "CleanRows":
-        return self
-
-
-def write_encoded(out: AtomicOutput, writer: Any, rows: Encoded | CleanRows) -> None:
-    """Bytes a worker wrote: through the parent's writer when it wrote them in runs."""
-    if rows.runs is None:
-        out.write_encoded(rows.data)
-    else:
-        writer.write_encoded(rows.data, rows.runs)
-
-
 class EncodedWriter:
-    def __init__(self, out: AtomicOutput, writer: Any = None) -> None:
-        self._out, self._writer = out, writer
+    """For a line writer that keeps nothing of each row: the workers' text, through the
+    writer's `write_lines`."""
 
-    def write(self, row: Encoded | CleanRows) -> None:
-        write_encoded(self._out, self._writer, row)
-
-
-def _runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
-    """The runs of `data[start:end]`, offsets made relative to `start`."""
-    if runs is None:
-        return None
-    out: Runs = []
-    for i, (at, what) in enumerate(runs):
-        until = runs[i + 1][0] if i + 1 < len(runs) else None
-        if until is not None and until <= start:
-            continue
-        if at >= end:
-            break
-        out.append((max(at - start, 0), what))
-    return out
-
-
-class SliceWriter(Protocol):
-    def write_slice(self, batch: Any, start: int, stop: int) -> None: ...
-
-
-class ColumnarWriter:
-    """For a COLUMNAR target: the rows come as slices of the workers' record batches
-    (`parquet_format.RowSlice`), handed to the format's writer as they are."""
-
-    def __init__(self, writer: RowWriter) -> None:
-        self._writer = cast(SliceWriter, writer)  # the COLUMNAR formats' writers take slices
+    def __init__(self, writer: LineWriter) -> None:
+        self._writer = writer
 
     def write(self, rows: Encoded | CleanRows) -> None:
-        cut = cast(parquet_format.RowSlice, rows.data)  # what a COLUMNAR chunk holds
+        assert rows.runs is not None  # what `encode` kept, a stretch at a time
+        self._writer.write_lines(rows.data, rows.runs)
+
+
+class SliceWriter:
+    """For a "columnar" target: the rows come as slices of the workers' record batches
+    (`RowSlice`), handed to the format's writer as they are."""
+
+    def __init__(self, writer: RowWriter) -> None:
+        assert isinstance(writer, ColumnarWriter), "a columnar format's writer takes slices"
+        self._writer = writer
+
+    def write(self, rows: Encoded | CleanRows) -> None:
+        cut = cast(RowSlice, rows.data)  # what a columnar chunk holds
         self._writer.write_slice(cut.batch, cut.start, cut.stop)
 
 
-def writer_for(out: AtomicOutput | AtomicFolder, writer: RowWriter, to: str,
-               report: LossReport) -> "EncodedWriter | ColumnarWriter | ReplayWriter":
-    if to in COLUMNAR:
-        return ColumnarWriter(writer)
-    assert isinstance(out, AtomicOutput)  # a folder output is COLUMNAR
-    if to not in LINE_PER_ROW:
+def writer_for(out: AtomicOutput | AtomicFolder | EncodedOutput, writer: RowWriter, to: str,
+               report: LossReport) -> "EncodedWriter | SliceWriter | ReplayWriter":
+    """What writes the parts other processes wrote, through the format's own `writer`."""
+    if REGISTRY.get(to).write_shape == "columnar":
+        return SliceWriter(writer)
+    if per_row(writer):
+        assert not isinstance(out, AtomicFolder)  # a folder format is columnar
         return ReplayWriter(out, writer, report)
-    return EncodedWriter(out, writer)
-
-
-class _ByteSink:
-    """A text stream for a worker's writer: keeps what is written as UTF-8, so that the text
-    crosses to the parent and onto disk without being decoded and encoded again."""
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-        self.size = 0
-
-    def write(self, text: str) -> int:
-        data = text.encode("utf-8")
-        self.parts.append(data)
-        self.size += len(data)
-        return len(text)
+    assert isinstance(writer, LineWriter)
+    return EncodedWriter(writer)
 
 
 def _chunks(path: str, size: int | None = None, chunk: int | None = None) -> Iterator[tuple[int, int]]:
@@ -259,7 +190,7 @@ class _Chunk(NamedTuple):
     text, and a few large objects cross between processes far faster than many small ones."""
 
     data: Any          # the rows the worker found valid, written one after another, as UTF-8
-                       # (a columnar target: a RowSlice of one record batch, cut the same way)
+                       # (a "columnar" target: a RowSlice of one record batch, cut the same way)
     ends: array        # ends[i]: where row i ends in `data` (a rejected row adds nothing)
     lines: array       # lines[i]: row i's line in the chunk
     keys: SetKeys      # what the set rules look at, for each row
@@ -283,49 +214,30 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
         moved = changed(label, expected, (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns))
         return _Chunk(b"", array("Q"), array("Q"), SetKeys(), {}, 0, ("changed", moved.message))
     lines = Lines(io.BytesIO(data), source=label, at_start=start == 0)
-    validator = Validator(source=label, require=require, set_rules=False, contexts=contexts)
-    sink = _ByteSink()
-    columns = parquet_format.Columns() if to in COLUMNAR else None
-    recorder = LossRecorder() if splits(to, options) else None
-    parts: list[Any] | None = None if recorder is None else []
-    losses = ChunkLosses() if recorder is not None else None
-    # The writers handed to workers only call `write` on their output.
-    writer: Any = columns if columns is not None else \
-        REGISTRY.get(to).open_writer(cast(TextIO, sink), recorder or LossReport(to), options) if to else None
-    write_chunks = getattr(writer, "write_chunks", None)
-    if write_chunks is not None:  # a writer that writes in runs (CSV): told it is a worker
-        write_chunks()
-    sink.parts, sink.size = [], 0  # the parent writes the header
+    validator = Validator(source=label, require=require, contexts=contexts)
+    writer = ChunkWriter(REGISTRY.get(to) if to else None, options)
     ends, line_numbers, keys, notes, refused = array("Q"), array("Q"), SetKeys(), {}, {}
     error: tuple[str, int | None, str | None] | None = None
     try:
         for src in JSONL_FORMAT.read(lines, ReadReport("jsonl")):
-            checked = validator.check(src)
-            value = src.value
-            if parts is not None and recorder is not None and losses is not None:
-                part = None if checked.row is None else \
-                    encode_row(writer, recorder, checked.row, sink, losses, len(parts))
-                if isinstance(part, RowRejected):
-                    refused[len(keys)], part = (part.finding, value), None
-                parts.append(part)
-            elif checked.row is not None and writer is not None:
-                try:
-                    write_row(writer, checked.row)
-                except RowRefused as err:
-                    refused[len(keys)] = (refused_finding(err), value)
+            checked = validator.check_row(src)
+            refusal = writer.add(checked.row)
+            if refusal is not None:
+                refused[len(keys)] = (refusal, src.value)
             if checked.findings or checked.row is None:
                 rejected = checked.row is None
-                notes[len(keys)] = (checked.findings, rejected, value if rejected else None)
-            keys.add(checked.deferred)
-            ends.append(sink.size if columns is None else len(columns))
+                notes[len(keys)] = (checked.findings, rejected, src.value if rejected else None)
+            keys.add(checked.key)
+            ends.append(writer.end())
             assert src.line is not None  # JSONL rows have their line
             line_numbers.append(src.line)
     except ReadError as err:
         error = (err.message, err.line, err.field)
-    rows = len(columns) if columns is not None else 0  # before batch() empties the columns
-    payload = b"".join(sink.parts) if columns is None else parquet_format.RowSlice(columns.batch(), 0, rows)
-    return _Chunk(payload, ends, line_numbers, keys, notes, lines.number, error, getattr(writer, "runs", None), parts,
-                  losses, refused, dict(validator.versions))
+    payload = writer.data()
+    if writer.columns is not None:
+        payload = RowSlice(payload, 0, payload.num_rows)
+    return _Chunk(payload, ends, line_numbers, keys, notes, lines.number, error, writer.runs, writer.parts,
+                  writer.losses, refused, dict(validator.versions))
 
 
 class Workers:
@@ -344,7 +256,7 @@ class Workers:
         self._pool = WorkerPool(jobs)
         # A vendor writer's answer for a chunk is larger than its input (a DeepEval golden carries
         # the row): half the chunk keeps the answers in flight, and so the memory, the same.
-        self._chunks = _chunks(path, self._identity[2], CHUNK_BYTES // 2 if splits(to, options) else None)
+        self._chunks = _chunks(path, self._identity[2], CHUNK_BYTES // 2 if _answers_grow(to) else None)
         self._pending: deque[tuple[int, int, Future]] = deque()
         try:
             self._hand_out()
@@ -377,7 +289,7 @@ class Workers:
             raise changed(self._label, self._identity, now)
 
     def row_writer(self, writer: RowWriter, out: AtomicOutput | AtomicFolder, to: str,
-                   report: LossReport) -> "EncodedWriter | ColumnarWriter | ReplayWriter":
+                   report: LossReport) -> "EncodedWriter | SliceWriter | ReplayWriter":
         """What writes a valid row's payload: the workers' text, as it is (or, for a format
         that is not text, the slices of their record batches)."""
         return writer_for(out, writer, to, report)
@@ -410,7 +322,7 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
         row_from = ends[i - 1] if i else 0
         if i > done and to is not None:  # the clean rows before this one (rejected rows wrote nothing)
             at = ends[done - 1] if done else 0
-            yield CleanRows(i - done, data[at:row_from], _runs_in(chunk.runs, at, row_from),
+            yield CleanRows(i - done, data[at:row_from], runs_in(chunk.runs, at, row_from),
                             *_split_parts(chunk, done, i, at))
         done = i + 1
         number, line = base + i + 1, lines[i] + line_base
@@ -425,13 +337,13 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
             if ok:
                 located.append(finding.locate(row=number, id=ids[i], line=line, record=None, source=label))
             ok = False
-        encoded = Encoded(data[row_from:ends[i]], _runs_in(chunk.runs, row_from, ends[i]),
+        encoded = Encoded(data[row_from:ends[i]], runs_in(chunk.runs, row_from, ends[i]),
                           None if chunk.parts is None else [chunk.parts[i]],
                           None if chunk.losses is None else (chunk.losses, i, i + 1)) if ok else None
         yield Checked(SourceRow(value, line), number, located, encoded)
     if len(ids) > done and to is not None:
         at = ends[done - 1] if done else 0
-        yield CleanRows(len(ids) - done, data[at:], _runs_in(chunk.runs, at, len(data)),
+        yield CleanRows(len(ids) - done, data[at:], runs_in(chunk.runs, at, len(data)),
                         *_split_parts(chunk, done, len(ids), at))
     if chunk.error is not None:
         message, line, field = chunk.error

@@ -1,27 +1,33 @@
-"""Vendor writers on two cores (`Format.splits`): what a worker leaves for the parent a row at a
-time, and how the parent writes it. A worker encodes each row through the format's own writer,
+"""Line writers that say something of each row (`LineWriter.per_row`: the vendor writers) on two
+cores: what a worker leaves for the parent a row at a time, and how the parent writes it. A worker encodes each row through the format's own writer,
 its loss-report calls recorded; the parent writes the text as it is, notes the losses and hands
 what the writer kept of each row to its own writer, so that the file and the report are what one
 core gives."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
+from typing import Any, Protocol, TextIO, TypeAlias, cast
 
-from ..atomic import AtomicOutput
 from ..canonical import jsonvalue
 from ..canonical.errors import EvalconvError, RowRefused
 from ..canonical.findings import Finding
-from ..canonical.format import HoldingWriter, RowWriter, SplitWriter, first_row
+from ..canonical.format import HoldingWriter, LineWriter, RowWriter, first_row
 from ..canonical.row import Row
 from ..reports import ChunkLosses, LossRecorder, LossReport, Recorded, replay
+from .payloads import CleanRows, Encoded
 
-if TYPE_CHECKING:
-    from .parallel import CleanRows, Encoded
 
 
 class TextSink(Protocol):
     def write(self, text: str) -> int: ...
+
+
+class EncodedOutput(Protocol):
+    """An output that takes UTF-8 text another process encoded (`AtomicOutput`)."""
+
+    @property
+    def stream(self) -> TextIO: ...
+    def write_encoded(self, data: bytes) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +76,12 @@ def refused_finding(err: RowRefused) -> Finding:
 
 
 class ReplayWriter:
-    """For a split writer: the workers' text as it is; the rows' losses noted in the parent's
+    """For a line writer that says something of each row: the workers' text as it is; the rows' losses noted in the parent's
     report (their carried fields a key at a time for a run of rows), and what the writer keeps
     of each row handed to the parent's writer."""
 
-    def __init__(self, out: AtomicOutput, writer: RowWriter, report: LossReport) -> None:
-        self._out, self._writer, self._report = out, cast(SplitWriter, writer), report
+    def __init__(self, out: EncodedOutput, writer: RowWriter, report: LossReport) -> None:
+        self._out, self._writer, self._report = out, cast(LineWriter, writer), report
         self._first = True
         self._holder = writer if isinstance(writer, HoldingWriter) else None
 
@@ -123,7 +129,7 @@ class ReplayWriter:
         self._out.stream.flush()  # its text before the next bytes the workers wrote
 
 
-def encode_row(writer: SplitWriter, recorder: LossRecorder, row: Row, sink: TextSink, losses: ChunkLosses,
+def encode_row(writer: LineWriter, recorder: LossRecorder, row: Row, sink: TextSink, losses: ChunkLosses,
                at: int) -> "Part | RowRejected":
     """Row `at` through a split writer in a worker: its text into `sink`, its carried fields into
     `losses`, and its part."""

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from .. import __version__
-from ..atomic import AtomicOutput, together
+from ..atomic import SIDE_FILES, AtomicOutput, together
 from ..canonical import jsonvalue, schema
 from ..canonical.errors import UsageError
 from ..canonical.findings import Finding
@@ -160,7 +160,7 @@ def migrate_file(path: str, to: int, *, from_: str | None = None, encoding: str 
                 out.commit()
         result.record = _record(result, now)
         append_record(path + MIGRATIONS_SUFFIX, result.record)
-    fmt.committed(writer, options)
+    fmt.committed(writer, options, SIDE_FILES)
     result.written = True
     return result
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .attempt_table import AttemptTable
 from ..canonical import paths, runs
@@ -39,9 +39,9 @@ from ..canonical.validator import Validator
 from ..canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES, NONE_LABEL, is_release_gate, is_starter
 from .gates import DEFAULT_POLICY, GatePolicy, gate_json
 from .where import OutputPlaces
+from .readers import RESULTS_REGISTRY, case_refs
 from .verdicts import HarnessVerdicts
 from ..sources import label, reading
-from ..vendors.langsmith.format import example_id
 
 DEFAULT_BY = ("metadata.severity", "metadata.reason", "case.caseFamily", "case.oracleType")
 GATE_FIELD = "metadata.gate"
@@ -168,6 +168,37 @@ class Ledger:
             self.entries.append(entry)
 
 
+
+Verdict = tuple[int, "bool | None", bool]  # (evaluator name, verdict, conditionally admitted)
+
+
+def _sorted_verdicts(case: Case, verdicts: Iterable[tuple[int, int]], names: list[str],
+                     ) -> tuple[list[Verdict], list[Verdict], list[bool], list[str], tuple[int, int]]:
+    """An attempt's verdicts sorted by the admissibility map: a person's, the machines', the
+    judges' pass/fail, the barred checks (named), and (untyped, conditional) verdict counts."""
+    human: list[Verdict] = []
+    machine: list[Verdict] = []
+    judged: list[bool] = []
+    barred: list[str] = []
+    untyped = conditional = 0
+    for name, code in verdicts:
+        type_, passed = TYPES[code // 3], (False, True, None)[code % 3]
+        status = ADMISSIBILITY[case.oracle].get(type_, ("barred",))[0] if type_ is not None else "ok"
+        if type_ is None:
+            untyped += passed is not None  # a verdict nobody can check against the map
+        elif status == "barred":
+            case.excluded += 1
+            barred.append(f"{names[name]} ({type_})")
+            continue
+        conditional += status == "cond"
+        if type_ in HUMAN_TYPES and passed is not None:
+            human.append((name, passed, False))
+        else:
+            machine.append((name, passed, status == "cond"))
+            if type_ == "llm-judge" and passed is not None:
+                judged.append(passed)
+    return human, machine, judged, barred, (untyped, conditional)
+
 class RunReport:
     """Feed it cases, then records (attempts before their results); `finish()` gives the dict."""
 
@@ -186,7 +217,10 @@ class RunReport:
         self._override = dict(evaluators or {})
         self.cases: list[Case] = []
         self._case_index: dict[str, int] = {}
-        self._langsmith: dict[str, int] = {}
+        # caseRef kinds a harness spells itself (a LangSmith example id): kind -> (spell, spelled id -> case)
+        self._refs: dict[str, tuple[Callable[[str], str], dict[str, int]]] = {
+            kind: (spell, {}) for reader in RESULTS_REGISTRY.readers.values()
+                      for kind, spell in case_refs(reader).items()}
         self._inputs: dict[str, int] = {}  # runs.input_key -> case index, -1 when two cases share it
         self._attempt_index = AttemptTable()
         self._attempt_case = array("i")  # case index per attempt, -1: unlinked
@@ -230,7 +264,8 @@ class RunReport:
             reason=_text(metadata.get("reason")), severity=_text(metadata.get("severity"))))
         self._gate_slices[index] = {name: slice_labels(lookup(value, p)) for name, p in self._gate_fields.items()}
         self._case_index[value["id"]] = index
-        self._langsmith[example_id(value["id"])] = index
+        for spell, cases in self._refs.values():
+            cases[spell(value["id"])] = index
         if (key := runs.input_key(value.get("input"))) is not None:
             self._inputs[key] = -1 if key in self._inputs else index
 
@@ -253,8 +288,9 @@ class RunReport:
         value = ref.get("value")
         if not isinstance(value, str):
             return -1
-        if ref.get("kind") == "langsmith-example-id":
-            return self._langsmith.get(value, -1)
+        kind = ref.get("kind")
+        if isinstance(kind, str) and kind in self._refs:
+            return self._refs[kind][1].get(value, -1)
         if ref.get("kind") == "input":
             return self._inputs.get(runs.input_key(value) or "", -1)
         if ref.get("kind") == "name":
@@ -317,61 +353,8 @@ class RunReport:
             self._messages[(case, name)] = self._texts.setdefault(text, text)  # one copy of a repeated message
 
     # ---- the report
-    def finish(self, sources: list[str] | None = None) -> dict[str, Any]:
-        untyped = conditional = 0
-        agreement: dict[str, list[int]] = {}  # per case family: the judge-against-human 2x2 table
-        names = list(self._names)
-        for attempt, verdicts in self._verdicts.by_attempt():  # one attempt at a time: nothing kept per attempt
-            case_index = self._attempt_case[attempt]
-            if case_index < 0:
-                continue
-            case = self.cases[case_index]
-            human: list[tuple[int, bool | None, bool]] = []  # (evaluator name, verdict, conditionally admitted)
-            machine: list[tuple[int, bool | None, bool]] = []
-            judged: list[bool] = []
-            barred: list[str] = []
-            for name, code in verdicts:
-                type_, passed = TYPES[code // 3], (False, True, None)[code % 3]
-                status = ADMISSIBILITY[case.oracle].get(type_, ("barred",))[0] if type_ is not None else "ok"
-                if type_ is None:
-                    untyped += passed is not None  # a verdict nobody can check against the map
-                elif status == "barred":
-                    case.excluded += 1
-                    barred.append(f"{names[name]} ({type_})")
-                    continue
-                conditional += status == "cond"
-                if type_ in HUMAN_TYPES and passed is not None:
-                    human.append((name, passed, False))
-                else:
-                    machine.append((name, passed, status == "cond"))
-                    if type_ == "llm-judge" and passed is not None:
-                        judged.append(passed)
-            if not human and not machine:
-                continue
-            # A person's admitted verdict on an attempt decides it (promptfoo's manual rating
-            # overrides its assertions the same way); else the harness's own verdict does, when
-            # it has one and no admitted check is pending; else the machines' verdicts do.
-            decided = human or machine
-            has_verdict, said = self._harness.verdict(attempt)
-            if has_verdict and not human and all(passed is not None for _, passed, _ in machine):
-                harness = self._harness.harness(attempt)
-                # a pass resting on a conditionally admitted judge is still the judge's pass
-                cond = said is True and any(c and passed is True for _, passed, c in machine)
-                decided = [(self._verdict_names.get(harness, machine[0][0]), said, cond)]
-                if barred:
-                    admitted = {passed for _, passed, _ in machine}
-                    self._harness.note(case_index, (
-                        f"{harness} {'passed' if said else 'failed'} it with {'a check' if len(barred) == 1 else 'checks'} "
-                        f"{case.oracle} bars inside: {', '.join(barred)}; the admitted checks alone: "
-                        f"{'passed' if admitted == {True} else 'failed' if False in admitted else 'mixed'}"))
-            self._decide(case, attempt, decided)
-            if judged and human:
-                table = agreement.setdefault(case.family, [0, 0, 0, 0])
-                for by_judge in judged:
-                    for _name, by_human, _cond in human:
-                        table[(0 if by_judge else 1) * 2 + (0 if by_human else 1)] += 1
-        judges = _agreement(agreement)
-        validated = {f for f, a in judges.items() if a["percentAgreement"] >= self.policy.min_agreement}
+    def _buckets(self, validated: set[str]) -> tuple[Bucket, dict[str, dict[str, Bucket]], list[Bucket], list[Any]]:
+        """Every case's outcome counted overall, in each slice, and in each gate's bucket."""
         shown = self.cases_shown
         overall = Bucket()
         slices: dict[str, dict[str, Bucket]] = {name: {} for name in self.by}
@@ -389,6 +372,57 @@ class RunReport:
                 for gate, bucket in zip(self._gates, gate_buckets):
                     if gate.field == "overall" or gate.value in self._gate_slices[index][gate.field]:
                         bucket.add(outcome, case, index, unvalidated, shown=shown)
+        return overall, slices, gate_buckets, outcomes
+
+    def _decide_attempts(self) -> tuple[int, int, dict[str, list[int]]]:
+        """Decide every linked attempt from its verdicts: (verdicts of no evaluator type, verdicts
+        of conditionally admitted ones, the judge-against-human 2x2 table per case family)."""
+        untyped = conditional = 0
+        agreement: dict[str, list[int]] = {}
+        names = list(self._names)
+        for attempt, verdicts in self._verdicts.by_attempt():  # one attempt at a time: nothing kept per attempt
+            case_index = self._attempt_case[attempt]
+            if case_index < 0:
+                continue
+            case = self.cases[case_index]
+            human, machine, judged, barred, counts = _sorted_verdicts(case, verdicts, names)
+            untyped, conditional = untyped + counts[0], conditional + counts[1]
+            if not human and not machine:
+                continue
+            self._decide(case, attempt, self._deciding(case, case_index, attempt, human, machine, barred))
+            if judged and human:
+                table = agreement.setdefault(case.family, [0, 0, 0, 0])
+                for by_judge in judged:
+                    for _name, by_human, _cond in human:
+                        table[(0 if by_judge else 1) * 2 + (0 if by_human else 1)] += 1
+        return untyped, conditional, agreement
+
+    def _deciding(self, case: Case, case_index: int, attempt: int, human: list[Verdict], machine: list[Verdict],
+                  barred: list[str]) -> list[Verdict]:
+        """The verdicts that decide an attempt. A person's admitted verdict decides it
+        (promptfoo's manual rating overrides its assertions the same way); else the harness's
+        own verdict does, when it has one and no admitted check is pending; else the machines'
+        verdicts do."""
+        has_verdict, said = self._harness.verdict(attempt)
+        if not (has_verdict and not human and all(passed is not None for _, passed, _ in machine)):
+            return human or machine
+        harness = self._harness.harness(attempt)
+        # a pass resting on a conditionally admitted judge is still the judge's pass
+        cond = said is True and any(c and passed is True for _, passed, c in machine)
+        if barred:
+            admitted = {passed for _, passed, _ in machine}
+            self._harness.note(case_index, (
+                f"{harness} {'passed' if said else 'failed'} it with {'a check' if len(barred) == 1 else 'checks'} "
+                f"{case.oracle} bars inside: {', '.join(barred)}; the admitted checks alone: "
+                f"{'passed' if admitted == {True} else 'failed' if False in admitted else 'mixed'}"))
+        return [(self._verdict_names.get(harness, machine[0][0]), said, cond)]
+
+    def finish(self, sources: list[str] | None = None) -> dict[str, Any]:
+        untyped, conditional, agreement = self._decide_attempts()
+        judges = _agreement(agreement)
+        validated = {f for f, a in judges.items() if a["percentAgreement"] >= self.policy.min_agreement}
+        shown = self.cases_shown
+        overall, slices, gate_buckets, outcomes = self._buckets(validated)
         ordered = {name: _worst_first(name, buckets) for name, buckets in slices.items()}
         return {
             "cases": len(self.cases), "attempts": len(self._attempt_case), "results": self.results,
@@ -555,7 +589,6 @@ def _agreement(tables: dict[str, list[int]]) -> dict[str, Any]:
 
 def run_records(path: str, harness: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """The records of one RUN argument: a run store folder or a harness's own output file."""
-    from .readers import RESULTS_REGISTRY
     from .store import is_store, read_records
 
     if os.path.isdir(path):

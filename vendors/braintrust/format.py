@@ -11,7 +11,7 @@ from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import RowError
-from evalconv.canonical.format import FieldLoss, Format, Variant, WriteOptions
+from evalconv.canonical.format import FieldLoss, Format, LineWriter, Variant, WriteOptions
 from evalconv.canonical.head import record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
@@ -119,6 +119,7 @@ class Braintrust(Format):
     variants = (Variant("jsonl", "JSONL", (".jsonl", ".ndjson")),)
     streaming_read = True
     streaming_write = True
+    write_shape = "line-per-row"
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:
@@ -127,9 +128,6 @@ class Braintrust(Format):
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "BraintrustWriter":
         self.write_variant(options.path)  # refuses a name that promises another format
         return BraintrustWriter(out, report)
-
-    def splits(self, options: WriteOptions) -> bool:
-        return True  # one JSON record a line, each the row's own
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return rec.read_records(lines, lambda record, index: row_value(record, index, report))
@@ -147,15 +145,12 @@ def _looks_like_records(head: str) -> bool:
     return bool(top & {"expected", "output"}) and not keys.has("metadata", "case")
 
 
-class BraintrustWriter:
-    joins: tuple[str, str] | None = None  # one record a line
+class BraintrustWriter(LineWriter):
+    """One dataset record a line."""
 
     def __init__(self, out: TextIO, report: LossReporter) -> None:
-        self._out = out
+        super().__init__(out)
         self._report = report
-
-    def write(self, row: Row) -> None:
-        self._out.write(self.encode(row)[0])
 
     def encode(self, row: Row) -> tuple[str, None]:
         record = dataset_record(row)
@@ -168,12 +163,6 @@ class BraintrustWriter:
             carried.append(("$.metadata.evalconv", _CARRIED["$.metadata.evalconv"]))
         self._report.carry_all(carried, row.id)
         return text, None
-
-    def keep(self, kept: None) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def row_value(record: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:

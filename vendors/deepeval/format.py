@@ -34,6 +34,7 @@ class DeepEvalFormat(Format):
     options = SpreadsheetOptions  # --excel-safe: accepted for the CSV, which names the rows it cannot guard
     streaming_read = True    # all three variants: a JSON array through a sliding window, JSONL, CSV
     streaming_write = True
+    write_shape = "line-per-row"
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:
@@ -44,9 +45,6 @@ class DeepEvalFormat(Format):
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> GoldenWriter:
         return GoldenWriter(out, report, options.variant or self.write_variant(options.path))
-
-    def splits(self, options: WriteOptions) -> bool:
-        return True
 
 
 def _confidence(head: str) -> float:

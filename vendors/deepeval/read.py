@@ -391,29 +391,57 @@ _EDIT: dict[str, Callable[[dict[str, Any], Any, dict[str, Any]], str]] = {
 
 
 def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
+    row_id = _golden_id(golden, index, report)
+    case: dict[str, Any] = {"caseId": row_id}
+    row: dict[str, Any] = {"id": row_id}
+    vendor: dict[str, Any] = {}
+    handled = _import_input(golden, row, case, vendor)
+    must = _import_expectations(golden.get("expectations"), case, vendor)
+    _infer_case(golden, row, case, must, report)
+    metadata: dict[str, Any] = {"case": _ordered(case)}
+    run = {key: golden[key] for key in RUN_FIELDS if golden.get(key) is not None}
+    for key in run:
+        report.ignore(f"$.{key}", row_id, f"a run output, not case data; kept in metadata.{RUN_KEY}.{key}")
+    _keep_the_rest(golden, handled, metadata, vendor, row_id, report)
+    if vendor:
+        metadata[VENDOR_KEY] = vendor
+    if run:
+        metadata[RUN_KEY] = run
+    row["metadata"] = metadata
+    return row
+
+
+def _golden_id(golden: dict[str, Any], index: int, report: ReadReporter) -> str:
     name = golden.get("name")
     if name is not None and (not isinstance(name, str) or not name):
         raise RowError("'name' must be a non-empty string", "$.id")
     row_id = name or f"golden-{index}"
     if not name:
         report.infer("$.id", row_id, "the golden has no name; the id is made from its position")
-    case: dict[str, Any] = {"caseId": row_id}
-    row: dict[str, Any] = {"id": row_id}
-    vendor: dict[str, Any] = {}
+    return row_id
+
+
+def _import_input(golden: dict[str, Any], row: dict[str, Any], case: dict[str, Any], vendor: dict[str, Any]) -> set[str]:
+    """The golden's input and expected (a conversational golden's scenario, turns and outcome);
+    the golden keys it took."""
     if golden.get("scenario"):
         row["input"] = {"messages": _turns(golden.get("turns"))}
         case["scenario"] = golden["scenario"]
         outcome = golden.get("expected_outcome")
         if outcome is not None:
             row["expected"] = outcome
-        handled = {"scenario", "turns", "expected_outcome"}
-    else:
-        if golden.get("input") is None:
-            raise RowError("the golden has no input (DeepEval requires one)", "$.input")
-        row["input"] = golden["input"]
-        _import_expected(golden, row, vendor)
-        handled = {"input", "expected_output", "expected_tools"}
-    must = _import_expectations(golden.get("expectations"), case, vendor)
+        return {"scenario", "turns", "expected_outcome"}
+    if golden.get("input") is None:
+        raise RowError("the golden has no input (DeepEval requires one)", "$.input")
+    row["input"] = golden["input"]
+    _import_expected(golden, row, vendor)
+    return {"input", "expected_output", "expected_tools"}
+
+
+def _infer_case(golden: dict[str, Any], row: dict[str, Any], case: dict[str, Any], must: Any,
+                report: ReadReporter) -> None:
+    """The case fields a golden does not hold, inferred from what it does (each noted)."""
+    row_id = row["id"]
     conversational = "scenario" in case
     judged = "expectedBehavior" in case  # expectations.must: DeepEval has an LLM judge grade it
     oracle = ("expected-tool-calls" if golden.get("expected_tools") and not conversational
@@ -434,10 +462,11 @@ def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[st
         report.infer("$.metadata.case.expectedBehavior", row_id, "no expectations.must in the golden")
     case["provenance"] = "imported"
     report.infer("$.metadata.case.provenance", row_id, "read from a DeepEval file evalconv did not write")
-    metadata: dict[str, Any] = {"case": _ordered(case)}
-    run = {key: golden[key] for key in RUN_FIELDS if golden.get(key) is not None}
-    for key in run:
-        report.ignore(f"$.{key}", row_id, f"a run output, not case data; kept in metadata.{RUN_KEY}.{key}")
+
+
+def _keep_the_rest(golden: dict[str, Any], handled: set[str], metadata: dict[str, Any], vendor: dict[str, Any],
+                   row_id: str, report: ReadReporter) -> None:
+    """The golden's other keys: its context as reference contexts, the rest kept for the vendor."""
     for key, item in golden.items():
         if key in handled or key in RUN_FIELDS or key in ("name", "expectations") or item is None:
             continue
@@ -449,12 +478,6 @@ def _import(golden: dict[str, Any], index: int, report: ReadReporter) -> dict[st
         vendor[key] = item
         known = "" if key in _KNOWN else "not a DeepEval golden field; "
         report.ignore(f"$.{key}", row_id, f"{known}kept in metadata.{VENDOR_KEY}.{key}")
-    if vendor:
-        metadata[VENDOR_KEY] = vendor
-    if run:
-        metadata[RUN_KEY] = run
-    row["metadata"] = metadata
-    return row
 
 
 _ORACLE_SOURCE = {"expected-tool-calls": "expected_tools", "reference-answer": "expected_output",

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.cells import formula_looking, unguarded_formulas
-from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
+from evalconv.canonical.format import JSON_ARRAY_JOINS, LineWriter, first_row
 from evalconv.canonical.row import Row
 from evalconv.canonical.reporting import LossReporter
 
@@ -41,11 +41,13 @@ def pandas_kind(cell: str) -> str:
     return "text"
 
 
-class GoldenWriter:
-    """Streams goldens in one of the variants (json, jsonl, csv)."""
+class GoldenWriter(LineWriter):
+    """Streams goldens in one of the variants (json, jsonl, csv). It writes a row as it decides
+    (chat rows wait), so it has its own `write` and is a `HoldingWriter`."""
 
     def __init__(self, out: TextIO, report: LossReporter, variant: str) -> None:
-        self._out, self._report, self._variant = out, report, variant
+        super().__init__(out)
+        self._report, self._variant = report, variant
         self._count = 0
         self._csv = _CSVGoldens(out, report) if variant == "csv" else None
         self.joins = JSON_ARRAY_JOINS if variant == "json" else None

@@ -66,6 +66,7 @@ class HuggingFaceFormat(Format):
     output_suffix = ""  # a folder conversion makes OUTDIR/<name>/, a dataset folder per set
     streaming_read = True
     streaming_write = True
+    write_shape = "columnar"
     lossless = True
     folder = True
     layout = "DIR/ (README.md card, data/*.parquet)"

@@ -28,6 +28,7 @@ class InspectFormat(Format):
     options = SpreadsheetOptions  # --excel-safe: accepted for the CSV, which names the rows it cannot guard
     streaming_read = True
     streaming_write = True
+    write_shape = "line-per-row"
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:
@@ -42,9 +43,6 @@ class InspectFormat(Format):
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> SampleWriter:
         return SampleWriter(out, report, options.variant or self.write_variant(options.path))
-
-    def splits(self, options: WriteOptions) -> bool:
-        return True
 
 
 FORMAT = InspectFormat()

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.cells import formula_looking, unguarded_formulas
 from evalconv.canonical.errors import RowRefused
-from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
+from evalconv.canonical.format import JSON_ARRAY_JOINS, LineWriter
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.validator import review_mark
@@ -169,22 +169,18 @@ def _as_cells(sample: dict[str, Any]) -> dict[str, str]:
     return cells
 
 
-class SampleWriter:
+class SampleWriter(LineWriter):
     """Streams samples: JSONL (the default), a JSON array, or CSV (the variant the output's name says)."""
 
     def __init__(self, out: TextIO, report: LossReporter, variant: str) -> None:
-        self._out, self._report, self._variant = out, report, variant
+        super().__init__(out)
+        self._report, self._variant = report, variant
         self._count = 0
         self._csv = None
         self.joins = JSON_ARRAY_JOINS if variant == "json" else None
         if variant == "csv":
             self._csv = rec.CSVLines(dialect="unix")  # csv_dataset's default dialect
             out.write(self._csv.line(CSV_COLUMNS))
-
-    def write(self, row: Row) -> None:
-        text, kept = self.encode(row)
-        self._out.write(first_row(text, self.joins) if self._count == 0 else text)
-        self.keep(kept)
 
     def encode(self, row: Row) -> tuple[str, None]:
         # Refused (RowRefused) before build_sample notes anything of the row

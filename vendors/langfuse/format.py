@@ -48,6 +48,7 @@ def dataset_name(options: WriteOptions) -> str:
 
 
 class LangfuseFormat(Format):
+    write_shape = "line-per-row"  # a row's text is its own
     name = VENDOR
     title = "Langfuse dataset items (create_dataset_item bodies as JSONL, JSON or CSV; reads the UI's exports)"
     extensions = (".langfuse.jsonl", ".langfuse.json", ".langfuse.csv", ".jsonl", ".json", ".csv")
@@ -74,9 +75,6 @@ class LangfuseFormat(Format):
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> ItemWriter:
         return ItemWriter(out, report, options.variant or self.write_variant(options.path), dataset_name(options))
-
-    def splits(self, options: WriteOptions) -> bool:
-        return True
 
 
 FORMAT = LangfuseFormat()

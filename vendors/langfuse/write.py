@@ -11,10 +11,11 @@ import hashlib
 import math
 from typing import Any, TextIO
 
+from evalconv.canonical.format import LineWriter as BaseLineWriter
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.cells import formula_looking, unguarded_formulas
 from evalconv.canonical.errors import RowRefused
-from evalconv.canonical.format import JSON_ARRAY_JOINS, first_row
+from evalconv.canonical.format import JSON_ARRAY_JOINS
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.validator import review_mark
@@ -149,10 +150,11 @@ def csv_cells(item: dict[str, Any]) -> list[str]:
     return cells
 
 
-class ItemWriter:
+class ItemWriter(BaseLineWriter):
     """Streams items: JSONL (the default), a JSON array, or CSV, as the output's name says."""
 
     def __init__(self, out: TextIO, report: LossReporter, variant: str, dataset: str) -> None:
+        super().__init__(out)  # LineWriter.write: encode, the first row's joins, keep
         self._out, self._report, self._variant, self._dataset = out, report, variant, dataset
         self._count = 0
         self._csv = None
@@ -160,11 +162,6 @@ class ItemWriter:
         if variant == "csv":
             self._csv = rec.CSVLines(lineterminator="\n", quoting=csv.QUOTE_ALL)  # every cell quoted, as Langfuse exports
             out.write(self._csv.line(CSV_COLUMNS))
-
-    def write(self, row: Row) -> None:
-        text, kept = self.encode(row)
-        self._out.write(first_row(text, self.joins) if self._count == 0 else text)
-        self.keep(kept)
 
     def encode(self, row: Row) -> tuple[str, None]:
         rec.check_value(row.to_json(), row.id, "$", "Langfuse")  # refused before anything is noted

@@ -13,7 +13,7 @@ from typing import Any, Iterator, TextIO
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import RowError
-from evalconv.canonical.format import FieldLoss, Format, Variant, WriteOptions
+from evalconv.canonical.format import FieldLoss, Format, LineWriter, Variant, WriteOptions
 from evalconv.canonical.head import record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.row import Row
@@ -181,6 +181,7 @@ class LangSmith(Format):
     variants = (Variant("jsonl", "JSONL", (".jsonl", ".ndjson")),)
     streaming_read = True
     streaming_write = True
+    write_shape = "line-per-row"
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:
@@ -189,9 +190,6 @@ class LangSmith(Format):
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> "LangSmithWriter":
         self.write_variant(options.path)  # refuses a name that promises another format
         return LangSmithWriter(out, report)
-
-    def splits(self, options: WriteOptions) -> bool:
-        return True  # one JSON record a line, each the row's own
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return rec.read_records(lines, lambda record, index: row_value(record, index, report),
@@ -207,15 +205,12 @@ def _confidence(head: str) -> float:
     return 1.0 if "dataset_id" in keys.top and keys.top <= KNOWN_FIELDS else 0.0
 
 
-class LangSmithWriter:
-    joins: tuple[str, str] | None = None  # one record a line
+class LangSmithWriter(LineWriter):
+    """One example record a line."""
 
     def __init__(self, out: TextIO, report: LossReporter) -> None:
-        self._out = out
+        super().__init__(out)
         self._report = report
-
-    def write(self, row: Row) -> None:
-        self._out.write(self.encode(row)[0])
 
     def encode(self, row: Row) -> tuple[str, None]:
         rec.check_value(row.to_json(), row.id, "$", "LangSmith")
@@ -223,9 +218,6 @@ class LangSmithWriter:
         text = jsonvalue.dumps(record) + "\n"
         self._report_row(row, record)
         return text, None
-
-    def keep(self, kept: None) -> None:
-        pass
 
     def _report_row(self, row: Row, record: dict[str, Any]) -> None:
         paths = ["$.id"] if record["id"] != row.id else []
@@ -235,8 +227,6 @@ class LangSmithWriter:
         paths += [f"$.metadata.{key}" for key in (SPLIT_KEY, rec.ENVELOPE) if key in shadowed]
         self._report.carry_all([(path, _MAP[(path, "carried")].reason) for path in paths], row.id)
 
-    def close(self) -> None:
-        pass
 
 
 def row_value(record: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
@@ -279,13 +269,7 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
     wrapped = _strings(envelope.get("wrapped"))
     value: dict[str, Any] = {"id": row_id, "input": _unwrap(record.get("inputs"), INPUT_KEY in wrapped,
                                                              INPUT_KEY, "$.inputs", partial)}
-    outputs = _outputs(record, row_id, report)
-    criteria: Any = None
-    if envelope.get("criteria") and isinstance(outputs, dict):
-        outputs = dict(outputs)
-        criteria = outputs.pop(CRITERIA_KEY, None)
-        if not outputs and EXPECTED_KEY not in wrapped:
-            outputs = None
+    outputs, criteria = _outputs_and_criteria(record, envelope, wrapped, row_id, report)
     sums = envelope.get(rec.SUMS)
     extra: dict[str, Any] = {}
     if isinstance(sums, dict):  # written with fingerprints: outputs holds expected and the kept extra keys
@@ -302,38 +286,65 @@ def _own_row(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[st
     user = dict(meta)  # the row's own metadata as it is now, before the case takes the native edits
     rec.restore_shadowed(user, envelope, (SPLIT_KEY, rec.ENVELOPE))
     rec.name_metadata_edits(user, envelope, "LangSmith", row_id, report)
-    case = meta.get("case")
-    if isinstance(case, dict):
-        case = meta["case"] = dict(case)
-        if envelope.get("criteria"):
-            rec.take_native_edit(case, "evaluationCriteria", criteria or None, "$.outputs.criteria", "LangSmith",
-                                 row_id, report)
-        for key in projected:
-            if key in PROJECTIONS:
-                rec.take_native_edit(case, PROJECTIONS[key], metadata.get(key), f"$.metadata.{key}", "LangSmith",
-                                     row_id, report)
-        if isinstance(sums, dict):
-            _take_extra_outputs(case, extra, row_id, report)
+    if isinstance(meta.get("case"), dict):
+        meta["case"] = _case_with_edits(dict(meta["case"]), metadata, envelope, projected, criteria,
+                                        extra if isinstance(sums, dict) else None, row_id, report)
     rec.restore_shadowed(meta, envelope, (SPLIT_KEY, rec.ENVELOPE))
-    found = record.get("split")
-    if found is None:
-        found = metadata.get(SPLIT_KEY)
-    if found is not None:
-        if SPLIT_KEY in meta:
-            report.ignore("$.split", row_id, "LangSmith's split; the row's own dataset_split is kept")
-        elif envelope.get("split") == "string" and isinstance(found, list) and len(found) == 1:
-            meta[SPLIT_KEY] = found[0]
-        elif envelope.get("split") or found not in ("base", ["base"]):
-            meta[SPLIT_KEY] = found
-            if not envelope.get("split"):
-                report.edit(f"$.metadata.{SPLIT_KEY}", row_id, "a split set in LangSmith after export; kept")
-        else:
-            report.ignore("$.split", row_id, "LangSmith's default split 'base'; the row had no split")
+    _take_split(record, metadata, envelope, meta, row_id, report)
     if isinstance(sums, dict) and "split" in sums and SPLIT_KEY in meta and \
             rec.fingerprint(meta[SPLIT_KEY]) != sums["split"]:
         report.edit(f"$.metadata.{SPLIT_KEY}", row_id, "the split was changed in LangSmith; the edit is kept")
     value["metadata"] = meta
     return value
+
+
+def _outputs_and_criteria(record: dict[str, Any], envelope: dict[str, Any], wrapped: list[str], row_id: str,
+                          report: ReadReporter) -> tuple[Any, Any]:
+    """The example's outputs, and the criteria evalconv put beside expected (taken out of them)."""
+    outputs = _outputs(record, row_id, report)
+    criteria: Any = None
+    if envelope.get("criteria") and isinstance(outputs, dict):
+        outputs = dict(outputs)
+        criteria = outputs.pop(CRITERIA_KEY, None)
+        if not outputs and EXPECTED_KEY not in wrapped:
+            outputs = None
+    return outputs, criteria
+
+
+def _case_with_edits(case: dict[str, Any], metadata: dict[str, Any], envelope: dict[str, Any], projected: list[str],
+                     criteria: Any, extra: dict[str, Any] | None, row_id: str, report: ReadReporter) -> dict[str, Any]:
+    """The case, with the edits made in LangSmith's own fields (criteria, projected metadata,
+    extra outputs keys) taken."""
+    if envelope.get("criteria"):
+        rec.take_native_edit(case, "evaluationCriteria", criteria or None, "$.outputs.criteria", "LangSmith",
+                             row_id, report)
+    for key in projected:
+        if key in PROJECTIONS:
+            rec.take_native_edit(case, PROJECTIONS[key], metadata.get(key), f"$.metadata.{key}", "LangSmith",
+                                 row_id, report)
+    if extra is not None:
+        _take_extra_outputs(case, extra, row_id, report)
+    return case
+
+
+def _take_split(record: dict[str, Any], metadata: dict[str, Any], envelope: dict[str, Any], meta: dict[str, Any],
+                row_id: str, report: ReadReporter) -> None:
+    """LangSmith's split into the row's metadata.dataset_split, unless the row had its own."""
+    found = record.get("split")
+    if found is None:
+        found = metadata.get(SPLIT_KEY)
+    if found is None:
+        return
+    if SPLIT_KEY in meta:
+        report.ignore("$.split", row_id, "LangSmith's split; the row's own dataset_split is kept")
+    elif envelope.get("split") == "string" and isinstance(found, list) and len(found) == 1:
+        meta[SPLIT_KEY] = found[0]
+    elif envelope.get("split") or found not in ("base", ["base"]):
+        meta[SPLIT_KEY] = found
+        if not envelope.get("split"):
+            report.edit(f"$.metadata.{SPLIT_KEY}", row_id, "a split set in LangSmith after export; kept")
+    else:
+        report.ignore("$.split", row_id, "LangSmith's default split 'base'; the row had no split")
 
 
 def _name_edits(value: dict[str, Any], record: dict[str, Any], sums: dict[str, Any], row_id: str,

@@ -23,8 +23,10 @@ from typing import Any, Iterator
 from evalconv.canonical import runs
 
 from .._common import runfiles
+from .format import example_id
 
 HARNESS = "langsmith"
+EXAMPLE_REF = "langsmith-example-id"  # a run's reference_example_id, as a caseRef kind
 PASS_AT = 1.0
 _STATUS = {"success": "completed", "error": "error", "timeout": "timeout", "cancelled": "cancelled"}
 # openevals' feedback keys: its code evaluators and its LLM-as-judge prompts (openevals.prompts).
@@ -69,6 +71,8 @@ class LangSmithResults:
     name = HARNESS
     title = "LangSmith runs and feedback as list_runs() / list_feedback() give them (JSONL or JSON)"
     files = "LangSmith Run objects (runs.jsonl) then Feedback objects (feedback.jsonl)"
+    # A run names its example by id: the id the writer gave the case's example.
+    case_refs = {EXAMPLE_REF: example_id}
 
     def detect(self, path: str, head: str) -> bool:
         first = head.split("\n", 1)[0]
@@ -107,7 +111,7 @@ def _run(run: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
     status = _STATUS.get(run.get("status") or "", "error" if run.get("error") else "completed")
     return runs.attempt(
         harness=HARNESS, key=(run["id"],), case_id=None,
-        case_ref={"kind": "langsmith-example-id", "value": example} if isinstance(example, str) else None,
+        case_ref={"kind": EXAMPLE_REF, "value": example} if isinstance(example, str) else None,
         run=run.get("session_id") if isinstance(run.get("session_id"), str) else None,
         system=str(run.get("name") or "target"),
         system_version=meta.get("revision_id") if isinstance(meta.get("revision_id"), str) else None,

@@ -22,6 +22,7 @@ _MARKS = frozenset({"expectations", "tags", "dataset_record_id", "source_type"})
 
 
 class MLflowFormat(Format):
+    write_shape = "line-per-row"  # one JSON record a line, each the row's own
     name = VENDOR
     title = "MLflow GenAI evaluation dataset records (JSONL for merge_records; reads to_df() JSON dumps)"
     extensions = (".mlflow.jsonl", ".mlflow.json", ".jsonl", ".json")
@@ -44,9 +45,6 @@ class MLflowFormat(Format):
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> DatasetRecordWriter:
         self.write_variant(options.path)  # refuses a name that promises another format
         return DatasetRecordWriter(out, report)
-
-    def splits(self, options: WriteOptions) -> bool:
-        return True  # one JSON record a line, each the row's own
 
 
 FORMAT = MLflowFormat()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from evalconv.canonical.format import LineWriter as BaseLineWriter
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import RowRefused
 from evalconv.canonical.reporting import LossReporter
@@ -123,22 +124,18 @@ def _refuse_unloadable(row: Row) -> None:
                          f"({', '.join(map(repr, others[:3]))}); move them inside 'context'", field="$.input")
 
 
-class DatasetRecordWriter:
+class DatasetRecordWriter(BaseLineWriter):
     """One `merge_records` record a line. Remembers each row's inputs fingerprint (12 bytes a row)
     to name the rows MLflow would merge."""
 
     joins: tuple[str, str] | None = None  # one record a line
 
     def __init__(self, out: TextIO, report: LossReporter) -> None:
+        super().__init__(out)  # LineWriter.write: encode, the first row's joins, keep
         self._out = out
         self._report = report
         self._inputs: set[str] = set()
         self._granularity: set[bool] = set()
-
-    def write(self, row: Row) -> None:
-        text, kept = self.encode(row)
-        self._out.write(text)
-        self.keep(kept)
 
     def encode(self, row: Row) -> tuple[str, tuple[str, str, bool]]:
         _refuse_unloadable(row)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from evalconv.atomic import AtomicOutput
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import UsageError
+from evalconv.canonical.format import SideFiles
 
 from .fields import PROMPT_FIELD
 from .graders import Families, testing_criteria
@@ -74,10 +74,7 @@ def definition(items_path: str, families: Families) -> tuple[dict[str, Any], lis
     return doc, notes
 
 
-def write_definition(path: str, items_path: str, families: Families) -> list[str]:
+def write_definition(path: str, items_path: str, families: Families, files: SideFiles) -> list[str]:
     doc, notes = definition(items_path, families)
-    with AtomicOutput(path) as out:
-        assert out.stream is not None
-        out.stream.write(jsonvalue.dumps(doc, indent=True) + "\n")
-        out.commit()
+    files.write_text(path, jsonvalue.dumps(doc, indent=True) + "\n")  # with the items file, or not at all
     return notes

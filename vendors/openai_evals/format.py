@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, TextIO
 
-from evalconv.canonical.format import Format, RowWriter, Variant, WriteOptions, option
+from evalconv.canonical.format import Format, RowWriter, SideFiles, Variant, WriteOptions, option
 from evalconv.canonical.head import record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
@@ -34,6 +34,7 @@ class OpenAIEvalsOptions(WriteOptions):
 
 
 class OpenAIEvalsFormat(Format):
+    write_shape = "line-per-row"  # a row's text is its own
     name = VENDOR
     title = "OpenAI Evals (Evals API JSONL items, or the legacy evals registry JSONL: input + ideal)"
     extensions = (".openai-evals.jsonl", ".registry.jsonl", ".jsonl")
@@ -63,14 +64,11 @@ class OpenAIEvalsFormat(Format):
         check_definition_option(definition, options.path, variant)
         return LineWriter(out, report, variant)
 
-    def splits(self, options: WriteOptions) -> bool:
-        return True
-
-    def committed(self, writer: RowWriter, options: WriteOptions) -> None:
+    def committed(self, writer: RowWriter, options: WriteOptions, files: SideFiles) -> None:
         """The items file is in place: only now write the definition whose run reads it."""
         definition = options.eval_definition if isinstance(options, OpenAIEvalsOptions) else None
         if definition and options.path and isinstance(writer, LineWriter):
-            notes = write_definition(definition, options.path, writer.families)
+            notes = write_definition(definition, options.path, writer.families, files)
             writer.note_definition(definition, notes)
 
 

@@ -140,15 +140,7 @@ def _foreign_row(record: dict[str, Any], sample: Any, metadata: dict[str, Any], 
                  report: ReadReporter) -> dict[str, Any]:
     registry = variant == "registry"
     at = "$" if registry else "$.item"
-    raw_id = record.get("id")
-    if isinstance(raw_id, str) and raw_id:
-        row_id = raw_id
-    elif isinstance(raw_id, int) and not isinstance(raw_id, bool):
-        row_id = str(raw_id)
-        report.infer("$.id", row_id, "the item's integer id is kept as text")
-    else:
-        row_id = rec.generated_id(VENDOR, index)
-        report.infer("$.id", row_id, "the line has no id; numbered by its place in the file")
+    row_id = _row_id(record.get("id"), index, report)
     used = {"id", "metadata"}
     if registry:
         value: dict[str, Any] = {"id": row_id, "input": _input_of(record["input"], "$.input")}
@@ -183,8 +175,27 @@ def _foreign_row(record: dict[str, Any], sample: Any, metadata: dict[str, Any], 
         report.infer("$.metadata.case.oracleType", row_id, "a list of texts: an answer matching any of them passes")
     meta = dict(metadata)
     rec.keep_foreign_case(meta, case, VENDOR, row_id, report)
+    _keep_extras(case, {k: v for k, v in record.items() if k not in used}, sample, row_id, report)
+    value["metadata"] = {"case": case, **meta}
+    return value
+
+
+def _row_id(raw_id: Any, index: int, report: ReadReporter) -> str:
+    """A foreign line's id: its own text id, its integer id as text, or one numbered by its place."""
+    if isinstance(raw_id, str) and raw_id:
+        return raw_id
+    if isinstance(raw_id, int) and not isinstance(raw_id, bool):
+        report.infer("$.id", str(raw_id), "the item's integer id is kept as text")
+        return str(raw_id)
+    row_id = rec.generated_id(VENDOR, index)
+    report.infer("$.id", row_id, "the line has no id; numbered by its place in the file")
+    return row_id
+
+
+def _keep_extras(case: dict[str, Any], fields: dict[str, Any], sample: Any, row_id: str,
+                 report: ReadReporter) -> None:
+    """Item fields evalconv does not know, and the line's sample, kept in the case's extensions."""
     ext: dict[str, Any] = {}
-    fields = {k: v for k, v in record.items() if k not in used}
     if fields:
         ext["fields"] = fields
         report.infer(f"$.metadata.case.extensions.{VENDOR}.fields", row_id,
@@ -195,5 +206,3 @@ def _foreign_row(record: dict[str, Any], sample: Any, metadata: dict[str, Any], 
                      "the line's sample (a prior model output): kept here and written back")
     if ext:
         case.setdefault("extensions", {}).setdefault(VENDOR, {}).update(ext)
-    value["metadata"] = {"case": case, **meta}
-    return value

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from evalconv.canonical.format import LineWriter as BaseLineWriter
 from evalconv.canonical import jsonvalue, paths
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
@@ -114,20 +115,16 @@ def _note(row: Row, report: LossReporter, variant: str) -> None:
                           if key not in ("case", rec.ENVELOPE)), row.id)
 
 
-class LineWriter:
+class LineWriter(BaseLineWriter):
     """Streams JSONL lines; remembers each row's grader family for the eval definition."""
 
     joins = None
 
     def __init__(self, out: TextIO, report: LossReporter, variant: str) -> None:
+        super().__init__(out)  # LineWriter.write: encode, the first row's joins, keep
         self._out, self._report, self._variant = out, report, variant
         self.families = Families()
         self._unmatched = 0
-
-    def write(self, row: Row) -> None:
-        text, kept = self.encode(row)
-        self._out.write(text)
-        self.keep(kept)
 
     def encode(self, row: Row) -> tuple[str, tuple[Any, ...]]:
         rec.check_value(row.input, row.id, "$.input", "OpenAI Evals")

@@ -21,6 +21,7 @@ _KNOWN = frozenset(EXAMPLE_KEYS) | frozenset(SERVER_FIELDS)
 
 
 class PhoenixFormat(Format):
+    write_shape = "line-per-row"  # a row's text is its own
     name = VENDOR
     title = "Arize Phoenix dataset examples (JSONL for create_dataset; reads its CSV and JSONL exports too)"
     extensions = (".phoenix.jsonl", ".phoenix.json", ".phoenix.csv", ".jsonl", ".json", ".csv")
@@ -48,9 +49,6 @@ class PhoenixFormat(Format):
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> ExampleWriter:
         return ExampleWriter(out, report)
-
-    def splits(self, options: WriteOptions) -> bool:
-        return True
 
 
 FORMAT = PhoenixFormat()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from evalconv.canonical.format import LineWriter as BaseLineWriter
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
@@ -76,19 +77,15 @@ def _fits(key: str, value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
 
 
-class ExampleWriter:
+class ExampleWriter(BaseLineWriter):
     """Streams examples as JSONL, one `create_dataset` example a line."""
 
     joins = None
 
     def __init__(self, out: TextIO, report: LossReporter) -> None:
+        super().__init__(out)  # LineWriter.write: encode, the first row's joins, keep
         self._out, self._report = out, report
         self._checked = self._unchecked = 0
-
-    def write(self, row: Row) -> None:
-        text, kept = self.encode(row)
-        self._out.write(text)
-        self.keep(kept)
 
     def encode(self, row: Row) -> tuple[str, bool]:
         rec.check_value(row.input, row.id, "$.input", "Phoenix")

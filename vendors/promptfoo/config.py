@@ -2,7 +2,8 @@
 
 It points at the tests file by a path relative to the config, has one prompt over the vars the
 tests use (`{{input}}` for text inputs), and the offline `echo` provider as the placeholder the
-user replaces with the target. It is written atomically when the tests writer closes.
+user replaces with the target. It is written once the tests file is complete, as a side file
+(`Format.committed`), published with the tests file or not at all.
 """
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import re
 from typing import Any, Iterable
 
 import yaml
-from evalconv.atomic import AtomicOutput
 from evalconv.canonical.errors import UsageError
+from evalconv.canonical.format import SideFiles
 
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 _GLOB = re.compile(r"[*?\[\]{}]")
@@ -98,8 +99,6 @@ def config_text(config: str, tests_path: str, var_names: Iterable[str], shapes: 
     return _HEADER.format(config=os.path.basename(config)) + text
 
 
-def write_config(config: str, tests_path: str, var_names: Iterable[str], shapes: Iterable[str] = ()) -> None:
-    with AtomicOutput(config) as out:
-        assert out.stream is not None
-        out.stream.write(config_text(config, tests_path, var_names, shapes))
-        out.commit()
+def write_config(files: SideFiles, config: str, tests_path: str, var_names: Iterable[str],
+                 shapes: Iterable[str] = ()) -> None:
+    files.write_text(config, config_text(config, tests_path, var_names, shapes))

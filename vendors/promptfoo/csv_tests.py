@@ -144,12 +144,7 @@ def test_from_cells(cells: dict[str, str]) -> dict[str, Any]:
         elif key == "__threshold":
             test["threshold"] = parse_number(value)
         elif key.startswith("__metadata:"):
-            name = key[11:]
-            if name.endswith("[]") and js_trim(value):
-                parts = re.split(r"(?<!\\),", value)
-                metadata[name[:-2]] = [js_trim(p).replace("\\,", ",") for p in parts]
-            elif not name.endswith("[]") and js_trim(value):
-                metadata[name] = value
+            _metadata_cell(key[11:], value, metadata)
         elif key.startswith("__config:"):
             _config_cell(key, value, configs)
         elif key != "__metadata":
@@ -159,6 +154,20 @@ def test_from_cells(cells: dict[str, str]) -> dict[str, Any]:
             assertion["metric"] = metric
         for name, number in configs.get(i, {}).items():
             assertion[name] = metadata[name] = number
+    return _test_case(vars_, asserts, options, test, metadata)
+
+
+def _metadata_cell(name: str, value: str, metadata: dict[str, Any]) -> None:
+    """A `__metadata:NAME` cell (`NAME[]`: a list, split at commas not escaped)."""
+    if name.endswith("[]") and js_trim(value):
+        parts = re.split(r"(?<!\\),", value)
+        metadata[name[:-2]] = [js_trim(p).replace("\\,", ",") for p in parts]
+    elif not name.endswith("[]") and js_trim(value):
+        metadata[name] = value
+
+
+def _test_case(vars_: dict[str, str], asserts: list[dict[str, Any]], options: dict[str, str], test: dict[str, Any],
+               metadata: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"vars": vars_, "assert": asserts, "options": options}
     for name in ("description", "providerOutput"):
         if test.get(name):

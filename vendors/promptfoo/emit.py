@@ -147,42 +147,56 @@ def _node(value: Any, indent: int, after_dash: bool, out: list[str], texts: _Tex
     mapping at `indent`). Strings, most of a test, are written in the loops without a call."""
     kind = type(value)
     if kind is dict:
-        if not value:
-            out.append(" {}")
-            return
-        at = indent + 2
-        between = "\n" + " " * at
-        keys, values = texts.keys, texts.values
-        first = after_dash
-        for key, item in value.items():
-            key_text = keys.get(key) or texts.key(key)
-            if first:
-                key_text = " " + key_text
-                first = False
-            else:
-                key_text = between + key_text
-            if type(item) is str:
-                out.append(key_text + (values.get(item) or texts.value(item, at + 2)))
-            else:
-                out.append(key_text)
-                _node(item, at, False, out, texts)
+        _mapping(value, indent, after_dash, out, texts)
     elif kind is list:
-        if not value:
-            out.append(" []")
-            return
-        at = indent + 2 if after_dash else indent  # under a key, a sequence is not indented
-        between = "\n" + " " * at + "-"
-        values = texts.values
-        first = after_dash
-        for item in value:
-            dash = " -" if first else between
+        _sequence(value, indent, after_dash, out, texts)
+    else:
+        _one_value(value, indent, out, texts)
+
+
+def _mapping(value: dict[str, Any], indent: int, after_dash: bool, out: list[str], texts: _Texts) -> None:
+    if not value:
+        out.append(" {}")
+        return
+    at = indent + 2
+    between = "\n" + " " * at
+    keys, values = texts.keys, texts.values
+    first = after_dash
+    for key, item in value.items():
+        key_text = keys.get(key) or texts.key(key)
+        if first:
+            key_text = " " + key_text
             first = False
-            if type(item) is str:
-                out.append(dash + (values.get(item) or texts.value(item, at + 2)))
-            else:
-                out.append(dash)
-                _node(item, at, True, out, texts)
-    elif kind is str:
+        else:
+            key_text = between + key_text
+        if type(item) is str:
+            out.append(key_text + (values.get(item) or texts.value(item, at + 2)))
+        else:
+            out.append(key_text)
+            _node(item, at, False, out, texts)
+
+
+def _sequence(value: list[Any], indent: int, after_dash: bool, out: list[str], texts: _Texts) -> None:
+    if not value:
+        out.append(" []")
+        return
+    at = indent + 2 if after_dash else indent  # under a key, a sequence is not indented
+    between = "\n" + " " * at + "-"
+    values = texts.values
+    first = after_dash
+    for item in value:
+        dash = " -" if first else between
+        first = False
+        if type(item) is str:
+            out.append(dash + (values.get(item) or texts.value(item, at + 2)))
+        else:
+            out.append(dash)
+            _node(item, at, True, out, texts)
+
+
+def _one_value(value: Any, indent: int, out: list[str], texts: _Texts) -> None:
+    kind = type(value)
+    if kind is str:
         out.append(texts.value(value, indent + 2))
     elif kind is bool:
         out.append(" true" if value else " false")

@@ -15,8 +15,8 @@ from typing import Any, Iterator, TextIO
 import yaml
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.cells import formula_looking, unguarded_formulas
-from evalconv.canonical.format import (JSON_ARRAY_JOINS, FieldLoss, Format, RowWriter, SpreadsheetOptions, Variant,
-                                       WriteOptions, first_row, option)
+from evalconv.canonical.format import (JSON_ARRAY_JOINS, FieldLoss, Format, LineWriter, RowWriter, SideFiles,
+                                       SpreadsheetOptions, Variant, WriteOptions, option)
 from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.paths import key_segment
 from evalconv.canonical.reporting import LossReporter, ReadReporter
@@ -98,6 +98,7 @@ class PromptfooFormat(Format):
     options = PromptfooOptions
     streaming_read = False  # a config and a JSON test list are read whole; YAML test lists, JSONL, CSV stream
     streaming_write = True
+    write_shape = "line-per-row"
     field_map = FIELD_MAP
 
     def detect(self, head: str) -> float:
@@ -127,19 +128,19 @@ class PromptfooFormat(Format):
         return PromptfooWriter(out, report, options.variant or self.write_variant(options.path),
                                options.path, config)
 
-    def splits(self, options: WriteOptions) -> bool:
-        return True
-
-    def committed(self, writer: RowWriter, options: WriteOptions) -> None:
+    def committed(self, writer: RowWriter, options: WriteOptions, files: SideFiles) -> None:
         """The tests file is in place: only now write a config that points at it."""
         if isinstance(writer, PromptfooWriter):
-            writer.write_config()
+            writer.write_config(files)
 
 
-class PromptfooWriter:
+class PromptfooWriter(LineWriter):
+    """One test a row, in the variant's syntax; the config (`--config`) is written once the tests are."""
+
     def __init__(self, out: TextIO, report: LossReporter, kind: str, path: str | None = None,
                  config: str | None = None) -> None:
-        self._out, self._report, self._kind = out, report, kind
+        super().__init__(out)
+        self._report, self._kind = report, kind
         self._path, self._config = path, config
         self._count = 0
         self._var_names: dict[str, None] = {}
@@ -151,11 +152,6 @@ class PromptfooWriter:
         if kind == "csv":
             self._csv = CSVLines(lineterminator="\r\n")  # "\r\n" makes a lone "\r" quoted
             out.write(self._csv.line(HEADER))
-
-    def write(self, row: Row) -> None:
-        text, kept = self.encode(row)
-        self._out.write(first_row(text, self.joins) if self._count == 0 else text)
-        self.keep(kept)
 
     def encode(self, row: Row) -> tuple[str, "_Kept"]:
         """The row's test as text; kept: its var names and prompt shape (for a config) and what
@@ -203,9 +199,9 @@ class PromptfooWriter:
         for text in self._notes.notices():
             self._report.notice(text)
 
-    def write_config(self) -> None:
+    def write_config(self, files: SideFiles) -> None:
         if self._config and self._path:
-            write_config(self._config, self._path, self._var_names or {"input": None}, self._shapes)
+            write_config(files, self._config, self._path, self._var_names or {"input": None}, self._shapes)
             self._report.notes.append(f"promptfoo config written to {self._config}: replace the `echo` "
                                       "provider with the target before a real run")
 

@@ -23,6 +23,7 @@ _OTHER_TOP = re.compile(r"^([A-Za-z_$][\w$-]*):", re.M)
 
 
 class PydanticEvals(Format):
+    write_shape = "line-per-row"  # a case's text is its own; the `cases:` key comes with the first
     name = VENDOR
     title = "pydantic-evals Dataset files (YAML or JSON, as Dataset.from_file reads them)"
     extensions = (".pydantic-evals.yaml", ".pydantic-evals.yml", ".pydantic-evals.json", ".yaml", ".yml", ".json")
@@ -48,9 +49,6 @@ class PydanticEvals(Format):
 
     def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> DatasetWriter:
         return DatasetWriter(out, report, options.variant or self.write_variant(options.path))
-
-    def splits(self, options: WriteOptions) -> bool:
-        return True  # a case's text is its own; the `cases:` key comes with the first
 
 
 FORMAT = PydanticEvals()

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from evalconv.canonical.format import LineWriter as BaseLineWriter
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
@@ -104,19 +105,14 @@ def yaml_item(case: dict[str, Any]) -> str:
     return yaml.dump([case], Dumper=DUMPER, allow_unicode=True, sort_keys=False, width=1_000_000)
 
 
-class DatasetWriter:
+class DatasetWriter(BaseLineWriter):
     """Streams the cases: YAML (the default) or JSON, as the output's name says."""
 
     def __init__(self, out: TextIO, report: LossReporter, variant: str) -> None:
+        super().__init__(out)  # LineWriter.write: encode, the first row's joins, keep
         self._out, self._report, self._variant = out, report, variant
         self._count = 0
         self.joins: tuple[str, str] | None = JSON_JOINS if variant == "json" else YAML_JOINS
-
-    def write(self, row: Row) -> None:
-        text, kept = self.encode(row)
-        assert self.joins is not None
-        self._out.write(self.joins[0] + text.removeprefix(self.joins[1]) if self._count == 0 else text)
-        self.keep(kept)
 
     def encode(self, row: Row) -> tuple[str, None]:
         rec.check_value(row.to_json(), row.id, "$", "pydantic-evals")  # refused before anything is noted

@@ -129,57 +129,68 @@ def _take_edits(value: dict[str, Any], sample: dict[str, Any], multi: bool, repo
             written = build_sample(Row.from_json(value), QuietLoss(), multi, raw is not None)
         except Exception:  # the carried copy is not a valid row; the validator will say why
             return
-    row_id, metadata, case = value["id"], value["metadata"], value["metadata"]["case"]
+    row_id = value["id"]
     for field in sorted((set(digests or written) | set(sample)) - {ENVELOPE}):
         theirs = sample.get(field)
-        if digests is not None and raw is not None:  # a CSV cell: "" is no value
-            cell = raw.get(field, "")
-            same = digests[field] == digest_text(cell) if field in digests else cell == ""
-        elif digests is not None:
-            same = field in digests and field in sample and digests[field] == digest(theirs, False)
-        else:
-            ours = written.get(field)
-            same = (csv_cell(ours) == raw.get(field, "")) if raw is not None else jsonvalue.same(ours, theirs)
-        if same:
+        if _unchanged(field, theirs, sample, digests, written, raw):
             continue
-        if field == "user_input":
-            path = "$.input"
-            carried = env.get("input")
-            if isinstance(carried, str) and isinstance(theirs, list) and len(theirs) == 1 \
-                    and theirs[0].get("type") == "human" and theirs[0].keys() <= {"type", "content"}:
-                value["input"] = theirs[0]["content"]  # a text input stays text in a multi-turn file
-            else:
-                value["input"] = _natural_input(theirs)
-        elif field == "reference" and ("reference_tool_calls" in sample or "reference_tool_calls" in written):
-            path = "$.metadata.case.expectedBehavior"
-            case["expectedBehavior"] = theirs if isinstance(theirs, str) else ""
-        elif field in ("reference", "reference_tool_calls"):
-            path = "$.expected"
-            if theirs is None:
-                value.pop("expected", None)
-            else:
-                value["expected"] = _calls(theirs) if field == "reference_tool_calls" else theirs
-        elif field in CONTEXTS:
-            path = f"$.metadata.{CONTEXTS[field]}"
-            _set(metadata, CONTEXTS[field], theirs)
-        elif field in RUN_FIELDS:
-            path = f"$.metadata.{RUN_KEY}.{field}"
-            run = metadata.setdefault(RUN_KEY, {})
-            _set(run, field, theirs)
-            if not run:
-                metadata.pop(RUN_KEY)
-        else:  # rubrics, the synthetic-test fields, and any field Ragas itself has no name for
-            path = f"$.metadata.case.extensions.{VENDOR}.{field}"
-            ext = case.setdefault("extensions", {}).setdefault(VENDOR, {})
-            _set(ext, field, theirs)
-            if not ext:
-                del case["extensions"][VENDOR]
-                if not case["extensions"]:
-                    del case["extensions"]
-            if field not in EXTENSION_FIELDS:
-                report.edit(path, row_id, f"{field} is not a Ragas sample field; added in the file, it is kept here")
-                continue
+        path, known = _take_edit(value, field, theirs, sample, written, env)
+        if not known:
+            report.edit(path, row_id, f"{field} is not a Ragas sample field; added in the file, it is kept here")
+            continue
         report.edit(path, row_id, EDITED.format(field=field))
+
+
+def _unchanged(field: str, theirs: Any, sample: dict[str, Any], digests: dict[str, Any] | None,
+               written: dict[str, Any], raw: dict[str, str] | None) -> bool:
+    """Does the native field hold what evalconv wrote (by its digest, or as written again)?"""
+    if digests is not None and raw is not None:  # a CSV cell: "" is no value
+        cell = raw.get(field, "")
+        return digests[field] == digest_text(cell) if field in digests else cell == ""
+    if digests is not None:
+        return field in digests and field in sample and digests[field] == digest(theirs, False)
+    ours = written.get(field)
+    return (csv_cell(ours) == raw.get(field, "")) if raw is not None else jsonvalue.same(ours, theirs)
+
+
+def _take_edit(value: dict[str, Any], field: str, theirs: Any, sample: dict[str, Any], written: dict[str, Any],
+               env: dict[str, Any]) -> tuple[str, bool]:
+    """The edited native field into the row: (the row's path it changed, is it a Ragas sample field?)."""
+    metadata, case = value["metadata"], value["metadata"]["case"]
+    if field == "user_input":
+        carried = env.get("input")
+        if isinstance(carried, str) and isinstance(theirs, list) and len(theirs) == 1 \
+                and theirs[0].get("type") == "human" and theirs[0].keys() <= {"type", "content"}:
+            value["input"] = theirs[0]["content"]  # a text input stays text in a multi-turn file
+        else:
+            value["input"] = _natural_input(theirs)
+        return "$.input", True
+    if field == "reference" and ("reference_tool_calls" in sample or "reference_tool_calls" in written):
+        case["expectedBehavior"] = theirs if isinstance(theirs, str) else ""
+        return "$.metadata.case.expectedBehavior", True
+    if field in ("reference", "reference_tool_calls"):
+        if theirs is None:
+            value.pop("expected", None)
+        else:
+            value["expected"] = _calls(theirs) if field == "reference_tool_calls" else theirs
+        return "$.expected", True
+    if field in CONTEXTS:
+        _set(metadata, CONTEXTS[field], theirs)
+        return f"$.metadata.{CONTEXTS[field]}", True
+    if field in RUN_FIELDS:
+        run = metadata.setdefault(RUN_KEY, {})
+        _set(run, field, theirs)
+        if not run:
+            metadata.pop(RUN_KEY)
+        return f"$.metadata.{RUN_KEY}.{field}", True
+    # rubrics, the synthetic-test fields, and any field Ragas itself has no name for
+    ext = case.setdefault("extensions", {}).setdefault(VENDOR, {})
+    _set(ext, field, theirs)
+    if not ext:
+        del case["extensions"][VENDOR]
+        if not case["extensions"]:
+            del case["extensions"]
+    return f"$.metadata.case.extensions.{VENDOR}.{field}", field in EXTENSION_FIELDS
 
 
 def _set(target: dict[str, Any], key: str, value: Any) -> None:
