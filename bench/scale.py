@@ -35,7 +35,6 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out" / "scale"
 DATA = BENCH / "out" / "data"
-sys.path.insert(0, str(BENCH))
 
 EVALCONV = [sys.executable, "-c", "from evalconv.cli import main; main()"]
 DASK_RATIO, SQL_RATIO, FLAT = 1.25, 0.2, 1.25
