@@ -214,7 +214,7 @@ def test_a_byte_0xff_in_a_store_file_is_a_located_ledger_entry_not_a_crash(tmp_p
                        "source": {"file": str(path), "line": 1, "entry": None}}]
     again = cli_import(store, PROMPTFOO)
     assert again.exit_code == 0 and f"{path}:1: damaged store line: not UTF-8" in again.stderr
-    assert "added 1 attempts" in again.stdout  # the unreadable attempt is stored again, once
+    assert "added 1 attempt," in again.stdout  # the unreadable attempt is stored again, once
     assert cli_import(store, PROMPTFOO).stdout.startswith(f"{store}: added 0 attempts, 0 results")
 
 
@@ -269,7 +269,7 @@ def test_a_line_changed_in_place_is_reported_with_its_file_and_line(tmp_path):
     lines[2] = lines[2].replace(first, first[:-1] + ("0" if first[-1] != "0" else "1"))
     path.write_text("".join(lines))
     out = cli_import(store, PROMPTFOO)
-    assert out.exit_code == 0 and "added 1 attempts" in out.stdout
+    assert out.exit_code == 0 and "added 1 attempt," in out.stdout
     assert f"{path}:3: damaged store line: att-" in out.stderr and "changed in place" in out.stderr
 
 

@@ -77,6 +77,13 @@ def formats_command(output_format: str) -> None:
 TEXT_WIDTHS = (10, 10, 31, 25)  # format, reads/writes, extensions, loses: 79 columns with the gaps
 
 
+def _text_widths(names: list[str]) -> tuple[int, ...]:
+    """A format's name is never wrapped: a longer name column takes its room from the extensions."""
+    name, modes, extensions, loses = TEXT_WIDTHS
+    longest = max([name, *map(len, names)])
+    return (longest, modes, extensions - (longest - name), loses)
+
+
 def format_lines(table: list[dict]) -> list[str]:
     """`evalconv formats` as text: a header, then a format a row, long cells wrapped inside their
     column so that every line fits an 80-column terminal (issue 26 item 16)."""
@@ -88,11 +95,12 @@ def format_lines(table: list[dict]) -> list[str]:
         rows.append([f["name"], modes, _paths(f), loses])
     rows += [[name, "unavailable", why, ""] for name, why in REGISTRY.broken.items()]
     lines = []
+    widths = _text_widths([row[0] for row in rows])
     for row in rows:
-        wrapped = [textwrap.wrap(cell, width, break_on_hyphens=False) or [""] for cell, width in zip(row, TEXT_WIDTHS)]
+        wrapped = [textwrap.wrap(cell, width, break_on_hyphens=False) or [""] for cell, width in zip(row, widths)]
         depth = max(len(cell) for cell in wrapped)
         lines += aligned([[cell[i] if i < len(cell) else "" for cell in wrapped] for i in range(depth)],
-                         widths=TEXT_WIDTHS, gap=" ")
+                         widths=widths, gap=" ")
     return lines
 
 

@@ -208,6 +208,7 @@ def _merge(checked: CheckedBatch, written: WrittenBatch | None,
     first, label, ids = checked.first_record, checked.source, checked.keys.ids
     later = validator.set_findings_many(checked.keys, first + 1)
     validator.count = first + checked.count
+    validator.versions.update(checked.versions)  # as a worker's chunk adds its versions in parallel.py
     notes, refused = checked.findings, written.refused if written is not None else {}
     data, ends = (cuttable(written.data), written.ends) if written is not None else (b"", array("Q"))
     runs = written.runs if written is not None else None

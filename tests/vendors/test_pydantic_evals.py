@@ -156,3 +156,15 @@ def test_regression_a_promptfoo_list_starting_with_description_was_read_as_pydan
     head = (ROOT / "golden_roundtrips" / "support-agent.promptfoo.yaml").read_text(encoding="utf-8")[:8192]
     assert REGISTRY.get("promptfoo").detect(head) == 1.0 and REGISTRY.get("pydantic-evals").detect(head) == 0.0
     assert REGISTRY.detect("support-agent.promptfoo.yaml", head).name == "promptfoo"
+
+
+def test_regression_a_promptfoo_yaml_opening_with_a_comment_holding_a_comma_was_read_as_pydantic_evals():
+    """A leading `# ..., ...` comment made promptfoo's detect take the line for a CSV header (0), and
+    the .yaml tie went to pydantic-evals, whose reader then refused the promptfoo config."""
+    from evalconv.registry import REGISTRY
+
+    head = ("# Support suite: shared defaults, vars in files.\n\n# second comment\nprompts:\n  - '{{input}}'\n"
+            "providers:\n  - id: echo\ntests:\n  - vars: {input: hi}\n")
+    assert REGISTRY.detect("promptfooconfig.yaml", head).name == "promptfoo"
+    listing = "# Bare test list, one case.\n- description: refund\n  vars: {input: hi}\n  assert: []\n"
+    assert REGISTRY.detect("tests.yaml", listing).name == "promptfoo"

@@ -75,6 +75,7 @@ _TEST_KEYS = {"description", "vars", "assert", "threshold", "metadata", "options
 _CONFIG_KEYS = {"prompts", "providers", "tests", "defaultTest", "scenarios"}
 _YAML_ITEM = re.compile(r"^-\s+(\w+)\s*:", re.M)
 _YAML_KEY = re.compile(r"^(\w+)\s*:", re.M)
+_YAML_BODY = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\r?\n)+")  # comment and blank lines before the first key
 _YAML_ITEM_KEY = re.compile(r"^  (\w+)\s*:", re.M)  # a later key of a top-level list item (`- description:` first)
 
 
@@ -111,13 +112,14 @@ class PromptfooFormat(Format):
             keys = record.top if record else frozenset()
             return keys <= _TEST_KEYS and bool({"vars", "assert"} & keys)
         first_line = text.split("\n", 1)[0]
-        if "," in first_line or first_line.startswith("__"):
+        if ("," in first_line or first_line.startswith("__")) and not first_line.startswith("#"):  # a YAML comment
             header = header_cells(first_line) or ()  # None: a stray "\r", say; not a CSV header
             return any(h.strip().startswith(("__expected", "__description", "__metadata:")) for h in header)
         item_keys = set(_YAML_ITEM.findall(text)) | {k for k in _YAML_KEY.findall(text)}
-        if text.startswith("-"):
+        if _YAML_BODY.sub("", text).startswith("-"):  # comments before the list are still a list
             item_keys |= set(_YAML_ITEM_KEY.findall(text))
-        return bool(item_keys & {"vars", "assert"}) or len(item_keys & _CONFIG_KEYS) >= 2
+        top_keys = set(_YAML_KEY.findall(text))  # `tests:` alone is a promptfoo config (pydantic-evals says `cases:`)
+        return bool(item_keys & {"vars", "assert"}) or len(item_keys & _CONFIG_KEYS) >= 2 or "tests" in top_keys
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return files.read_rows(lines, self.variant_named(lines.path) or self.variants[0].name, report)
