@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..canonical import runs
 from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.errors import UsageError
 from ..canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES
+from .readers import RESULTS_REGISTRY, case_refs
 from .report import DEFAULT_BY, RunReport
 from .store import ATTEMPTS, RESULTS
 
@@ -95,10 +96,19 @@ def _table(con: Any, name: str, columns: dict[str, str], rows: list[dict[str, An
         con.execute(f"INSERT INTO {name} SELECT unnest($rows::{struct}[], recursive := true)", {"rows": rows})
 
 
-def _cases_tables(con: Any, cases: Sequence[str], by: Sequence[str]) -> None:
-    from ..vendors.langsmith.format import example_id
+def _spelling(kind: str) -> Callable[[str], str]:
+    """How a case id is spelled in a caseRef of `kind`, as the harness reader that makes it says
+    (LangSmith's example ids: its reader's `case_refs`); no vendor is named here."""
+    for reader in RESULTS_REGISTRY.readers.values():
+        spell = case_refs(reader).get(kind)
+        if spell is not None:
+            return spell
+    return lambda case_id: case_id  # no reader makes such refs: nothing links by them
 
+
+def _cases_tables(con: Any, cases: Sequence[str], by: Sequence[str]) -> None:
     table = _CaseTable(by)
+    example_id = _spelling("langsmith-example-id")
     for path in cases:
         table.add_cases(path)
     linkable = {i: text for i, text in table.input_text.items() if table._inputs.get(runs.input_key(text) or "") == i}
