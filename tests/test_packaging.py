@@ -34,3 +34,17 @@ def test_regression_evalconv_lifecycle_was_left_out_of_the_wheel():
     assert not missing, f"add to [tool.setuptools] packages in pyproject.toml: {missing}"
     stale = sorted(listed - _packages_on_disk())
     assert not stale, f"listed in pyproject.toml but not on disk: {stale}"
+
+
+def test_regression_numpy_was_used_by_the_parquet_writer_but_not_declared():
+    """pyarrow 26 stopped pulling numpy in, and a default install's roundtrip gate failed its
+    parquet and hf routes: what a default route imports is a declared dependency."""
+    import ast
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = {d.split(">")[0].split("=")[0].split("[")[0].strip().lower() for d in config["project"]["dependencies"]}
+    tree = ast.parse((ROOT / "canonical" / "parquet_format.py").read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    third_party = imported - set(sys.stdlib_module_names)
+    assert third_party and third_party <= declared, sorted(third_party - declared)
