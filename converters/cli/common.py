@@ -132,3 +132,15 @@ def refuse_existing(output: str | None, force: bool, command: str) -> None:
         return  # a FIFO or a device is streamed to, never replaced
     raise UsageError(f"exists: `evalconv {command}` does not replace a set, which may hold edits; "
                      f"choose another -o, or add --force to replace it", source=output)
+
+
+def print_report(report: Any, output_format: str, text: Callable[[Any], str], markdown: Callable[[Any], str]) -> None:
+    """A lifecycle command's report (diff, retire, migrate) as text, JSON or markdown, then its exit code."""
+    data = report.to_json()
+    if output_format == "json":
+        echo_json(data)
+    elif output_format == "markdown":
+        click.echo(markdown(data), nl=False)
+    else:
+        click.echo(text(data))
+    sys.exit(report.exit_code)

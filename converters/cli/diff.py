@@ -1,14 +1,13 @@
 """`evalconv diff BASE HEAD` and `evalconv diff --git REF PATH`"""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
 from ..lifecycle import diff as lifecycle_diff
 from ..lifecycle.render import markdown, text
-from .common import echo_json, encoding_option, from_option, handles_errors, fail
+from .common import print_report, encoding_option, from_option, handles_errors, fail
 
 
 @click.command("diff")
@@ -40,11 +39,4 @@ def diff_command(sides: tuple[str, ...], ref: str | None, output_format: str, fa
         if len(sides) != 2:
             fail("diff takes BASE and HEAD (or --git REF PATH)")
         report = lifecycle_diff.diff(sides[0], sides[1], **options)
-    data = report.to_json()
-    if output_format == "json":
-        echo_json(data)
-    elif output_format == "markdown":
-        click.echo(markdown(data), nl=False)
-    else:
-        click.echo(text(data))
-    sys.exit(report.exit_code)
+    print_report(report, output_format, text, markdown)

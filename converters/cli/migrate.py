@@ -1,13 +1,12 @@
 """`evalconv migrate SET --to N`"""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
 from ..lifecycle import migrate as lifecycle_migrate
-from .common import echo_json, encoding_option, from_option, handles_errors
+from .common import print_report, encoding_option, from_option, handles_errors
 
 
 @click.command("migrate")
@@ -35,14 +34,7 @@ def migrate_command(targets: tuple[str, ...], to: int, dry_run: bool, output_for
     for target in targets:
         sets += lifecycle_migrate.migrate(target, to, from_=from_, encoding=encoding, dry_run=dry_run).sets
     report = lifecycle_migrate.MigrationReport(sets, dry_run)
-    data = report.to_json()
-    if output_format == "json":
-        echo_json(data)
-    elif output_format == "markdown":
-        click.echo(markdown(data), nl=False)
-    else:
-        click.echo(text(data))
-    sys.exit(report.exit_code)
+    print_report(report, output_format, text, markdown)
 
 
 _STATUS = {"migrated": "migrated", "would-migrate": "would migrate (--dry-run: nothing written)",

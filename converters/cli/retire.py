@@ -1,13 +1,12 @@
 """`evalconv retire SET --id ID ... --why TEXT` and `evalconv retire SET --restore ID ...`"""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
 from ..lifecycle import retire as lifecycle_retire
-from .common import echo_json, encoding_option, fail, from_option, handles_errors
+from .common import print_report, encoding_option, fail, from_option, handles_errors
 
 
 @click.command("retire")
@@ -43,14 +42,7 @@ def retire_command(target: str, ids: tuple[str, ...], why: str | None, restore_i
         report = lifecycle_retire.finish(target, from_=from_, encoding=encoding)
         if not report.changes:
             fail("retire needs --id ID --why TEXT, or --restore ID (no interrupted change to finish here)")
-    data = report.to_json()
-    if output_format == "json":
-        echo_json(data)
-    elif output_format == "markdown":
-        click.echo(markdown(data), nl=False)
-    else:
-        click.echo(text(data))
-    sys.exit(report.exit_code)
+    print_report(report, output_format, text, markdown)
 
 
 def _record_line(r: dict[str, Any]) -> str:
