@@ -203,3 +203,17 @@ def test_markdown_is_a_pull_request_comment_naming_each_set_and_what_stopped_it(
     assert any(f"`{good}`" in line and "already at version 1: nothing to do" in line for line in lines)
     assert any(f"`{bad}`" in line and "refused: nothing written" in line for line in lines)
     assert any("`schema` refs `$.metadata.case.contextRefs`: cannot move to schema version 1" in line for line in lines)
+
+
+def test_regression_a_migrations_ledger_line_that_is_not_a_record_names_the_file_line_and_field(tmp_path):
+    # The migrations ledger was read by a copy of the retirement ledger's reader whose messages
+    # put the line inside the text; both ledgers now share one reader (file:line: ... $.field).
+    base = write_set(GOLDEN, tmp_path / "base.jsonl")
+    head = write_set(GOLDEN, tmp_path / "head.jsonl")
+    assert run("migrate", head, "--to", "2").exit_code == 0
+    ledger = Path(head + ".migrations.jsonl")
+    with open(ledger, "a", encoding="utf-8") as out:
+        out.write('{"action": "retired"}\n')
+    result = run("diff", base, head)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{ledger}:2: not a migration record: $.action" in result.output

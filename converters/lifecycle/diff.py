@@ -25,7 +25,7 @@ from ..canonical.suggest import did_you_mean
 from ..canonical.vocabulary import is_starter
 from ..sources import reading
 from .digest import content_digest, id_key, schema_version
-from .ledger import MIGRATIONS_SUFFIX, Retirement, is_ledger, retired_now, retired_path
+from .ledger import MIGRATIONS_SUFFIX, Retirement, is_ledger, migrations, retired_now, retired_path
 from .table import CHANGED, SEEN, DigestTable
 
 # The review findings `diff` makes (all warnings: `--fail-on CODE` makes any of them fail a run).
@@ -480,30 +480,14 @@ def _oracle_message(before: str, after: str, evaluator: Any) -> str:
 
 def _migration_finding(result: SetDiff, head: str | None) -> Finding:
     recorded = None
-    if head is not None and os.path.exists(head + MIGRATIONS_SUFFIX):
-        recorded = list(records_of_migrations(head + MIGRATIONS_SUFFIX))
+    if head is not None:
+        recorded = list(migrations(head + MIGRATIONS_SUFFIX))
     before = ", ".join(sorted(map(str, result.base_versions)))
     after = ", ".join(sorted(map(str, result.head_versions)))
     note = (f"; the migrations ledger records it ({len(recorded)} migration(s))" if recorded
             else "; no migration record beside the set says so (evalconv migrate writes one)")
     return Finding("schema-migrated", f"{result.migrated} case(s) moved from schema version {before} to {after} and "
                    f"nothing else in them changed{note}", "$.metadata.case.schemaVersion")
-
-
-def records_of_migrations(path: str) -> Iterable[dict[str, Any]]:
-    """The migration ledger's records (a line that is not JSON is left out here: diff only counts)."""
-    try:
-        stream = open(path, "rb")
-    except OSError:
-        return
-    with stream:
-        for line in stream:
-            try:
-                record = jsonvalue.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                yield record
 
 
 __all__ = ["Change", "DiffReport", "SetDiff", "check_fail_on", "diff", "diff_git", "diff_pair"]

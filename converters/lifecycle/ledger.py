@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..canonical import jsonvalue
 from ..canonical.errors import ReadError
@@ -28,9 +28,10 @@ def retired_path(set_path: str) -> str:
     return set_path.rstrip("/" + os.sep) + RETIRED_SUFFIX
 
 
-def records(path: str) -> Iterator[LedgerRecord]:
-    """The ledger's records in order (none when there is no ledger); a line that is not a record
-    is a ReadError naming the ledger, the line and the field."""
+def json_lines(path: str, kind: str, problem_of: Callable[[Any], str | None]) -> Iterator[dict[str, Any]]:
+    """The records of a JSONL ledger in order (none when the file does not exist); a line that is
+    not a `kind` (`problem_of` says why, or None when it is one) is a ReadError naming the ledger,
+    the line and the field."""
     try:
         stream = open(path, "rb")
     except FileNotFoundError:
@@ -42,11 +43,26 @@ def records(path: str) -> Iterator[LedgerRecord]:
             try:
                 value = jsonvalue.loads(line)
             except ValueError as err:
-                raise ReadError(f"not a ledger record: {err}", source=path, line=number) from None
-            problem = record_problem(value) if isinstance(value, dict) else "$: a ledger record is a JSON object"
+                raise ReadError(f"not a {kind}: {err}", source=path, line=number) from None
+            problem = problem_of(value) if isinstance(value, dict) else f"$: a {kind} is a JSON object"
             if problem is not None:
-                raise ReadError(f"not a ledger record: {problem}", source=path, line=number)
-            yield LedgerRecord.from_json(value)
+                raise ReadError(f"not a {kind}: {problem}", source=path, line=number)
+            yield value
+
+
+def migrations(path: str) -> Iterator[dict[str, Any]]:
+    """The records of a migrations ledger, in order (none when there is no ledger)."""
+    return json_lines(path, "migration record", _migration_problem)
+
+
+def _migration_problem(record: dict[str, Any]) -> str | None:
+    return None if record.get("action") == "migrated" else '$.action: a migration record has "action": "migrated"'
+
+
+def records(path: str) -> Iterator[LedgerRecord]:
+    """The retirement ledger's records in order (none when there is no ledger)."""
+    for value in json_lines(path, "ledger record", record_problem):
+        yield LedgerRecord.from_json(value)
 
 
 @dataclass(frozen=True, slots=True)

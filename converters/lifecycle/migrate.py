@@ -32,7 +32,7 @@ from ..canonical.validator import Validator
 from ..registry import REGISTRY
 from ..reports import LossReport
 from ..sources import label, reading
-from .ledger import MIGRATIONS_SUFFIX, is_ledger
+from .ledger import MIGRATIONS_SUFFIX, is_ledger, migrations
 
 VERSION_PATH = schema.VERSION_PATH
 FINDINGS_KEPT = 50  # findings listed per set (the count is exact)
@@ -256,28 +256,6 @@ def append_record(ledger: str, record: dict[str, Any]) -> None:
     with AtomicOutput(ledger) as out:
         out.write_encoded(old + jsonvalue.dumps(record).encode("utf-8") + b"\n")
         out.commit()
-
-
-def migrations(ledger: str) -> Iterator[dict[str, Any]]:
-    """The records of a migrations ledger, in order (none when there is no ledger)."""
-    from ..canonical.errors import ReadError
-
-    try:
-        stream = open(ledger, "rb")
-    except FileNotFoundError:
-        return
-    with stream:
-        for number, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            try:
-                record = jsonvalue.loads(line)
-            except ValueError as err:
-                raise ReadError(f"line {number}: not a migration record: {err}", source=ledger) from None
-            if not isinstance(record, dict) or record.get("action") != "migrated":
-                raise ReadError(f"line {number}: a migration record is an object with \"action\": \"migrated\"",
-                                source=ledger)
-            yield record
 
 
 __all__ = ["MigrationReport", "SetMigration", "append_record", "migrate", "migrate_file", "migrate_row", "migrations"]
