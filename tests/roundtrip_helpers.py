@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import io
 
+from deepdiff import DeepDiff
+
 from evalconv.canonical.source import Lines
 from evalconv.canonical.validator import Validator
 from evalconv.registry import REGISTRY
@@ -61,3 +63,13 @@ def assert_exact(rows, checked, loss) -> None:
         assert unexplained(differences, loss.dropped_paths(before.id)) == ([], []), before.id
         if not loss.dropped_paths(before.id):
             assert before == back.row  # carried fields come back identical
+
+
+def assert_identical(rows, checked):
+    assert [c.findings for c in checked if c.row is None] == []
+    back = [c.row.to_json() for c in checked]
+    want = [r.to_json() for r in rows]
+    diff = DeepDiff(want, back, ignore_order=False, ignore_numeric_type_changes=False,
+                    ignore_string_type_changes=False)
+    assert diff == {}, diff
+    assert [r for r in rows] == [c.row for c in checked]  # Row equality is type-strict too

@@ -3,20 +3,10 @@ back what it wrote: tests/test_every_format.py)."""
 from __future__ import annotations
 
 import pytest
-from deepdiff import DeepDiff
 from hypothesis import given, settings
 
-from roundtrip_helpers import roundtrip
+from roundtrip_helpers import assert_identical, roundtrip
 from strategies import row_sets
-
-def assert_identical(rows, checked):
-    assert [c.findings for c in checked if c.row is None] == []
-    back = [c.row.to_json() for c in checked]
-    want = [r.to_json() for r in rows]
-    diff = DeepDiff(want, back, ignore_order=False, ignore_numeric_type_changes=False,
-                    ignore_string_type_changes=False)
-    assert diff == {}, diff
-    assert [r for r in rows] == [c.row for c in checked]  # Row equality is type-strict too
 
 
 @pytest.mark.parametrize("fmt", ["csv"])

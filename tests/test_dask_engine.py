@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalconv.cli import cli
-from test_partitions import messy_parquet
+from partition_samples import messy_parquet
 
 distributed = pytest.importorskip("distributed")
 

@@ -11,7 +11,7 @@ import evalconv
 from conftest import row
 from evalconv.canonical.contexts import load_contexts
 from evalconv.canonical.findings import CODES
-from test_schema_versions import CANONICAL, findings, run, v2, write_set
+from versioned_sets import CANONICAL, findings, run, v2, write_set
 
 EVIDENCE_CODES = ("evidence-without-snapshot", "evidence-unresolvable", "conversation-unordered",
                   "conversation-without-target-turn", "permission-without-scope", "ambiguous-empty")

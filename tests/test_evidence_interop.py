@@ -16,7 +16,7 @@ import pytest
 import evalconv
 from evalconv.canonical.row import Row
 from interop import require_module, vendor_module
-from test_schema_versions import EVIDENCE_ROW, v2
+from versioned_sets import EVIDENCE_ROW, v2
 
 pytestmark = pytest.mark.interop
 

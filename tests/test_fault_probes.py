@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from test_faults import TEMP_NAME, WAIT_SECONDS, children, temp_files, wait_for_no_workers, write_big_set
-from test_malformed import evalconv_command
+from faultkit import TEMP_NAME, WAIT_SECONDS, children, temp_files, wait_for_no_workers, write_big_set
+from cli_process import evalconv_command
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="POSIX signals, /proc and special files")
 

@@ -7,9 +7,7 @@ that the kill lands while the temporary file is growing.
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -17,64 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
+from faultkit import GOLDEN, TEMP_NAME, WAIT_SECONDS, children, digest, growing_temp, kill_when, start, temp_files, wait_for_no_workers, write_big_set
 
-from conftest import ROOT
-from evalconv.canonical import jsonvalue
-from test_malformed import evalconv_command
+from cli_process import evalconv_command
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
-
-GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
-TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.[^.]+\.evalconv-tmp$")
-KILL_AFTER_BYTES = 512 * 1024
-WAIT_SECONDS = 60
-
-
-def write_big_set(path: Path, copies: int) -> Path:
-    """The golden set `copies` times over, with fresh ids (about 700 bytes a row)."""
-    rows = [jsonvalue.loads(line) for line in GOLDEN.read_text(encoding="utf-8").splitlines()]
-    with open(path, "w", encoding="utf-8", newline="") as out:
-        for k in range(copies):
-            for row in rows:
-                row_id = f"{row['id']}-{k}"
-                row = {**row, "id": row_id,
-                       "metadata": {**row["metadata"], "case": {**row["metadata"]["case"], "caseId": row_id}}}
-                out.write(jsonvalue.dumps(row) + "\n")
-    return path
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def temp_files(folder: Path) -> list[Path]:
-    return [p for p in folder.rglob("*") if TEMP_NAME.match(p.name)]
-
-
-def start(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(evalconv_command() + [str(a) for a in args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def kill_when(process: subprocess.Popen, ready) -> None:
-    """SIGKILL the process as soon as `ready()` holds; fail if it ends first."""
-    deadline = time.monotonic() + WAIT_SECONDS
-    while not ready():
-        if process.poll() is not None:
-            pytest.fail(f"the conversion ended (exit {process.returncode}) before the kill: "
-                        f"make the generated set larger\n{process.stderr.read().decode()}")
-        if time.monotonic() > deadline:
-            process.kill()
-            pytest.fail("the conversion never started writing")
-        time.sleep(0.002)
-    process.send_signal(signal.SIGKILL)
-    process.wait(WAIT_SECONDS)
-    process.stderr.close()
-    assert process.returncode == -signal.SIGKILL
-
-
-def growing_temp(folder: Path):
-    return lambda: any(p.stat().st_size >= KILL_AFTER_BYTES for p in temp_files(folder) if p.exists())
 
 
 @pytest.fixture(scope="module")
@@ -112,18 +57,6 @@ def test_a_rerun_cleans_the_temp_file_a_killed_run_left(big_set, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]
 
 
-def children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-        except (OSError, ValueError):
-            continue
-        if entry.name.isdigit() and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            out.append(int(entry.name))
-    return out
-
-
 def open_files(pid: int) -> list[str]:
     try:
         return [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
@@ -150,13 +83,6 @@ def test_a_killed_parallel_conversion_leaves_no_worker_behind_nor_holding_its_te
     assert not [w for w in workers if temp in open_files(w)], "a worker holds the output's temp file"
     kill_when(process, lambda: True)
     wait_for_no_workers(workers)
-
-
-def wait_for_no_workers(workers: list[int]) -> None:
-    deadline = time.monotonic() + 10
-    while [w for w in workers if Path(f"/proc/{w}").exists() and "Z" not in _state(w)]:
-        assert time.monotonic() < deadline, "workers outlived their parent"
-        time.sleep(0.05)
 
 
 def folder_of_sets(tmp_path: Path, files: int = 4, copies: int = 800) -> Path:
@@ -209,13 +135,6 @@ def test_ctrl_c_stops_workers_quietly_with_exit_130_and_leaves_no_temp_file(big_
     wait_for_no_workers(workers)
     assert temp_files(tmp_path) == []
     assert target is None or not target.exists()
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "Z"
 
 
 def test_interrupted_folder_conversion_keeps_finished_files_whole_and_a_rerun_completes(tmp_path):

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 import evalconv
 from conftest import ROOT
 from strategies import row_sets
-from test_parquet import DISTINCTIONS
+from parquet_samples import DISTINCTIONS
 
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
 
@@ -108,9 +108,9 @@ def test_a_frame_with_the_wrong_columns_is_one_clear_error(columns, message):
 
 def test_the_pitfalls_in_docs_pandas_md_are_real(tmp_path):
     """What docs/pandas.md warns about happens with pandas' defaults, so the page stays true."""
-    from test_parquet import _row
-    rows = [_row("a", input="007", expected="NA"), _row("b", input="0042", expected=None),
-            _row("c", input="1", expected=1), _row("d", input="2")]
+    from parquet_samples import sample_row
+    rows = [sample_row("a", input="007", expected="NA"), sample_row("b", input="0042", expected=None),
+            sample_row("c", input="1", expected=1), sample_row("d", input="2")]
     jsonl, csv = tmp_path / "set.jsonl", tmp_path / "set.csv"
     evalconv.write(rows, str(jsonl), "jsonl")
     evalconv.write(rows, str(csv), "csv")
@@ -133,7 +133,7 @@ def test_the_pitfalls_in_docs_pandas_md_are_real(tmp_path):
 
     import pyarrow as pa
     mixed = tmp_path / "mixed.jsonl"  # text inputs and a chat input in one set
-    evalconv.write([_row("t", input="Hi?"), _row("m", input={"messages": [{"role": "user", "content": "Hi?"}]})],
+    evalconv.write([sample_row("t", input="Hi?"), sample_row("m", input={"messages": [{"role": "user", "content": "Hi?"}]})],
                    str(mixed), "jsonl")
     with pytest.raises((pa.ArrowInvalid, pa.ArrowTypeError), match="column input"):  # no Parquet file at all
         pd.read_json(mixed, lines=True, dtype=False).to_parquet(tmp_path / "mixed.parquet", index=False)

@@ -13,10 +13,10 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import evalconv_command
 from click.testing import CliRunner
 
 import evalconv
@@ -97,11 +97,6 @@ def _in_process(args: list[str]) -> tuple[int, str, str]:
 
 def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (SUBPROCESS_MEMORY, SUBPROCESS_MEMORY))
-
-
-def evalconv_command() -> list[str]:
-    script = shutil.which("evalconv", path=os.path.dirname(sys.executable))
-    return [script] if script else [sys.executable, "-c", "from evalconv.cli import main; main()"]
 
 
 def real_process(args: list[str], *, cwd: Path | None = None) -> tuple[int, str, str]:

@@ -19,7 +19,7 @@ from evalconv import __version__
 from evalconv.canonical.jsonvalue import same
 from evalconv.lifecycle.migrate import migrate_file, migrate_row, migrations
 from strategies import row_sets
-from test_schema_versions import CANONICAL, read_back, run, v2, write_set
+from versioned_sets import CANONICAL, read_back, run, v2, write_set
 
 GOLDEN = [json.loads(line) for line in (ROOT / "golden_roundtrips" / "support-agent.jsonl").read_text().splitlines()]
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli
-from test_malformed import evalconv_command
+from cli_process import evalconv_command
 
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
 RUN = ROOT / "tests" / "fixtures" / "runs" / "promptfoo" / "results.json"

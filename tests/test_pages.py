@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from browser import LAYOUT_JS, OVERFLOW_JS, cli_page, page_data
 from evalconv.cli import cli
 from evalconv.pages import kit
-from test_stats import GOLDEN, known_set
+from stat_sets import GOLDEN, known_set
 
 pytestmark = pytest.mark.interop  # needs the OS browser; CI fails without it
 
@@ -123,7 +123,7 @@ def test_page_text_is_escaped(write_jsonl, tmp_path):
 
 # --- the round-trip page ----------------------------------------------------------------------
 
-from test_roundtrip_gate import broken_formats  # noqa: E402,F401  (the fixture)
+from fake_formats import broken_formats  # noqa: E402,F401  (the fixture)
 
 
 @pytest.fixture

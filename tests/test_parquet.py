@@ -7,6 +7,7 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from parquet_samples import DISTINCTIONS, sample_row
 from click.testing import CliRunner
 from hypothesis import given, settings
 
@@ -17,31 +18,9 @@ from evalconv.canonical.jsonvalue import same
 from evalconv.cli import cli
 from roundtrip_helpers import read_text, roundtrip, write_text
 from strategies import row_sets
-from test_canonical_roundtrip import assert_identical
+from roundtrip_helpers import assert_identical
 
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
-
-
-def _row(row_id: str, **fields) -> evalconv.Row:
-    case = {"caseId": row_id, "oracleType": "reference-answer", "expectedBehavior": "Answers.",
-            "provenance": "expert-authored", **fields.pop("case", {})}
-    return evalconv.Row.from_json({"id": row_id, "input": "q", **fields,
-                                   "metadata": {"case": case, **fields.pop("metadata", {})}})
-
-
-DISTINCTIONS = [
-    _row("absent"),
-    _row("null", expected=None),
-    _row("empty", input="", expected=""),
-    _row("numbers", input=1, expected=1.0),
-    _row("big", input=123456789012345678901234567890, expected=-(2 ** 70)),
-    _row("mixed", input={"messages": [{"role": "user", "content": "hi"}]}, expected=["a", 1, None, True]),
-    _row("lists", case={"unacceptableBehavior": [], "evaluationCriteria": [""], "linkedConcerns": [" a ", "b|c"]}),
-    _row("text-that-looks-typed", input="007", expected="null", case={"scenario": "", "actor": "1e5"}),
-    _row("keys", metadata={"a.b": 1, "c|d": "x", "": None, "nested": {"k": [1.5, "2"]}}),
-    _row("ext", case={"extensions": {"acme": {"tier": 2, "tags": []}}}),
-    _row("nul", input="a\x00b", case={"scenario": "tab\tand\r\nCRLF"}),
-]
 
 
 def test_every_distinction_comes_back_identical():
@@ -89,7 +68,7 @@ def test_the_reader_is_lazy_row_group_by_row_group(tmp_path, monkeypatch):
     monkeypatch.setattr(parquet_format, "ROW_GROUP_ROWS", 100)
     monkeypatch.setattr(parquet_format, "READ_BATCH_ROWS", 100)
     out = tmp_path / "set.parquet"
-    evalconv.write([_row(f"r-{i}") for i in range(1000)], str(out), "parquet")
+    evalconv.write([sample_row(f"r-{i}") for i in range(1000)], str(out), "parquet")
     assert pq.ParquetFile(out).metadata.num_row_groups == 10
     batches = []
     real = pq.ParquetFile.iter_batches

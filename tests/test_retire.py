@@ -426,7 +426,7 @@ def test_sigkill_while_the_set_is_written_leaves_the_set_and_its_ledger_as_they_
     file and does the whole change."""
     import sys
 
-    from test_faults import digest, growing_temp, kill_when, start, temp_files, write_big_set
+    from faultkit import digest, growing_temp, kill_when, start, temp_files, write_big_set
 
     if sys.platform == "win32":
         pytest.skip("SIGKILL is POSIX")

@@ -105,7 +105,7 @@ def test_report_page_lists_failing_cases_one_click_under_each_bar(browser, repor
 
 
 def test_report_page_shows_judge_agreement(browser, tmp_path):
-    from test_run_judge_agreement import build_store
+    from run_stores import build_store
 
     folder, cases = build_store(tmp_path)
     page = tmp_path / "agreement.html"

@@ -10,7 +10,7 @@ import pytest
 import evalconv
 from conftest import ROOT
 from doc_snippets import snippets
-from test_partitions import _values
+from partition_samples import whole_set_values
 
 pytest.importorskip("distributed")
 pytest.importorskip("duckdb")
@@ -29,7 +29,7 @@ def _folder(tmp_path):
     from evalconv.runs.readers import RESULTS_REGISTRY
     from evalconv.runs.store import import_runs
 
-    values = _values()
+    values = whole_set_values()
     pq.write_table(pa.Table.from_batches([evalconv.rows_to_arrow(Row.from_json(v) for v in values)]),
                    tmp_path / "set.parquet", row_group_size=64)
     accepted = [r for r in evalconv.validate_batch(pq.read_table(tmp_path / "set.parquet")).rows if r is not None]

@@ -5,48 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from versioned_sets import CANONICAL, EVIDENCE_ROW, findings, read_back, run, v2, write_set
 
 from conftest import ROOT, row
 from evalconv.canonical import schema
 from evalconv.canonical.row import Row
-from evalconv.cli import cli
-from evalconv.registry import REGISTRY
-from evalconv.reports import LossReport
-
-CANONICAL = ("csv", "json", "jsonl", "parquet")
-
-
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def write_set(values: list[dict], path) -> str:
-    """Rows written with the format's own writer, unchecked (so a set may hold invalid rows)."""
-    fmt = REGISTRY.get(path.suffix[1:])
-    with open(path, "w", encoding="utf-8", newline="") as out:
-        writer = fmt.open_writer(out, LossReport(fmt.name, str(path)), fmt.make_options(str(path)))
-        for value in values:
-            writer.write(Row.from_json(value))
-        writer.close()
-    return str(path)
-
-
-def read_back(path) -> list[dict]:
-    result = run(path, "--to", "jsonl")
-    assert result.exit_code == 0, result.output
-    return [json.loads(line) for line in result.stdout.split("\n") if line.strip()]
-
-
-def v2(row_id: str = "cs-1", **case_extra) -> dict:
-    return row(row_id, schemaVersion=2, **case_extra)
-
-
-def findings(path, *extra) -> list[dict]:
-    result = run("validate", path, "--format", "json", *extra)
-    assert result.exit_code in (0, 1), result.output
-    data = json.loads(result.stdout)["files"][0]
-    return data["errors"] + data["warnings"]
 
 
 # ------------------------------------------------------------------ the published schemas
@@ -113,13 +76,6 @@ def test_reading_a_version_1_set_says_so_in_a_note(tmp_path, write_jsonl):
 
 
 # ------------------------------------------------------------------ the canonical formats hold version 2 exactly
-
-EVIDENCE_ROW = v2("ev", contextRefs=[{"source": "kb|refunds", "snapshot": "2024-05-01", "span": {"start": 3, "end": 9}},
-                                     {"source": "kb\\x", "snapshot": {"$evidence": "redacted"}, "span": "§2"}],
-                  targetTurn=2, permission={"callerRole": "customer", "resourceScope": {"$evidence": "irrelevant"}},
-                  linkedConcerns=["permission"])
-EVIDENCE_ROW["input"] = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
-                                      {"role": "assistant", "content": {"$evidence": "redacted"}}]}
 
 
 @pytest.mark.parametrize("fmt", CANONICAL)

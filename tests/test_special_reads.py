@@ -13,7 +13,7 @@ import pytest
 
 from conftest import ROOT, row
 from evalconv.canonical import jsonvalue
-from test_malformed import evalconv_command
+from cli_process import evalconv_command
 
 # FIFOs opened without blocking and /dev/fd of a pipe as Linux has them
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux FIFOs and /dev/fd")

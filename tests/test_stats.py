@@ -8,6 +8,7 @@ import shutil
 from typing import Iterator
 
 import pytest
+from stat_sets import GOLDEN, known_set
 
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -20,33 +21,12 @@ from evalconv.canonical.admissibility import implied_evaluator
 from evalconv.cli import cli
 from strategies import row_sets
 
-GOLDEN = ROOT / "golden_roundtrips"
 SINGLE = ("case.oracleType", "case.evaluator", "case.provenance", "case.caseFamily", "case.reversibility",
           "case.blastRadius")
 
 
 def run(*args):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def known_set() -> list[dict]:
-    """12 rows whose counts are known by construction."""
-    rows = []
-    for i in range(5):  # reference answers, named evaluator, family refunds, severity harmful x2
-        rows.append(row(f"ref-{i}", evaluator="exact-or-programmatic", caseFamily="refunds",
-                        linkedConcerns=["invented-policy", "refund-accuracy"] if i < 3 else ["tone"]))
-        rows[-1]["metadata"].update(reason=f"Regression {i}", severity="harmful" if i < 2 else "wrong-answer",
-                                    gate="release")
-    for i in range(3):  # rubrics with no evaluator (implied: llm-judge), one with criteria
-        extra = {"evaluationCriteria": ["cites the policy"]} if i == 0 else {}
-        rows.append(row(f"rub-{i}", oracle="rubric", expected=(), caseFamily="tone", **extra))
-        rows[-1]["metadata"].update(severity="cosmetic", gate="release" if i == 0 else "trend")
-    for i in range(2):  # starter examples
-        rows.append(row(f"st-{i}", provenance="starter-example", caseFamily="greeting",
-                        linkedConcerns=["tone", "tone"]))
-    for i in range(2):  # tool calls, evaluator implied (exact-or-programmatic), no family
-        rows.append(row(f"tool-{i}", oracle="expected-tool-calls", expected=[{"name": "refund"}], reversibility="R2"))
-    return rows
 
 
 def test_known_counts(write_jsonl):

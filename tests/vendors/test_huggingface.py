@@ -14,7 +14,7 @@ import evalconv
 from conftest import ROOT
 from evalconv.cli import cli
 from evalconv.vendors.hf import card
-from test_parquet import DISTINCTIONS, _row
+from parquet_samples import DISTINCTIONS, sample_row
 
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
 
@@ -49,7 +49,7 @@ def test_the_loss_report_says_what_is_carried_and_nothing_is_dropped(tmp_path):
 
 
 def test_no_starter_section_and_no_carried_section_when_there_is_none(tmp_path):
-    evalconv.write([_row("plain")], str(tmp_path / "ds"), "hf")
+    evalconv.write([sample_row("plain")], str(tmp_path / "ds"), "hf")
     text = (tmp_path / "ds" / "README.md").read_text(encoding="utf-8")
     assert "Starter rows" not in text and "Carried as JSON text" not in text
 

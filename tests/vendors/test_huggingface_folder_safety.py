@@ -19,8 +19,8 @@ import pytest
 import evalconv
 from conftest import ROOT, run_cli
 from evalconv import atomic
-from test_faults import WAIT_SECONDS, kill_when, start, write_big_set
-from test_malformed import evalconv_command
+from faultkit import WAIT_SECONDS, kill_when, start, write_big_set
+from cli_process import evalconv_command
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="flock, signals and strace are Linux here")
 

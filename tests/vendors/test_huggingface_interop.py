@@ -10,7 +10,7 @@ import pytest
 import evalconv
 from conftest import ROOT
 from interop import require_module
-from test_parquet import DISTINCTIONS, _row
+from parquet_samples import DISTINCTIONS, sample_row
 
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
 pytestmark = pytest.mark.interop
@@ -95,7 +95,7 @@ def test_hf_card_splits_load_without_a_malformed_splits_warning(tmp_path, datase
 
     from evalconv.canonical.parquet_format import ROW_GROUP_ROWS
     from evalconv.vendors.hf import card
-    rows = [_row(f"case-{i}", input=f"question {i}" * (i % 7)) for i in range(ROW_GROUP_ROWS + 7)]
+    rows = [sample_row(f"case-{i}", input=f"question {i}" * (i % 7)) for i in range(ROW_GROUP_ROWS + 7)]
     out = tmp_path / "ds"
     evalconv.write(rows, str(out), "hf")
     info = card.read_header((out / "README.md").read_text(encoding="utf-8"))["dataset_info"]
