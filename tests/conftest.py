@@ -6,6 +6,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# fixtures kept in helper modules, so a test module never imports another to reach one
+pytest_plugins = ["fake_formats"]
+
 os.environ.setdefault("EVALCONV_NO_PLUGINS", "1")  # installed third-party formats must not leak in
 
 # Every run, here or in CI, uses the fixed "ci" profile (the same examples each time), so the

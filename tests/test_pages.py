@@ -123,11 +123,8 @@ def test_page_text_is_escaped(write_jsonl, tmp_path):
 
 # --- the round-trip page ----------------------------------------------------------------------
 
-from fake_formats import broken_formats  # noqa: E402,F401  (the fixture)
-
-
 @pytest.fixture
-def roundtrip_page(tmp_path, broken_formats):  # noqa: F811
+def roundtrip_page(tmp_path, broken_formats):
     return cli_page(tmp_path / "roundtrip.html", "roundtrip", GOLDEN / "support-agent.jsonl", "--via", "jsonl",
                     "--via", "promptfoo", "--via", "honest", "--via", "dishonest", exit_code=1)
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 
-from fake_formats import GOLDEN, SCENARIO
 from click.testing import CliRunner
+
+from fake_formats import GOLDEN, SCENARIO
 
 from evalconv.cli import cli
 
