@@ -132,16 +132,19 @@ def _shape(row: Any) -> str | None:
 
 
 def _error(row: dict[str, Any]) -> str:
-    spans = row.get("spans") if isinstance(row.get("spans"), list) else []
+    spans = given if isinstance(given := row.get("spans"), list) else []
     root = next((s for s in spans if isinstance(s, dict) and not s.get("parent_span_id")), None)
     status = root.get("status") if isinstance(root, dict) else None
     message = status.get("message") if isinstance(status, dict) else None
     return runs.first_line(message) or "the trace ended in state ERROR"
 
 
+def _origin(assessment: dict[str, Any]) -> dict[str, Any]:
+    return given if isinstance(given := assessment.get("source"), dict) else {}
+
+
 def _typed(assessment: dict[str, Any], check: Any) -> tuple[str | None, str]:
-    source = assessment.get("source") if isinstance(assessment.get("source"), dict) else {}
-    kind = source.get("source_type")
+    kind = _origin(assessment).get("source_type")
     if kind in SOURCE_TYPES:
         return SOURCE_TYPES[kind], f"MLflow assessment source {kind}"
     name = assessment["assessment_name"]
@@ -156,7 +159,7 @@ def _result(attempt_id: str, assessment: dict[str, Any], check: Any, source: dic
     error = feedback.get("error")
     rationale = assessment.get("rationale") if isinstance(assessment.get("rationale"), str) else None
     type_, typed_by = _typed(assessment, check)
-    origin = assessment.get("source") if isinstance(assessment.get("source"), dict) else {}
+    origin = _origin(assessment)
     human = origin.get("source_type") == "HUMAN"
     if error:
         message = error.get("error_message") if isinstance(error, dict) else error
@@ -168,7 +171,7 @@ def _result(attempt_id: str, assessment: dict[str, Any], check: Any, source: dic
     else:
         passed, score, why = verdict(feedback["value"])
         status = "reviewed" if human else "automated"
-        reason = "; ".join(p for p in (rationale, why) if p) or None
+        reason = "; ".join(p for p in (rationale, why) if p)
     if type_ is None and passed is not None:
         reason = (reason + " " if reason else "") + f"(unknown scorer '{name}': type it with --evaluator '{name}=TYPE')"
     model = origin.get("source_id") if origin.get("source_type") == "LLM_JUDGE" else None
@@ -185,8 +188,8 @@ def _result(attempt_id: str, assessment: dict[str, Any], check: Any, source: dic
 
 RULES = {
     "verdict": "MLflow's own (`EvaluationResult.passed`): true/false and yes/no pass or fail; a number is unscored "
-               "(a scorer's pass_if is not saved); no value: pending; a scorer that raised: an error, unscored; a "
-               "trace in state ERROR: an errored attempt",
+               "until `--threshold` gives one (a scorer's pass_if is not saved); no value: pending; a scorer that "
+               "raised: an error, unscored; a trace in state ERROR: an errored attempt",
     "threshold": "none: MLflow saves no pass rule for numbers (`--threshold mlflow=SCORE` or per scorer "
                  "`--threshold NAME=SCORE` gives one)",
     "typing": "by assessment source: `LLM_JUDGE`: llm-judge; `HUMAN`: rubric-human (`--evaluator NAME=human-expert` "
