@@ -184,3 +184,16 @@ def test_pydantic_evals_evaluate_sync_makes_the_same_report(tmp_path):
     fresh, kept = report([str(tmp_path / "report.json")], [str(CASES)]), report([str(REPORT)], [str(CASES)])
     for key in ("cases", "overall", "slices", "flags", "ledgerCounts", "attempts", "results"):
         assert fresh[key] == kept[key], key
+
+
+def test_compact_evaluation_report_is_not_taken_for_a_braintrust_jsonl_row(tmp_path):
+    """Regression: a compact EvaluationReport is one line holding "scores" and "output", which
+    Braintrust's one-row-a-line rule took for its own; Braintrust JSONL rows are still Braintrust's."""
+    compact = tmp_path / "report.json"
+    compact.write_text(json.dumps(json.loads(REPORT.read_text("utf-8")), separators=(",", ":")))
+    head = compact.read_text("utf-8")[:4096]
+    assert not RESULTS_REGISTRY.readers["braintrust"].detect(str(compact), head)
+    assert RESULTS_REGISTRY.detect(str(compact)).name == "pydantic-evals"
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"id": "r1", "output": "a", "scores": {"ExactMatch": 1}}) + "\n")
+    assert RESULTS_REGISTRY.detect(str(rows)).name == "braintrust"
