@@ -194,3 +194,16 @@ def test_mlflow_genai_evaluate_makes_the_same_report(tmp_path):
         fresh, kept = report([str(tmp_path / name)], [str(CASES)]), report([str(RUNS / "mlflow" / name)], [str(CASES)])
         for key in ("cases", "overall", "slices", "flags", "ledgerCounts", "attempts", "results"):
             assert fresh[key] == kept[key], (name, key)
+
+
+@pytest.mark.parametrize("saved", ["csv", "parquet"])
+def test_mlflow_traces_saved_as_csv_or_parquet_is_one_line_error_saying_why(saved, tmp_path, capsys):
+    """CSV keeps assessments as Python reprs; Parquet gives every feedback value one type (true -> 1.0)."""
+    import pandas as pd
+
+    frame = pd.read_json(RESULT_DF, orient="records", lines=True)
+    path = tmp_path / f"result_df.{saved}"
+    frame.to_csv(path, index=False) if saved == "csv" else frame.to_parquet(path)
+    code, err = run_cli(["report", str(path), "--cases", str(CASES)], capsys)
+    assert code == 2 and str(path) in err and "to_json(orient='records', lines=True)" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

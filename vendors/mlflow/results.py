@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from evalconv.canonical import runs
+from evalconv.canonical.errors import ReadError
 
 from .._common import runfiles
 from .fields import CASE_SCORER, CHECK_KEY, ID_TAG, INPUT_KEY
@@ -70,9 +71,13 @@ class MlflowResults:
     files = "MLflow EvaluationResult.result_df / mlflow.search_traces(run_id=...) .to_json(orient='records'[, lines=True])"
 
     def detect(self, path: str, head: str) -> bool:
-        return bool(_OPENING.match(head)) and '"trace":' in head
+        return bool(_OPENING.match(head)) and '"trace":' in head or _lossy(path, head) is not None
 
     def read(self, path: str) -> Iterator[runfiles.Record]:
+        lossy = _lossy(path, runfiles.read_head_text(path))
+        if lossy is not None:
+            raise ReadError(f"MLflow traces saved as {lossy}: save result_df or search_traces(...) with "
+                            "to_json(orient='records', lines=True) and read that", source=path)
         if runfiles.read_head_text(path, 64).startswith("["):
             for index, row in enumerate(runfiles.items(path, "item")):
                 yield from _row(row, path, None, index)
@@ -82,6 +87,23 @@ class MlflowResults:
                 yield runfiles.unreadable(path, f"line {line}: {problem}", line=line, entry=line - 1)
             else:
                 yield from _row(row, path, line, line - 1)
+
+
+def _lossy(path: str, head: str) -> str | None:
+    """Why a saved trace frame cannot be read as MLflow wrote it (CSV, Parquet), or None."""
+    first = head.split("\n", 1)[0]
+    if first.startswith("trace_id,") and "assessments" in first:
+        return "CSV, which holds each assessment as a Python repr, not JSON"
+    if head.startswith("PAR1") and path.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        try:
+            names = set(pq.read_schema(path).names)
+        except (OSError, ValueError):
+            return None
+        if {"trace_id", "assessments"} <= names:
+            return "Parquet, where pyarrow gives every feedback value one type (true becomes 1.0)"
+    return None
 
 
 def _row(row: Any, path: str, line: int | None, index: int) -> Iterator[runfiles.Record]:
