@@ -5,7 +5,8 @@
   results only exclude what the case's oracle bars (a case where a barred check sits inside the
   harness's verdict is named).
 - A score with no pass rule of its own (`passAt` on the result) passes at the reader's default,
-  or at `--threshold NAME=SCORE` (NAME a harness or a scorer; the scorer's wins).
+  or at `--threshold NAME=SCORE` (NAME a harness or a scorer; the scorer's wins); `passAt: null`
+  (the harness states no rule and the reader sets none) is unscored until `--threshold` gives one.
 - Every scorer's type and why it has it is kept for the report's typing table; a scorer whose
   type is unknown is a warning naming it and the flag that types it.
 - A person's rating that the harness says overrides all other grading (`role: override`) counts
@@ -82,14 +83,17 @@ class HarnessVerdicts:
         return code != NO_VERDICT, _VERDICT.get(code)
 
     def passed(self, attempt: int, record: dict[str, Any], name: str, passed: bool | None) -> bool | None:
-        """The verdict of a score with no pass rule of its own: the reader's, or at `--threshold`."""
+        """The verdict of a score with no pass rule of its own: the reader's, or at `--threshold`.
+        `passAt: null` is a score the reader left unscored (no rule to apply) until `--threshold` gives one."""
         score, default = record.get("score"), record.get("passAt")
-        if not isinstance(default, (int, float)) or not isinstance(score, (int, float)) or isinstance(score, bool):
+        if "passAt" not in record or not (default is None or isinstance(default, (int, float))) \
+                or not isinstance(score, (int, float)) or isinstance(score, bool):
             return passed
         harness = self.harness(attempt)
         chosen = name if name in self.thresholds else harness if harness in self.thresholds else None
         if chosen is None:
-            self.used_thresholds.setdefault(f"{harness} (default)", float(default))
+            if default is not None:
+                self.used_thresholds.setdefault(f"{harness} (default)", float(default))
             return passed
         self.used_thresholds[chosen] = self.thresholds[chosen]
         return score >= self.thresholds[chosen] if 0.0 <= score <= 1.0 else passed

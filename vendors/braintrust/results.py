@@ -21,6 +21,7 @@ case profile in the record's metadata (`metadata.case.caseId`); a dataset row's 
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 from evalconv.canonical import runs
@@ -38,6 +39,7 @@ _PAIRWISE = {"Battle"}
 _CODE = {"ExactMatch", "Levenshtein", "LevenshteinScorer", "NumericDiff", "JSONDiff", "ValidJSON", "ListContains",
          "EmbeddingSimilarity", "SemanticListContains"}
 TYPED_BY = "autoevals class"
+_REPORT_OPENING = re.compile(r'\{\s*"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"cases"\s*:')
 
 
 def evaluator_type(name: str) -> str | None:
@@ -76,6 +78,8 @@ class BraintrustResults:
                 key in head for key in ('"root_span_id"', '"span_parents"', '"span_attributes"')):
             return True  # an experiment export: the first span need not carry scores
         first = head.split("\n", 1)[0]
+        if _REPORT_OPENING.match(first):  # a compact pydantic-evals EvaluationReport is one line too
+            return False
         return head.startswith(("{", "[")) and '"scores"' in first and ('"output"' in first or '"span_id"' in first)
 
     def read(self, path: str) -> Iterator[runfiles.Record]:

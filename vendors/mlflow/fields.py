@@ -19,6 +19,7 @@ ID_TAG = "case_id"            # the case id: MLflow ignores dataset_record_id
 CASE_TAG = "case"             # the case profile, carried
 STARTER_TAG = "starter_example"  # on rows that are not validated answers (dropped on read)
 CHECK_KEY = "evalconv_check"  # expectations: the check the case admits, read by scorers.case_scorer
+CASE_SCORER = "evalconv_case"  # the name scorers.case_scorer() scores under (its assessments' name)
 GUIDELINES = "guidelines"     # MLflow's Guidelines / ExpectationsGuidelines judges read it
 EXPECTATIONS_EXT = "expectations"  # extensions.mlflow.expectations: MLflow expectations evalconv does not map
 

@@ -23,9 +23,9 @@ from mlflow.genai.utils.trace_utils import extract_tools_called_from_trace
 
 from evalconv.canonical import jsonvalue
 
-from .fields import CHECK_KEY, NOT_IN_CODE
+from .fields import CASE_SCORER, CHECK_KEY, NOT_IN_CODE
 
-NAME = "evalconv_case"
+NAME = CASE_SCORER
 
 
 def _text(value: Any) -> Any:
