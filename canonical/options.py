@@ -39,8 +39,10 @@ class ReadOptions:
         return {f.name: f for f in dataclasses.fields(cls)}
 
     def get(self, name: str, default: Any = None) -> Any:
-        """`lines.options.get("delimiter")`: the contract before read options were typed."""
-        return getattr(self, name, default)
+        """`lines.options.get("delimiter")`: the contract before read options were typed, when
+        an option not given was not there at all."""
+        value = getattr(self, name, None)
+        return default if value is None else value
 
 
 def typed(kind: type[T], declared: dict[str, dataclasses.Field[Any]], owner: str, given: dict[str, Any],
