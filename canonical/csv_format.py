@@ -20,8 +20,9 @@ from typing import Any, Iterator, TextIO
 from . import jsonvalue, paths
 from .cells import FORMULA_CELLS, FORMULA_START, formula_looking, json_cell, merge_metadata_json, split_metadata, split_typed
 from .cells import shown as _shown
-from .errors import ReadError, RowError
+from .errors import ReadError, RowError, UsageError
 from .format import Format, LineWriter, SpreadsheetOptions, WriteOptions
+from .options import ReadOptions, option
 from .reporting import LossReporter, ReadReporter
 from .row import ABSENT, Row
 from .schema import CASE_FIELD_KINDS, CASE_FIELDS, REQUIRED_CASE_FIELDS, row_schema
@@ -98,12 +99,33 @@ class CSVOptions(SpreadsheetOptions):
     """`--excel-safe` (SpreadsheetOptions): a leading ' that this reader takes off again."""
 
 
+_DELIMITER_WORDS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
+
+
+@dataclass(frozen=True)
+class CSVReadOptions(ReadOptions):
+    """`--delimiter`: the cell separator, one character or a word (`tab`, `semicolon`, ...)."""
+
+    delimiter: str | None = option(None, flag="--delimiter", metavar="CHAR",
+                                   goes_with="separates canonical CSV cells; it goes with a CSV input",
+                                   help="CSV input: the cell separator, e.g. ';' or tab (default: told by the header).")
+
+    def __post_init__(self) -> None:
+        if self.delimiter is None:
+            return
+        value = _DELIMITER_WORDS.get(self.delimiter.lower(), self.delimiter)
+        if len(value) != 1 or value in "\r\n\"" or value.isalnum():
+            raise UsageError(f"--delimiter takes one character such as ';' or the word 'tab', not {value!r}")
+        object.__setattr__(self, "delimiter", value)  # frozen: the word becomes its character once
+
+
 class CanonicalCSV(Format):
     name = "csv"
     write_shape = "line-per-row"
     title = "Canonical CSV"
     extensions = (".csv",)
     options = CSVOptions
+    read_options = CSVReadOptions
     fallback = True
     streaming_read = True
     streaming_write = True
@@ -126,7 +148,7 @@ class CanonicalCSV(Format):
             before.append(line)
             if line.strip():
                 break
-        forced = lines.options.get("delimiter")
+        forced = lines.told(CSVReadOptions).delimiter
         delimiter = forced or sniff_delimiter(before[-1] if before else "")
         if delimiter != ",":
             report.notes.append(f"cells are separated by {_DELIMITER_NAMES.get(delimiter, repr(delimiter))}"

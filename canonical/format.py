@@ -2,9 +2,9 @@
 
 A format is one module (a package for a vendor) exposing `FORMAT`, an instance of a `Format`
 subclass. It declares its name and extensions, its file variants and their suffixes, the suffix
-a folder conversion gives its outputs, its writer options (a typed `WriteOptions` subclass), how
-sure it is that a file's first bytes are its own (`detect`), how to read, how to write, and what
-to do once an output is in place (`committed`).
+a folder conversion gives its outputs, its writer and read options (typed `WriteOptions` and
+`ReadOptions` subclasses), how sure it is that a file's first bytes are its own (`detect`), how
+to read, how to write, and what to do once an output is in place (`committed`).
 
 A reader turns decoded lines into `SourceRow`s and notes what it inferred in the read report; a
 writer takes valid `Row`s one at a time and notes every loss in the loss report. Both reports are
@@ -15,9 +15,10 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Protocol, TextIO, get_type_hints, runtime_checkable
+from typing import Any, ClassVar, Iterator, Protocol, TextIO, runtime_checkable
 
 from .errors import UsageError
+from .options import ReadOptions, option, typed
 from .reporting import LossReporter, ReadReporter
 from .row import Row
 from .source import Lines, SourceRow
@@ -43,16 +44,6 @@ class Variant:
     name: str                   # e.g. "jsonl"
     label: str                  # e.g. "JSONL", for messages
     suffixes: tuple[str, ...]   # e.g. (".jsonl", ".ndjson")
-
-
-def option(default: Any, *, flag: str, help: str, goes_with: str, metavar: str | None = None,
-           writes_file: bool = False) -> Any:
-    """Declare a writer option: a field of a `WriteOptions` subclass with its command-line flag.
-    `goes_with` finishes the sentence that refuses the flag for another format
-    ("--excel-safe" + " guards CSV cells; it goes with a CSV output"). `writes_file`: the value is
-    the path of another file the writer writes (checked like -o, and only for one file)."""
-    return dataclasses.field(default=default, metadata={"flag": flag, "help": help, "goes_with": goes_with,
-                                                        "metavar": metavar, "writes_file": writes_file})
 
 
 @dataclass(frozen=True)
@@ -200,6 +191,7 @@ class Format:
     output_suffix: ClassVar[str] = ""               # a folder conversion's output names; default extensions[0]
     variants: ClassVar[tuple[Variant, ...]] = ()     # the first one is written to standard output
     options: ClassVar[type[WriteOptions]] = WriteOptions
+    read_options: ClassVar[type[ReadOptions]] = ReadOptions  # what its reader may be told (`lines.told`)
     fallback: ClassVar[bool] = False                 # canonical formats: tried last, chosen when nothing else is
     streaming_read: ClassVar[bool] = False
     streaming_write: ClassVar[bool] = False
@@ -229,9 +221,12 @@ class Format:
             raise TypeError(f"{cls.__name__}.variants must hold Variant objects")
         if not (isinstance(cls.options, type) and issubclass(cls.options, WriteOptions)):
             raise TypeError(f"{cls.__name__}.options must be a WriteOptions subclass")
-        for name, declared in cls.options.declared().items():
-            if not declared.metadata.get("flag"):
-                raise TypeError(f"{cls.options.__name__}.{name} is not declared with option(...)")
+        if not (isinstance(cls.read_options, type) and issubclass(cls.read_options, ReadOptions)):
+            raise TypeError(f"{cls.__name__}.read_options must be a ReadOptions subclass")
+        for kind in (cls.options, cls.read_options):
+            for name, declared in kind.declared().items():
+                if not declared.metadata.get("flag"):
+                    raise TypeError(f"{kind.__name__}.{name} is not declared with option(...)")
 
     @property
     def can_read(self) -> bool:
@@ -290,15 +285,14 @@ class Format:
         """This format's typed options for writing to `path`: the one place options are checked.
         `given` may only name options the format declares (the registry words the refusal of
         another format's option)."""
-        declared = self.options.declared()
-        unknown = sorted(set(given) - set(declared))
-        if unknown:
-            raise UsageError(f"format '{self.name}' has no option {', '.join(map(repr, unknown))}")
-        hints = get_type_hints(self.options)
-        for name, value in given.items():
-            if not _is_a(value, hints[name]):
-                raise UsageError(f"{declared[name].metadata['flag']}: {value!r} is not a {hints[name]}")
-        return self.options(path=path, variant=self.write_variant(path), **given)
+        return typed(self.options, self.options.declared(), self.name, given,
+                     path=path, variant=self.write_variant(path))
+
+    def make_read_options(self, **given: Any) -> ReadOptions:
+        """What this format's reader is told: the one place read options are checked. `given` may
+        only name options the format declares (the registry words the refusal of another
+        format's option)."""
+        return typed(self.read_options, self.read_options.declared(), self.name, given)
 
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         raise NotImplementedError
@@ -321,9 +315,3 @@ def _with_files(committed: Any) -> Any:
         committed(self, writer, options)
     return with_files
 
-
-def _is_a(value: Any, hint: Any) -> bool:
-    allowed = getattr(hint, "__args__", (hint,))
-    return any(value is None if kind is type(None) else
-               isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-               for kind in allowed)

@@ -4,6 +4,8 @@ An attempt is one run of one system on one case version (immutable); a result is
 evaluator's judgement of one attempt (rescoring adds a result). Both have published JSON Schemas
 (`schema/attempt.schema.json`, `schema/result.schema.json`, version 1) and stable ids derived
 from the harness's own identifiers, so importing the same run twice gives the same records.
+A ledger entry says what could not be linked or read, and why. All three are typed records
+(`Attempt`, `Result`, `LedgerEntry`), their kinds in one table (`KINDS`), made only here.
 """
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import hashlib
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterator
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, NotRequired, TypedDict
 
 import jsonschema_rs
 
@@ -20,6 +23,123 @@ from .vocabulary import HUMAN_TYPES as HUMAN_TYPES, severity_rank as severity_ra
 SCHEMA_VERSION = 1
 ATTEMPT_SCHEMA = "attempt.schema.json"
 RESULT_SCHEMA = "result.schema.json"
+
+# The records, as typed dicts: JSON as it is stored, key for key in the order written. The
+# published schemas say the same, and their enums the values (`status`, `reviewStatus`, ...): a
+# record the constructors make from a harness's odd value breaks its schema and is not stored.
+# tests/test_run_records.py compares the types and the schemas.
+
+
+class Harness(TypedDict):
+    name: str
+    version: str | None
+    run: str | None
+
+
+class System(TypedDict):
+    name: str
+    version: str | None
+
+
+class _Ran(TypedDict):
+    """An attempt's keys before its output."""
+
+    schemaVersion: int
+    id: str
+    caseId: str | None
+    caseRef: dict[str, str] | None          # {"kind": ..., "value": ...}
+    caseVersion: str | None
+    harness: Harness
+    system: System
+    startedAt: str | None
+    durationMs: float | None
+    status: str                              # completed, error, timeout, cancelled
+    error: str | None
+
+
+class _Kept(TypedDict):
+    """An attempt's keys after its output."""
+
+    outputRef: str | None
+    toolTrace: list[dict[str, Any]] | None
+    source: dict[str, Any] | None            # {"file", "line", "entry"}
+
+
+class Attempt(_Ran, _Kept):
+    """One run of one system on one case version (`attempt.schema.json`): the keys of `_Ran`, the
+    output (absent when only outputRef is kept), the keys of `_Kept`, stored in that order."""
+
+    output: NotRequired[Any]
+
+
+class Evaluator(TypedDict):
+    type: str | None
+    typeSource: str                          # declared, inferred, unknown
+    name: str
+    version: str | None
+    model: str | None
+    typedBy: NotRequired[str | None]
+
+
+class Result(TypedDict):
+    """One evaluator's judgement of one attempt (`result.schema.json`)."""
+
+    schemaVersion: int
+    id: str
+    attemptId: str
+    evaluator: Evaluator
+    score: float | None
+    passed: bool | None
+    reason: str | None
+    reviewStatus: str                        # automated, reviewed, pending, error
+    recordedAt: str | None
+    source: dict[str, Any] | None
+    role: NotRequired[str]                   # verdict, override
+    passAt: NotRequired[float | None]       # absent unless given; the schema also takes null
+
+
+class LedgerEntry(TypedDict):
+    """A record that could not be linked or read, and why (its `kind`: LEDGER_KINDS)."""
+
+    kind: str
+    id: str | None
+    ref: Any
+    reason: str
+    source: dict[str, Any] | None
+
+
+# What a harness reader yields: a kind of KINDS and its record, made by `attempt`, `result` or
+# `ledger_entry` (a record read back from a store is the same JSON, not yet checked: a Mapping).
+Record = tuple[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of run record: its type, its schema (None: not published), and its store file."""
+
+    type: type
+    schema: str | None
+    plural: str       # the store's word for many, and its file's name (`attempts.jsonl`)
+
+
+# Every kind of run record, in the order a store holds them (attempts before their results).
+KINDS: dict[str, Kind] = {
+    "attempt": Kind(Attempt, ATTEMPT_SCHEMA, "attempts"),
+    "result": Kind(Result, RESULT_SCHEMA, "results"),
+    "ledger": Kind(LedgerEntry, None, "ledger"),
+}
+
+# Every ledger entry's kind and what it means. docs/runs.md's list is generated from this table
+# (`ledger_kinds_markdown`); an entry of a kind not in it cannot be made.
+LEDGER_KINDS: dict[str, str] = {
+    "unreadable": "a line or entry of a harness's output or of the run store that cannot be read (not UTF-8, "
+                  "not JSON, not an object, or not what the harness writes there)",
+    "invalid-record": "an attempt or result that breaks its schema: never stored",
+    "invalid-case": "a case of the set that is not valid: its runs cannot be counted against it",
+    "duplicate-case": "a second case with an id already read: the first counts",
+    "attempt-without-case": "an attempt whose case is not in the set, or that does not say which case it is",
+    "result-without-attempt": "a result whose attempt is not in the runs given",
+}
 
 
 @lru_cache(maxsize=None)
@@ -41,7 +161,7 @@ def _checker(name: str) -> Any:
     return jsonschema_rs.Draft7Validator(schema(name))
 
 
-def problems(record: dict[str, Any], name: str) -> Iterator[str]:
+def problems(record: Mapping[str, Any], name: str) -> Iterator[str]:
     """Why `record` breaks its schema, one message per problem ('$.path: message')."""
     checker = _checker(name)
     if checker.is_valid(record):
@@ -76,39 +196,32 @@ def attempt(*, harness: str, key: tuple[Any, ...], case_id: str | None, system: 
             duration_ms: float | None = None, error: str | None = None, output: Any = None,
             has_output: bool = False, output_ref: str | None = None,
             tool_trace: list[dict[str, Any]] | None = None,
-            source: dict[str, Any] | None = None) -> dict[str, Any]:
+            source: dict[str, Any] | None = None) -> Attempt:
     """An attempt record; `key` is what makes it unique within the harness (its own ids)."""
-    record: dict[str, Any] = {
-        "schemaVersion": SCHEMA_VERSION, "id": attempt_id(harness, *key), "caseId": case_id,
-        "caseRef": case_ref, "caseVersion": case_version,
-        "harness": {"name": harness, "version": harness_version, "run": run},
-        "system": {"name": system, "version": system_version},
-        "startedAt": started_at, "durationMs": duration_ms, "status": status, "error": error,
-    }
-    if has_output:
-        record["output"] = output
-    record.update(outputRef=output_ref, toolTrace=tool_trace, source=source)
-    return record
+    ran = _Ran(schemaVersion=SCHEMA_VERSION, id=attempt_id(harness, *key), caseId=case_id, caseRef=case_ref,
+               caseVersion=case_version, harness=Harness(name=harness, version=harness_version, run=run),
+               system=System(name=system, version=system_version), startedAt=started_at, durationMs=duration_ms,
+               status=status, error=error)
+    kept = _Kept(outputRef=output_ref, toolTrace=tool_trace, source=source)
+    return {**ran, "output": output, **kept} if has_output else {**ran, **kept}
 
 
 def result(*, attempt_id: str, name: str, type_: str | None, type_source: str, score: float | None,
            passed: bool | None, review_status: str, reason: str | None = None,
            version: str | None = None, model: str | None = None, recorded_at: str | None = None,
            own_id: Any = None, source: dict[str, Any] | None = None, typed_by: str | None = None,
-           role: str | None = None, pass_at: float | None = None) -> dict[str, Any]:
+           role: str | None = None, pass_at: float | None = None) -> Result:
     """A result record. Its id comes from the harness's own id for the judgement when there is
     one (`own_id`), else from everything the judgement says. `typed_by`, `role` and `pass_at`
     appear only when given (records written before them stay byte for byte)."""
     key = own_id if own_id is not None else (name, version, model, score, passed, reason, review_status, recorded_at)
-    evaluator: dict[str, Any] = {"type": type_, "typeSource": type_source if type_ else "unknown", "name": name,
-                                 "version": version, "model": model}
+    evaluator = Evaluator(type=type_, typeSource=type_source if type_ else "unknown",
+                          name=name, version=version, model=model)
     if typed_by is not None:
         evaluator["typedBy"] = typed_by
-    record: dict[str, Any] = {
-        "schemaVersion": SCHEMA_VERSION, "id": stable_id("res", attempt_id, key), "attemptId": attempt_id,
-        "evaluator": evaluator, "score": score, "passed": passed, "reason": reason, "reviewStatus": review_status,
-        "recordedAt": recorded_at, "source": source,
-    }
+    record = Result(schemaVersion=SCHEMA_VERSION, id=stable_id("res", attempt_id, key), attemptId=attempt_id,
+                    evaluator=evaluator, score=score, passed=passed, reason=reason,
+                    reviewStatus=review_status, recordedAt=recorded_at, source=source)
     if role is not None:
         record["role"] = role
     if pass_at is not None:
@@ -117,9 +230,18 @@ def result(*, attempt_id: str, name: str, type_: str | None, type_source: str, s
 
 
 def ledger_entry(kind: str, reason: str, *, id: str | None = None, ref: Any = None,
-                 source: dict[str, Any] | None = None) -> dict[str, Any]:
+                 source: dict[str, Any] | None = None) -> LedgerEntry:
     """An error-ledger entry: a record that could not be linked or read, and why."""
-    return {"kind": kind, "id": id, "ref": ref, "reason": reason, "source": source}
+    if kind not in LEDGER_KINDS:
+        raise ValueError(f"unknown ledger entry kind {kind!r}: add it to canonical.runs.LEDGER_KINDS")
+    return LedgerEntry(kind=kind, id=id, ref=ref, reason=reason, source=source)
+
+
+def ledger_kinds_markdown() -> str:
+    """The list of ledger entry kinds in docs/runs.md, generated from LEDGER_KINDS."""
+    lines = ["| kind | meaning |", "|------|---------|"]
+    lines += [f"| `{kind}` | {summary} |" for kind, summary in LEDGER_KINDS.items()]
+    return "\n".join(lines) + "\n"
 
 
 def first_line(text: Any, limit: int = 300) -> str | None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 import codecs
 import io
 from dataclasses import dataclass
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any, Iterable, Iterator, TypeVar
 
 from .errors import ReadError, RowError, WriteError
 from .findings import Finding
+from .options import ReadOptions
+
+Told = TypeVar("Told", bound=ReadOptions)
 
 # Ten times the longest text seen in real golden sets, and a bound on a hostile file: a line of
 # a text file, a CSV or Parquet cell. Readers refuse more, writers never write more.
@@ -82,7 +85,12 @@ class Lines:
             raise ReadError(f"unknown encoding '{encoding}'", source=source) from None
         self._stream = stream
         self.number = 0
-        self.options: dict[str, Any] = {}  # what the user told the reader (CSV: `delimiter`)
+        self.options = ReadOptions()  # what the user told the reader: its format's `read_options`
+
+    def told(self, kind: type[Told]) -> Told:
+        """The reader's options as its format declares them (`kind`); the defaults when the lines
+        come from elsewhere (a file a set names, a slice of a file)."""
+        return self.options if isinstance(self.options, kind) else kind()
 
     def __iter__(self) -> Iterator[str]:
         for raw, text in self._checked():

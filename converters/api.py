@@ -32,11 +32,11 @@ class ReadResult:
     report: ReadReport
 
 
-def read(path: str, *, from_: str | None = None, encoding: str | None = None,
-         delimiter: str | None = None, allow_outside_refs: bool = False) -> ReadResult:
-    """Read a whole file into valid rows; invalid rows are left out and listed in `log.errors`."""
-    with reading(path, from_=from_, encoding=encoding, delimiter=delimiter,
-                 allow_outside_refs=allow_outside_refs) as (fmt, rows, report):
+def read(path: str, *, from_: str | None = None, encoding: str | None = None, **options: Any) -> ReadResult:
+    """Read a whole file into valid rows; invalid rows are left out and listed in `log.errors`.
+    `options`: what the file's format reads with, e.g. `delimiter=";"` for CSV,
+    `allow_outside_refs=True` for promptfoo (`evalconv convert --help` lists every flag)."""
+    with reading(path, from_=from_, encoding=encoding, **options) as (fmt, rows, report):
         log, valid = FindingLog(), []
         for checked in Validator(source=label(path)).check_all(rows):
             log.add(checked.findings)
@@ -190,8 +190,7 @@ def _refused(checked: Any, err: RowRefused, source: str) -> Checked[Any]:
 def convert(source: str, output: str | None, *, to: str, from_: str | None = None,
             keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
             report: str | None = None, report_ids: bool = True, jobs: int | None = None,
-            delimiter: str | None = None, allow_outside_refs: bool = False, engine: Any = None,
-            **options: Any) -> ConversionResult:
+            engine: Any = None, **options: Any) -> ConversionResult:
     """Read, validate and write. Any invalid row: nothing is written (exit code 1), unless
     `keep_going`, when the valid rows are written and the rejected ones go to the ledger.
     `report`: also write the loss report there as JSON. The output and its side outputs (the
@@ -199,7 +198,9 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     that cannot be written (a full disk) stops the run with nothing published.
     `report_ids=False` keeps only per-field row counts in the loss report (flat memory).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial).
-    `engine`: a cluster's engine for a Parquet input (`--engine dask`: docs/scale.md)."""
+    `engine`: a cluster's engine for a Parquet input (`--engine dask`: docs/scale.md).
+    `options`: the input format's read options (`delimiter=";"`) and the target format's
+    writer options (`excel_safe=True`), each checked by the format that declares it."""
     if output == STDIO:
         output = None
     fmt_out = _writer_format(to)
@@ -212,14 +213,14 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     ledger_file = ledger if keep_going else None
     check_written_paths(source, {"the output": None if fmt_out.folder else output, "the ledger": ledger_file,
                                  "the report": report})
+    read_options, options = REGISTRY.split_options(options)
     writer_options = REGISTRY.writer_options(fmt_out, output, options)
     loss = LossReport(fmt_out.name, output) if report_ids else LossReport.counting(fmt_out.name, output)
     log = FindingLog()
     rejects = _RejectLedger(ledger_file) if ledger_file else None
     fmt_out.load_writer()
     try:
-        with reading(source, from_=from_, encoding=encoding, delimiter=delimiter,
-                     allow_outside_refs=allow_outside_refs) as (fmt_in, rows, read_report), \
+        with reading(source, from_=from_, encoding=encoding, **read_options) as (fmt_in, rows, read_report), \
                 parallel.checked_rows(source, fmt_in.name, rows, to=fmt_out.name, encoding=encoding, jobs=jobs,
                                       label=label(source), options=writer_options, engine=engine,
                                       output=output) as checker, \

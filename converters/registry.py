@@ -12,10 +12,10 @@ import importlib
 import os
 import pkgutil
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, Callable
 
 from .canonical.errors import UsageError
-from .canonical.format import Format, WriteOptions
+from .canonical.format import Format, ReadOptions, WriteOptions
 from .canonical.suggest import did_you_mean
 
 CANONICAL = (("csv", "evalconv.canonical.csv_format:FORMAT"),
@@ -145,27 +145,71 @@ class Registry:
 
     def declared_options(self) -> dict[str, dataclasses.Field[Any]]:
         """Every writer option some format declares, by name (the command line's format flags)."""
+        return self._declared(lambda fmt: fmt.options.declared())
+
+    def declared_read_options(self) -> dict[str, dataclasses.Field[Any]]:
+        """Every read option some format declares, by name (`--delimiter`, `--allow-outside-refs`)."""
+        return self._declared(lambda fmt: fmt.read_options.declared())
+
+    def _declared(self, of: Callable[[Format], dict[str, dataclasses.Field[Any]]]) -> dict[str, dataclasses.Field[Any]]:
         out: dict[str, dataclasses.Field[Any]] = {}
         for fmt in self.all():
-            for name, declared in fmt.options.declared().items():
+            for name, declared in of(fmt).items():
                 out.setdefault(name, declared)
         return out
+
+    def split_options(self, given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """`given` as (read options, writer options): a name some format reads with is a read option."""
+        reading = self.declared_read_options() if given else {}
+        return ({k: v for k, v in given.items() if k in reading},
+                {k: v for k, v in given.items() if k not in reading})
 
     def writer_options(self, fmt: Format, path: str | None, given: dict[str, Any]) -> WriteOptions:
         """`fmt`'s typed options for writing to `path`. An option left at its default is not
         given; one the format does not declare is refused in the words of the format that does."""
-        own = fmt.options.declared()
-        passed = {}
-        for name, value in given.items():
-            if name in own:
-                passed[name] = value
-                continue
-            elsewhere = self.declared_options().get(name)
-            if elsewhere is None:
-                raise UsageError(f"format '{fmt.name}' has no option '{name}'")
-            if value != elsewhere.default:
-                raise UsageError(f"{elsewhere.metadata['flag']} {elsewhere.metadata['goes_with']}")
+        passed = _own(fmt, fmt.options.declared(), self.declared_options, given, passing_over=False)
         return fmt.make_options(path, **passed)
+
+    def reader_options(self, fmt: Format, given: dict[str, Any], *, source: str | None = None,
+                       passing_over: bool = False) -> ReadOptions:
+        """What `fmt`'s reader is told, typed; checked as `writer_options` checks a writer's, each
+        refusal one line naming `source`. `passing_over`: the input is one file of a folder, and
+        an option another format reads with is meant for the folder's files of that format."""
+        try:
+            passed = _own(fmt, fmt.read_options.declared(), self.declared_read_options, given,
+                          passing_over=passing_over)
+            return fmt.make_read_options(**passed)
+        except UsageError as err:
+            raise UsageError(err.message, source=source) from None
+
+    def check_read_values(self, given: dict[str, Any]) -> None:
+        """Refuse a read option no format declares, or a value its format would refuse, before
+        any input is opened (the command line: one line, whatever the inputs are)."""
+        declared = self.declared_read_options()
+        for name, value in given.items():
+            if name not in declared:
+                raise UsageError(f"no format reads with an option '{name}'")
+            if value != declared[name].default:
+                owner = next(f for f in self.all() if name in f.read_options.declared())
+                owner.make_read_options(**{name: value})
+
+
+def _own(fmt: Format, own: dict[str, dataclasses.Field[Any]],
+         everywhere: Callable[[], dict[str, dataclasses.Field[Any]]], given: dict[str, Any], *,
+         passing_over: bool) -> dict[str, Any]:
+    """The options of `given` that `fmt` declares (`own`). Another format's option at its default
+    is not given; set, it is refused in that format's words (`passing_over`: left out)."""
+    passed = {}
+    for name, value in given.items():
+        if name in own:
+            passed[name] = value
+            continue
+        elsewhere = everywhere().get(name)
+        if elsewhere is None:
+            raise UsageError(f"format '{fmt.name}' has no option '{name}'")
+        if value != elsewhere.default and not passing_over:
+            raise UsageError(f"{elsewhere.metadata['flag']} {elsewhere.metadata['goes_with']}")
+    return passed
 
 
 def _suffix_length(fmt: Format, path: str) -> int:

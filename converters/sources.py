@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator, cast
 
 from .canonical.errors import EvalconvError, ReadError, UsageError
-from .canonical.format import Format
+from .canonical.format import Format, ReadOptions
 from .canonical.source import Lines, SourceRow
 from .registry import REGISTRY
 from .reports import ReadReport
@@ -124,14 +124,15 @@ def folder_format(path: str, from_: str | None = None) -> Format | None:
 
 
 @contextmanager
-def reading(path: str, *, from_: str | None = None, encoding: str | None = None, delimiter: str | None = None,
-            allow_outside_refs: bool = False) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
-    """Open `path` and yield its format, its rows (lazily) and the read report. `delimiter`:
-    CSV cells are separated by it (default: told by the header). `allow_outside_refs`: files
-    the input names (promptfoo's `file://`) may lie outside the input's folder."""
-    hints = {"delimiter": delimiter_option(delimiter), "allow_outside_refs": allow_outside_refs or None}
+def reading(path: str, *, from_: str | None = None, encoding: str | None = None,
+            **options: Any) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
+    """Open `path` and yield its format, its rows (lazily) and the read report. `options`: what
+    the reader is told, as its format declares it (`delimiter`: CSV cells are separated by it;
+    `allow_outside_refs`: files a promptfoo input names may lie outside its folder). An option
+    of another format is refused, but in a folder (`in_a_folder`), where it is meant for the
+    folder's files of that format."""
     try:
-        with _read(path, from_, encoding, {k: v for k, v in hints.items() if v is not None}) as opened:
+        with _read(path, from_, encoding, options) as opened:
             yield opened
     except Exception as err:  # a bug, not bad input: the CLI's last guard names the file
         if not isinstance(err, EvalconvError) and not hasattr(err, "evalconv_source"):
@@ -139,14 +140,32 @@ def reading(path: str, *, from_: str | None = None, encoding: str | None = None,
         raise
 
 
+_IN_A_FOLDER: ContextVar[bool] = ContextVar("evalconv_in_a_folder", default=False)
+
+
 @contextmanager
-def _read(path: str, from_: str | None, encoding: str | None, hints: dict[str, Any]
+def in_a_folder() -> Iterator[None]:
+    """Reads in the block are of files found in a folder: a read option goes to the files whose
+    format declares it and passes the others by."""
+    token = _IN_A_FOLDER.set(True)
+    try:
+        yield
+    finally:
+        _IN_A_FOLDER.reset(token)
+
+
+def _read_options(fmt: Format, options: dict[str, Any], source: str) -> ReadOptions:
+    return REGISTRY.reader_options(fmt, options, source=source, passing_over=_IN_A_FOLDER.get())
+
+
+@contextmanager
+def _read(path: str, from_: str | None, encoding: str | None, options: dict[str, Any]
           ) -> Iterator[tuple[Format, Iterator[SourceRow], ReadReport]]:
     folder = folder_format(path, from_)
     if folder is not None:
         report = ReadReport(folder.name, path)
         lines = Lines(io.BytesIO(b""), source=path, encoding=encoding, path=path)
-        lines.options.update(hints)
+        lines.options = _read_options(folder, options, path)
         yield folder, _counted(folder.read(lines, report), report), report
         return
     with _open_bytes(path) as stream:
@@ -156,21 +175,8 @@ def _read(path: str, from_: str | None, encoding: str | None, hints: dict[str, A
         report = ReadReport(fmt.name, label(path))
         lines = Lines(stream, source=label(path), encoding=encoding,
                       path=None if path == STDIO else path)
-        lines.options.update(hints)
+        lines.options = _read_options(fmt, options, label(path))
         yield fmt, _counted(fmt.read(lines, report), report, _Unchanged(stream, label(path)), stream), report
-
-
-_DELIMITER_WORDS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
-
-
-def delimiter_option(value: str | None) -> str | None:
-    """`--delimiter`: one character, or `tab` / `\\t`, `comma`, `semicolon`, `pipe`."""
-    if value is None:
-        return None
-    value = _DELIMITER_WORDS.get(value.lower(), value)
-    if len(value) != 1 or value in "\r\n\"" or value.isalnum():
-        raise UsageError(f"--delimiter takes one character such as ';' or the word 'tab', not {value!r}")
-    return value
 
 
 def _counted(rows: Iterator[SourceRow], report: ReadReport,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -12,7 +13,7 @@ from .canonical.format import WriteOptions
 from .canonical.validator import Validator
 from .engine import parallel
 from .reports import FindingLog
-from .sources import label, reading
+from .sources import folder_format, in_a_folder, label, reading
 
 
 @dataclass
@@ -59,14 +60,14 @@ class ValidationReport:
 
 def validate_file(path: str, *, from_: str | None = None, encoding: str | None = None,
                   require: Iterable[str] = (), jobs: int | None = None,
-                  delimiter: str | None = None, allow_outside_refs: bool = False,
-                  packs: Any = None, engine: Any = None, contexts: Any = None) -> FileValidation:
+                  packs: Any = None, engine: Any = None, contexts: Any = None, **options: Any) -> FileValidation:
     """Validate one file; `require` lists paths every row must fill (`metadata.reason`).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial).
     `packs`: the PackIndex case families are checked against (default: the built-in packs;
     workers know only those, so other packs are checked on one core). `contexts`: the
     ContextIndex a version-2 row's context references must resolve in (`--contexts`).
-    `engine`: a cluster's engine for a Parquet file (`--engine dask`: docs/scale.md)."""
+    `engine`: a cluster's engine for a Parquet file (`--engine dask`: docs/scale.md).
+    `options`: what the file's format reads with (`delimiter=";"`, `allow_outside_refs=True`)."""
     if packs is not None and engine is not None:
         raise UsageError("--pack is checked in one process: leave out --engine dask")
     if contexts is not None and engine is not None:
@@ -76,8 +77,7 @@ def validate_file(path: str, *, from_: str | None = None, encoding: str | None =
     result = FileValidation(label(path), from_)
     required = tuple(_required_paths(require))
     try:
-        with reading(path, from_=from_, encoding=encoding, delimiter=delimiter,
-                     allow_outside_refs=allow_outside_refs) as (fmt, rows, report), \
+        with reading(path, from_=from_, encoding=encoding, **options) as (fmt, rows, report), \
                 parallel.checked_rows(path, fmt.name, rows, to=None, encoding=encoding, jobs=jobs,
                                       label=label(path), options=WriteOptions(), require=required,
                                       engine=engine, contexts=contexts) as checker:
@@ -103,22 +103,22 @@ def _required_paths(require: Iterable[str]) -> Iterator[str]:
 
 def validate(paths_: Iterable[str], *, from_: str | None = None, encoding: str | None = None,
              require: Iterable[str] = (), jobs: int | None = None,
-             delimiter: str | None = None, allow_outside_refs: bool = False,
-             packs: Any = None, engine: Any = None, contexts: Any = None) -> ValidationReport:
-    """Validate files; folders are walked for files with a known extension."""
+             packs: Any = None, engine: Any = None, contexts: Any = None, **options: Any) -> ValidationReport:
+    """Validate files; folders are walked for files with a known extension. `options`: read
+    options (`validate_file`); a folder's files whose format does not read with one pass it by."""
     from .walk import Found, collect
 
     require = list(require)
     results = []
     for target in paths_:
-        from .sources import folder_format
         whole = os.path.isdir(target) and folder_format(target, from_) is not None  # a dataset folder
-        files = collect([target]) if os.path.isdir(target) and not whole else [Found(target, target)]
+        walked = os.path.isdir(target) and not whole
+        files = collect([target]) if walked else [Found(target, target)]
         if not files:  # a gate that checked nothing must not pass
             results.append(FileValidation(target, None, unreadable=f"{target}: no set files found in this folder"))
-        results += [validate_file(f.path, from_=from_, encoding=encoding, require=require, jobs=jobs,
-                                  delimiter=delimiter, allow_outside_refs=allow_outside_refs, packs=packs,
-                                  engine=engine, contexts=contexts)
-                    if f.refused is None else FileValidation(f.path, from_, unreadable=f.refusal_line())
-                    for f in files]
+        with in_a_folder() if walked else nullcontext():
+            results += [validate_file(f.path, from_=from_, encoding=encoding, require=require, jobs=jobs,
+                                      packs=packs, engine=engine, contexts=contexts, **options)
+                        if f.refused is None else FileValidation(f.path, from_, unreadable=f.refusal_line())
+                        for f in files]
     return ValidationReport(results)

@@ -109,12 +109,6 @@ def echo_json(value: Any) -> None:
 
 from_option = click.option("--from", "from_", metavar="FORMAT",
                            help="Input format (default: from the extension, else the content).")
-delimiter_flag = click.option(
-    "--delimiter", metavar="CHAR",
-    help="CSV input: the cell separator, e.g. ';' or tab (default: told by the header).")
-outside_refs_flag = click.option(
-    "--allow-outside-refs", "allow_outside_refs", is_flag=True,
-    help="promptfoo: follow file:// and vars references that lead outside the input's folder.")
 encoding_option = click.option("--encoding", metavar="NAME",
                                help="Input text encoding (default utf-8; e.g. cp1252 for old sheets).")
 

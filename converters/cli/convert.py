@@ -13,37 +13,16 @@ from ..atomic import target_kind
 from ..canonical.suggest import count
 from ..output_paths import check_outputs
 from ..registry import REGISTRY
-from ..sources import delimiter_option, folder_format
+from ..sources import folder_format
 from .batch import run_folder
-from .common import delimiter_flag, outside_refs_flag
+from .format_flags import ReadAndWriteFlags
 from .engine_options import engine_options, opened_engine
 from .common import ALL_FINDINGS_VIA_VALIDATE, encoding_option, from_option, handles_errors, main_output, print_findings
 from .common import aside, note, print_warnings, quiet_flag
 from . import progress
 
 
-class _WithFormatOptions(click.Command):
-    """The convert command, with a flag for every writer option a format declares (`--excel-safe`,
-    `--config`, ...); formats are loaded only when the command line is parsed."""
-
-    _format_params: list[click.Parameter] | None = None
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        if self._format_params is None:
-            self._format_params = [_flag(name, declared.default, declared.metadata)
-                                   for name, declared in REGISTRY.declared_options().items()]
-        params = super().get_params(ctx)
-        return params[:-1] + self._format_params + params[-1:]  # --help stays last
-
-
-def _flag(name: str, default: Any, meta: Any) -> click.Option:
-    if isinstance(default, bool):
-        return click.Option([meta["flag"], name], is_flag=True, default=default, help=meta["help"])
-    return click.Option([meta["flag"], name], default=default, metavar=meta["metavar"] or "VALUE",
-                        help=meta["help"])
-
-
-@click.command("convert", cls=_WithFormatOptions)
+@click.command("convert", cls=ReadAndWriteFlags)
 @click.argument("source", metavar="IN")
 @click.option("--to", "to", metavar="FORMAT",
               shell_complete=lambda ctx, param, incomplete: sorted(n for n in REGISTRY.names() if n.startswith(incomplete)),
@@ -55,8 +34,6 @@ def _flag(name: str, default: Any, meta: Any) -> click.Option:
               help="Write the valid rows; send rejected rows to an error ledger beside the output.")
 @click.option("--ledger", metavar="PATH", help="Error ledger path (default: OUT.rejected.jsonl).")
 @encoding_option
-@delimiter_flag
-@outside_refs_flag
 @click.option("--include", multiple=True, metavar="GLOB", help="Folder: convert only matching files.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Folder: leave matching files out.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
@@ -67,8 +44,7 @@ def _flag(name: str, default: Any, meta: Any) -> click.Option:
 @engine_options
 @handles_errors
 def convert_command(source: str, to: str | None, output: str | None, from_: str | None, report_path: str | None,
-                    keep_going: bool, ledger: str | None, encoding: str | None, delimiter: str | None,
-                    allow_outside_refs: bool,
+                    keep_going: bool, ledger: str | None, encoding: str | None,
                     include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
                     summary_path: str | None, engine: str, scheduler: str | None, **options: Any) -> None:
     """Convert IN (a file, a folder, or - for standard input) to FORMAT.
@@ -77,16 +53,15 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
     A folder is mirrored under -o OUTDIR; one bad file never stops the others.
     """
     to = to or _format_of_output(source, output)
-    REGISTRY.writer_options(REGISTRY.get(to), None, options)  # another format's option: refused now
+    reading, writing = REGISTRY.split_options(options)
+    REGISTRY.check_read_values(reading)  # a bad --delimiter: refused before any file is opened
+    REGISTRY.writer_options(REGISTRY.get(to), None, writing)  # another format's option: refused now
     declared = REGISTRY.declared_options()
-    file_options = {declared[name].metadata["flag"]: value for name, value in options.items()
+    file_options = {declared[name].metadata["flag"]: value for name, value in writing.items()
                     if declared[name].metadata["writes_file"] and value is not None}
-    reading: dict[str, Any] = {"delimiter": delimiter_option(delimiter), "allow_outside_refs": allow_outside_refs}
     if engine != "default" and (jobs or 1) > 1:
         raise UsageError("-j goes with the default engine: --engine dask's workers are the cluster's")
     cluster = click.get_current_context().with_resource(opened_engine(engine, scheduler))  # closed on exit
-    if cluster is not None:
-        reading["engine"] = cluster
     if os.path.isdir(source) and folder_format(source, from_) is None:
         for flag, given in (*file_options.items(), ("--report", report_path), ("--ledger", ledger)):
             if given:
@@ -95,7 +70,7 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
             raise UsageError("converting a folder needs -o OUTDIR", source=source)
         run_folder(source, output, to=to, from_=from_, include=include, exclude=exclude, jobs=jobs or 1,
                    keep_going=keep_going, encoding=encoding, options=options, summary_path=summary_path,
-                   read_options=reading)
+                   engine=cluster)
         return
     if include or exclude or summary_path:
         raise UsageError("--include, --exclude and --summary apply to a folder", source=source)
@@ -107,8 +82,8 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
     check_outputs([source], {**written, **side}, folders=replaced, stdout=to_stdout)
     with progress.shown(data_to_terminal=to_stdout):
         result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
-                             ledger=ledger, report=report_path, report_ids=bool(report_path), jobs=jobs, **reading,
-                             **options)
+                             ledger=ledger, report=report_path, report_ids=bool(report_path), jobs=jobs,
+                             engine=cluster, **options)
     for notice in result.read.notices():
         aside(f"evalconv: {result.source}: edited in the file: {notice}")
     print_findings(result.log.errors, result.log.error_count, "errors", see_all=ALL_FINDINGS_VIA_VALIDATE)

@@ -9,28 +9,25 @@ import click
 
 from .. import api
 from ..authoring.builder import load_packs
-from ..sources import delimiter_option
 from ..canonical.contexts import load_contexts
 from ..canonical.schema import LATEST
 from ..canonical.suggest import count
 from ..registry import REGISTRY
 from .junit import Case, write_junit
 from ..output_paths import check_outputs
-from .common import outside_refs_flag
 from .engine_options import engine_options, opened_engine
-from .common import delimiter_flag, echo_json, encoding_option, from_option, handles_errors, print_findings
+from .common import echo_json, encoding_option, from_option, handles_errors, print_findings
 from .common import note, print_warnings, quiet_flag
 from . import progress
+from .format_flags import ReadFlags
 
 
-@click.command("validate")
+@click.command("validate", cls=ReadFlags)
 @click.argument("sources", nargs=-1, required=True, metavar="IN...")
 @from_option
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json prints exactly what the library returns.")
 @encoding_option
-@delimiter_flag
-@outside_refs_flag
 @click.option("--require", multiple=True, metavar="FIELD",
               help="Rows that leave FIELD empty fail (repeatable), e.g. --require metadata.reason.")
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a test case per row.")
@@ -45,21 +42,21 @@ from . import progress
 @engine_options
 @handles_errors
 def validate_command(sources: tuple[str, ...], from_: str | None, output_format: str,
-                     encoding: str | None, delimiter: str | None, allow_outside_refs: bool, require: tuple[str, ...],
+                     encoding: str | None, require: tuple[str, ...],
                      junit_path: str | None, jobs: int | None, packs: tuple[str, ...],
-                     contexts_path: str | None, engine: str, scheduler: str | None) -> None:
+                     contexts_path: str | None, engine: str, scheduler: str | None, **options: Any) -> None:
     """Check rows against the schema, the admissibility map and the set rules.
 
     Exit 0 with no errors (warnings allowed), 1 with any error, 2 when a file cannot be read.
     """
+    REGISTRY.check_read_values(options)  # a bad --delimiter: refused before any file is opened
     check_outputs(sources + packs + ((contexts_path,) if contexts_path else ()), {"--junit": junit_path}, stdout=True)
     index = load_packs(packs) if packs else None
     contexts = load_contexts(contexts_path) if contexts_path else None
     with opened_engine(engine, scheduler) as cluster:
         with progress.shown():
             report = api.validate(sources, from_=from_, encoding=encoding, require=require, jobs=jobs,
-                                  delimiter=delimiter_option(delimiter), allow_outside_refs=allow_outside_refs, packs=index,
-                                  engine=cluster, contexts=contexts)
+                                  packs=index, engine=cluster, contexts=contexts, **options)
     if junit_path and report.exit_code != 2:  # a failed run writes nothing
         write_junit(junit_path, junit_cases(report), name="evalconv validate")
     if output_format == "json":

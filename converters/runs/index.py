@@ -20,16 +20,17 @@ import os
 import sqlite3
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 import orjson
 
+from ..canonical import runs
 from ..canonical.errors import ReadError, UsageError, WriteError
 from ..canonical.opening import not_regular, refusal
 
 INDEX = "index.sqlite3"
 FORMAT = "evalconv-run-index 3"  # 3: results carry a content digest too
-KINDS = {"attempt": 0, "result": 1, "ledger": 2}
+KINDS = {kind: number for number, kind in enumerate(runs.KINDS)}  # stored: the table's order is the format
 _TAIL = 4096
 _CACHE_KIB = 8192  # SQLite's page cache: the index's memory, whatever the store's size
 DAMAGE_KEPT = 1000  # damaged lines listed (all are counted)
@@ -48,7 +49,7 @@ class Stored(NamedTuple):
     line: int
 
 
-Keyer = Callable[[str, dict[str, Any]], Key]
+Keyer = Callable[[str, Mapping[str, Any]], Key]
 
 
 @dataclass

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Callable, Iterator, Protocol
 
+from ..canonical import runs
 from ..canonical.errors import ReadError, UsageError
 from ..registry import VENDORS, vendor_packages
 from ..sources import TELL_EVERY, Progress, size_of, tell, watched
 
-Record = tuple[str, dict[str, Any]]  # ("attempt" | "result" | "ledger", record)
+Record = runs.Record  # ("attempt" | "result" | "ledger", a typed record)
 HEAD_BYTES = 4096
 
 

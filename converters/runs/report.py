@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .attempt_table import AttemptTable
 from ..canonical import paths, runs
@@ -159,10 +159,10 @@ class Gate:
 
 @dataclass
 class Ledger:
-    entries: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[Mapping[str, Any]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
 
-    def add(self, entry: dict[str, Any]) -> None:
+    def add(self, entry: Mapping[str, Any]) -> None:
         self.counts[entry["kind"]] = self.counts.get(entry["kind"], 0) + 1
         if len(self.entries) < LEDGER_SHOWN:
             self.entries.append(entry)
@@ -270,17 +270,19 @@ class RunReport:
             self._inputs[key] = -1 if key in self._inputs else index
 
     # ---- runs
-    def add_records(self, records: Iterable[tuple[str, dict[str, Any]]]) -> None:
+    def add_records(self, records: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
         for kind, record in records:
             if kind == "attempt":
                 self._attempt(record)
             elif kind == "result":
                 self._result(record)
             else:
-                self.ledger.add({"kind": record.get("kind", "unreadable"), "id": record.get("id"),
-                                 "ref": record.get("ref"), "reason": record.get("reason"), "source": record.get("source")})
+                # a stored entry as read (not checked again: any value may be missing), in the
+                # keys of a LedgerEntry, not the store's
+                self.ledger.add({key: record.get(key) for key in runs.LedgerEntry.__annotations__}
+                                | {"kind": record.get("kind", "unreadable")})
 
-    def _resolve(self, record: dict[str, Any]) -> int:
+    def _resolve(self, record: Mapping[str, Any]) -> int:
         case_id = record.get("caseId")
         if isinstance(case_id, str) and case_id in self._case_index:
             return self._case_index[case_id]
@@ -297,7 +299,7 @@ class RunReport:
             return self._case_index.get(value, -1)
         return -1
 
-    def _attempt(self, record: dict[str, Any]) -> None:
+    def _attempt(self, record: Mapping[str, Any]) -> None:
         attempt_id = record.get("id")
         if not isinstance(attempt_id, str) or attempt_id in self._attempt_index:
             return  # the same run given twice: an attempt is counted once
@@ -316,7 +318,7 @@ class RunReport:
         else:
             self.cases[case].attempts += 1
 
-    def _result(self, record: dict[str, Any]) -> None:
+    def _result(self, record: Mapping[str, Any]) -> None:
         self.results += 1
         attempt_ref = record.get("attemptId")
         attempt = self._attempt_index.get(attempt_ref) if isinstance(attempt_ref, str) else None
@@ -587,7 +589,7 @@ def _agreement(tables: dict[str, list[int]]) -> dict[str, Any]:
     return out
 
 
-def run_records(path: str, harness: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+def run_records(path: str, harness: str | None = None) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """The records of one RUN argument: a run store folder or a harness's own output file."""
     from .store import is_store, read_records
 

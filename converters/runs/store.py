@@ -12,14 +12,14 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..canonical import runs
 from ..canonical.errors import ReadError, UsageError
 from .index import Key, StoreIndex, check_regular, read_line
 
-ATTEMPTS, RESULTS, LEDGER = "attempts.jsonl", "results.jsonl", "ledger.jsonl"
-FILES = {"attempt": ATTEMPTS, "result": RESULTS, "ledger": LEDGER}
+FILES = {kind: f"{what.plural}.jsonl" for kind, what in runs.KINDS.items()}  # one file per kind of record
+ATTEMPTS, RESULTS, LEDGER = FILES["attempt"], FILES["result"], FILES["ledger"]
 
 
 def is_store(path: str) -> bool:
@@ -39,7 +39,7 @@ _WHAT_WAS_JUDGED = ("attemptId", "score", "passed", "reason", "role", "passAt", 
 _JUDGE = ("name", "version", "model")
 
 
-def _content_digest(kind: str, record: dict[str, Any]) -> bytes | None:
+def _content_digest(kind: str, record: Mapping[str, Any]) -> bytes | None:
     if kind == "attempt":
         body = {k: record.get(k) for k in _WHAT_HAPPENED}
     elif kind == "result":
@@ -51,7 +51,7 @@ def _content_digest(kind: str, record: dict[str, Any]) -> bytes | None:
     return hashlib.blake2b(json.dumps(body, sort_keys=True, ensure_ascii=False).encode(), digest_size=12).digest()
 
 
-def _ledger_id(entry: dict[str, Any]) -> str:
+def _ledger_id(entry: Mapping[str, Any]) -> str:
     return runs.stable_id("led", entry)
 
 
@@ -61,13 +61,13 @@ def check_store_files(folder: str) -> None:
         check_regular(os.path.join(folder, name))
 
 
-def read_records(folder: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def read_records(folder: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every record of a store: attempts, then results, then ledger entries (a line that cannot be
     read, not UTF-8, not JSON or not an object, becomes a ledger entry naming the file and line)."""
     if not os.path.isdir(folder):
         raise ReadError("no such run store folder", source=folder)
     check_store_files(folder)
-    for kind in ("attempt", "result", "ledger"):
+    for kind in runs.KINDS:
         path = os.path.join(folder, FILES[kind])
         if not os.path.exists(path):
             continue
@@ -86,8 +86,8 @@ def read_records(folder: str) -> Iterator[tuple[str, dict[str, Any]]]:
 class ImportSummary:
     store: str
     sources: list[str] = field(default_factory=list)
-    added: dict[str, int] = field(default_factory=lambda: {"attempts": 0, "results": 0, "ledger": 0})
-    known: dict[str, int] = field(default_factory=lambda: {"attempts": 0, "results": 0, "ledger": 0})
+    added: dict[str, int] = field(default_factory=lambda: {kind.plural: 0 for kind in runs.KINDS.values()})
+    known: dict[str, int] = field(default_factory=lambda: {kind.plural: 0 for kind in runs.KINDS.values()})
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     damaged: list[dict[str, Any]] = field(default_factory=list)  # store lines found damaged (the first 1,000)
     damaged_count: int = 0
@@ -101,10 +101,10 @@ class ImportSummary:
                 "conflicts": self.conflicts, "damagedLines": self.damaged_count, "damaged": self.damaged}
 
 
-_SCHEMAS = {"attempt": runs.ATTEMPT_SCHEMA, "result": runs.RESULT_SCHEMA}
+_SCHEMAS = {kind: what.schema for kind, what in runs.KINDS.items() if what.schema is not None}
 
 
-def _key(kind: str, record: dict[str, Any]) -> Key:
+def _key(kind: str, record: Mapping[str, Any]) -> Key:
     """What the index keeps of a stored record: its id (and an attempt's or result's content digest), and why
     the line is damaged when it breaks its schema."""
     if kind == "ledger":
@@ -137,7 +137,7 @@ class _Appender:
         self._stream.close()
 
 
-def import_runs(folder: str, sources: Iterable[tuple[str, Iterable[tuple[str, dict[str, Any]]]]], *,
+def import_runs(folder: str, sources: Iterable[tuple[str, Iterable[tuple[str, Mapping[str, Any]]]]], *,
                 lock_timeout: float = 60.0) -> ImportSummary:
     """Append each source's records (label, records) to the store in `folder` (created if needed).
     Another import into the same store is waited for up to `lock_timeout` seconds."""
@@ -165,11 +165,11 @@ def import_runs(folder: str, sources: Iterable[tuple[str, Iterable[tuple[str, di
     return summary
 
 
-def _line(record: dict[str, Any]) -> bytes:
+def _line(record: Mapping[str, Any]) -> bytes:
     return json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n"
 
 
-def _add(kind: str, record: dict[str, Any], index: StoreIndex, out: dict[str, _Appender], summary: ImportSummary) -> None:
+def _add(kind: str, record: Mapping[str, Any], index: StoreIndex, out: dict[str, _Appender], summary: ImportSummary) -> None:
     if kind in _SCHEMAS:
         broken = list(runs.problems(record, _SCHEMAS[kind]))
         if broken:  # never stored: the store holds only records its schemas accept
@@ -183,7 +183,7 @@ def _add(kind: str, record: dict[str, Any], index: StoreIndex, out: dict[str, _A
     line = _line(record)
     digest = _content_digest(kind, record)
     stored = index.add(kind, record_id, line, digest)
-    plural = kind + "s" if kind != "ledger" else kind
+    plural = runs.KINDS[kind].plural
     if stored is None:
         out[kind].write(line)
         summary.added[plural] += 1

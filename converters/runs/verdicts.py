@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.errors import UsageError
@@ -63,7 +63,7 @@ class HarnessVerdicts:
     notes: dict[int, list[str]] = field(default_factory=dict)  # case index -> why evalconv reads it otherwise
     used_thresholds: dict[str, float] = field(default_factory=dict)
 
-    def add_attempt(self, record: dict[str, Any]) -> None:
+    def add_attempt(self, record: Mapping[str, Any]) -> None:
         harness = given if isinstance(given := record.get("harness"), dict) else {}
         name = str(harness.get("name") or "unknown")
         if name not in self.harnesses:
@@ -82,7 +82,7 @@ class HarnessVerdicts:
         code = self._codes[attempt]
         return code != NO_VERDICT, _VERDICT.get(code)
 
-    def passed(self, attempt: int, record: dict[str, Any], name: str, passed: bool | None) -> bool | None:
+    def passed(self, attempt: int, record: Mapping[str, Any], name: str, passed: bool | None) -> bool | None:
         """The verdict of a score with no pass rule of its own: the reader's, or at `--threshold`.
         `passAt: null` is a score the reader left unscored (no rule to apply) until `--threshold` gives one."""
         score, default = record.get("score"), record.get("passAt")

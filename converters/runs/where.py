@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from array import array
-from typing import Any
+from typing import Any, Mapping
 
 
 class OutputPlaces:
@@ -16,7 +16,7 @@ class OutputPlaces:
         self._at = array("i")  # the line (> 0), -(entry + 1) for an entry, 0 for neither
         self._refs: dict[int, str] = {}
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: Mapping[str, Any]) -> None:
         if isinstance(ref := record.get("outputRef"), str):
             self._refs[len(self._file)] = ref
         source = given if isinstance(given := record.get("source"), dict) else {}

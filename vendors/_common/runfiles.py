@@ -7,9 +7,7 @@ from typing import Any, Iterator
 
 import ijson
 from evalconv.canonical.errors import ReadError
-from evalconv.canonical.runs import ledger_entry
-
-Record = tuple[str, dict[str, Any]]  # ("attempt" | "result" | "ledger", record)
+from evalconv.canonical.runs import Record as Record, ledger_entry  # Record: what a reader yields
 
 
 def where(path: str, *, line: int | None = None, entry: int | None = None) -> dict[str, Any]:
@@ -55,7 +53,7 @@ def first_value(path: str, prefix: str) -> Any:
     return next(items(path, prefix), None)
 
 
-def unreadable(path: str, reason: str, *, line: int | None = None, entry: int | None = None) -> tuple[str, dict[str, Any]]:
+def unreadable(path: str, reason: str, *, line: int | None = None, entry: int | None = None) -> Record:
     return "ledger", ledger_entry("unreadable", reason, source=where(path, line=line, entry=entry))
 
 

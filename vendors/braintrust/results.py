@@ -146,7 +146,7 @@ def _trace(span: dict[str, Any]) -> tuple[str, Any]:
     return "trace", span.get("root_span_id") or span.get("span_id") or span.get("id")
 
 
-def _attempt(row: dict[str, Any], path: str, line: int | None, index: int, run: Any, key: tuple[Any, ...]) -> dict[str, Any]:
+def _attempt(row: dict[str, Any], path: str, line: int | None, index: int, run: Any, key: tuple[Any, ...]) -> runs.Attempt:
     case_id, version, ref = case_link(row)
     error = runs.first_line(row.get("error") if isinstance(row.get("error"), str) else
                             (str(row["error"]) if row.get("error") else None))

@@ -110,7 +110,7 @@ class DeepEvalResults:
                 yield "result", _metric(metric, attempt["id"], i, source)
 
 
-def _metric(metric: dict[str, Any], attempt_id: str, index: int, source: dict[str, Any]) -> dict[str, Any]:
+def _metric(metric: dict[str, Any], attempt_id: str, index: int, source: dict[str, Any]) -> runs.Result:
     name = given if isinstance(given := metric.get("name"), str) and given else f"metric {index + 1}"
     model = _get(metric, "model")
     type_, how = evaluator_type(name, model)

@@ -216,7 +216,7 @@ def _shape(sample: Any) -> str | None:
 
 
 def _result(attempt_id: str, scorer: str, key: Any, value: Any, score: dict[str, Any],
-            source: dict[str, Any]) -> dict[str, Any]:
+            source: dict[str, Any]) -> runs.Result:
     passed, number, why = verdict(value)
     type_ = evaluator_type(scorer)
     name = scorer if key is None else f"{scorer}/{key}"

@@ -103,7 +103,7 @@ class LangSmithResults:
             yield runfiles.unreadable(path, "neither a LangSmith run nor a feedback object", line=line, entry=index)
 
 
-def _run(run: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+def _run(run: dict[str, Any], source: dict[str, Any]) -> runs.Attempt:
     start, end = _time(run.get("start_time")), _time(run.get("end_time"))
     example = run.get("reference_example_id")
     extra = given if isinstance(given := run.get("extra"), dict) else {}
@@ -121,7 +121,7 @@ def _run(run: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
         source=source)
 
 
-def _feedback(feedback: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+def _feedback(feedback: dict[str, Any], source: dict[str, Any]) -> runs.Result:
     origin = given if isinstance(given := feedback.get("feedback_source"), dict) else {}
     kind = origin.get("type")
     key = given if isinstance(given := feedback.get("key"), str) and given else "feedback"

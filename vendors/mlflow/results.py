@@ -175,7 +175,7 @@ def _typed(assessment: dict[str, Any], check: Any) -> tuple[str | None, str]:
     return None, f"default: unknown (a {kind or 'CODE'} scorer evalconv does not know)"
 
 
-def _result(attempt_id: str, assessment: dict[str, Any], check: Any, source: dict[str, Any]) -> dict[str, Any]:
+def _result(attempt_id: str, assessment: dict[str, Any], check: Any, source: dict[str, Any]) -> runs.Result:
     name = assessment["assessment_name"]
     feedback = assessment["feedback"]
     error = feedback.get("error")

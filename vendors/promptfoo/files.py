@@ -17,7 +17,7 @@ from evalconv.canonical.reporting import ReadReporter
 from .csv_tests import test_from_cells
 from .edits import take_edits
 from .read import evalconv_row, imported_row, is_evalconv_test
-from .refs import FILE_URL, Scope
+from .refs import FILE_URL, PromptfooReadOptions, Scope
 from evalconv.canonical.safe_yaml import iter_yaml_list
 from evalconv.canonical.safe_yaml import load_yaml as _load_yaml
 
@@ -25,7 +25,7 @@ Located = tuple[Any, "int | None", str]  # (test, line, source label)
 
 
 def read_rows(lines: Lines, kind: str, report: ReadReporter) -> Iterator[SourceRow]:
-    scope = Scope(lines.path, bool(lines.options.get("allow_outside_refs")))
+    scope = Scope(lines.path, lines.told(PromptfooReadOptions).allow_outside_refs)
     if kind == "yaml":
         located = _yaml_tests(lines, report, scope)
     else:
@@ -63,7 +63,7 @@ def _vars_followed(located: Iterable[Located], base: str | None, scope: Scope,
 
 
 def _yaml_tests(lines: Lines, report: ReadReporter, scope: Scope | None = None) -> Iterator[Located]:
-    scope = scope or Scope(lines.path, bool(lines.options.get("allow_outside_refs")))
+    scope = scope or Scope(lines.path, lines.told(PromptfooReadOptions).allow_outside_refs)
     head, rest = [], iter(lines)
     for line in rest:  # the first line that is not blank or a comment says what the file is
         head.append(line)

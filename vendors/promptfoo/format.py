@@ -29,6 +29,7 @@ from evalconv.canonical.vocabulary import is_starter
 
 from .._common.records import CSVLines
 from . import files
+from .refs import PromptfooReadOptions
 from .config import check_config_option, shape_of, write_config
 from .csv_tests import HEADER, csv_assertion, place_csv
 from .emit import dump_item
@@ -97,6 +98,7 @@ class PromptfooFormat(Format):
     variants = (Variant("yaml", "YAML", (".yaml", ".yml")), Variant("json", "JSON", (".json",)),
                 Variant("jsonl", "JSONL", (".jsonl",)), Variant("csv", "CSV", (".csv",)))
     options = PromptfooOptions
+    read_options = PromptfooReadOptions
     streaming_read = False  # a config and a JSON test list are read whole; YAML test lists, JSONL, CSV stream
     streaming_write = True
     write_shape = "line-per-row"

@@ -9,18 +9,28 @@ from __future__ import annotations
 
 import glob
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import ReadError
 from evalconv.canonical.opening import read_regular
+from evalconv.canonical.options import ReadOptions, option
 from evalconv.canonical.reporting import ReadReporter
 
 from evalconv.canonical.safe_yaml import load_yaml
 
 ALLOW_FLAG = "--allow-outside-refs"
 FILE_URL = "file://"
+
+
+@dataclass(frozen=True)
+class PromptfooReadOptions(ReadOptions):
+    allow_outside_refs: bool = option(False, flag=ALLOW_FLAG, goes_with="follows promptfoo's file references; "
+                                                                        "it goes with a promptfoo input",
+                                      help="promptfoo: follow file:// and vars references that lead outside "
+                                           "the input's folder.")
 
 
 class Scope:

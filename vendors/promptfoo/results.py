@@ -151,7 +151,7 @@ class PromptfooResults:
                 yield "result", _component(component, attempt_id, i, source)
 
 
-def _verdict(entry: dict[str, Any], grading: Any, attempt_id: str, source: dict[str, Any]) -> dict[str, Any]:
+def _verdict(entry: dict[str, Any], grading: Any, attempt_id: str, source: dict[str, Any]) -> runs.Result:
     """promptfoo's own verdict on the test: `success` (an error, failureReason 2, is no verdict)."""
     success = entry.get("success")
     errored = entry.get("failureReason") == 2 and success is not True
@@ -165,7 +165,7 @@ def _verdict(entry: dict[str, Any], grading: Any, attempt_id: str, source: dict[
         typed_by="the harness's verdict on the test: typed by its components", role="verdict")
 
 
-def _component(component: dict[str, Any], attempt_id: str, index: int, source: dict[str, Any]) -> dict[str, Any]:
+def _component(component: dict[str, Any], attempt_id: str, index: int, source: dict[str, Any]) -> runs.Result:
     assertion = given if isinstance(given := component.get("assertion"), dict) else {}
     kind = given if isinstance(given := assertion.get("type"), str) else "promptfoo:grading"
     placeholder = cannot_pass_reason(assertion)

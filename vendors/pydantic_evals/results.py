@@ -48,7 +48,7 @@ def evaluator_type(evaluator: str | None) -> str | None:
     return None
 
 
-def unscored(record: dict[str, Any]) -> dict[str, Any]:
+def unscored(record: runs.Result) -> runs.Result:
     """A score the tool states no pass rule for: unscored until `--threshold` gives one (`passAt: null`)."""
     record["passAt"] = None
     return record
@@ -144,7 +144,7 @@ def _typed(name: str, evaluator: str | None) -> tuple[str | None, str]:
     return type_, TYPED_BY if type_ else f"default: unknown (not a pydantic-evals evaluator: {evaluator or name})"
 
 
-def _assertion(attempt_id: str, name: str, result: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+def _assertion(attempt_id: str, name: str, result: dict[str, Any], source: dict[str, Any]) -> runs.Result:
     evaluator = _class(result)
     if evaluator == "IsInstance" and name.startswith(NOT_CHECKED_PREFIX):
         return runs.result(attempt_id=attempt_id, name=PLACEHOLDER, type_=None, type_source="unknown", score=None,
@@ -160,7 +160,7 @@ def _assertion(attempt_id: str, name: str, result: dict[str, Any], source: dict[
         version=_version(result), own_id=("assertion", name), source=source, typed_by=typed_by)
 
 
-def _score(attempt_id: str, name: str, result: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+def _score(attempt_id: str, name: str, result: dict[str, Any], source: dict[str, Any]) -> runs.Result:
     score = float(result["value"])
     type_, typed_by = _typed(name, _class(result))
     reason = result.get("reason")
@@ -171,7 +171,7 @@ def _score(attempt_id: str, name: str, result: dict[str, Any], source: dict[str,
         version=_version(result), own_id=("score", name), source=source, typed_by=typed_by))
 
 
-def _failure(attempt_id: str, failure: dict[str, Any], number: int, source: dict[str, Any]) -> dict[str, Any]:
+def _failure(attempt_id: str, failure: dict[str, Any], number: int, source: dict[str, Any]) -> runs.Result:
     evaluator = _class(failure)
     given = failure.get("name")
     name: str = given if isinstance(given, str) else evaluator or "evaluator"
