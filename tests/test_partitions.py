@@ -279,8 +279,10 @@ def test_a_folder_of_sets_maps_and_reduces_as_evalconv_validate_does(tmp_path):
 
 
 def test_a_folder_with_a_file_that_is_not_parquet_is_one_line_naming_it(tmp_path):
+    import json
     import shutil
 
+    from conftest import row
     from evalconv.canonical.errors import UsageError
 
     shutil.copy(messy_parquet(), tmp_path / "a.parquet")

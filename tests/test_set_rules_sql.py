@@ -9,6 +9,7 @@ import evalconv
 from conftest import row
 from evalconv import partitions
 from evalconv.canonical.row import Row
+from partition_samples import messy_parquet
 
 duckdb = pytest.importorskip("duckdb")
 pa = pytest.importorskip("pyarrow")
@@ -100,8 +101,6 @@ def test_the_sql_reduce_of_any_split_is_one_processes_set_findings(values, cuts,
 def test_the_keys_written_as_parquet_reduce_the_same(tmp_path):
     """The keys of each partition written beside the data (as a Spark or Ray job would) and
     reduced by DuckDB reading those files: the findings one process gives."""
-    from test_partitions import messy_parquet
-
     table = pq.read_table(messy_parquet())
     parts = [evalconv.validate_batch(batch, source=messy_parquet(), first_record=first)
              for batch, first in _split(table, [50, 64, 170])]
