@@ -17,6 +17,12 @@ process the route starts sampled every 0.2 s, so a Dask worker's own peak is kno
   cases. Target: the SQL process under 0.2x the report's time. The numbers must be equal.
 - The same views over the store's files as Parquet (attempts.parquet / results.parquet written by
   DuckDB with each line's number): does a Parquet store answer faster, and by how much?
+  These three run in `--pairs` rounds, back to back in a rotated order within a round (the load
+  of a shared machine moves between rounds, not within one): the median round's ratio is the
+  claim, wall and CPU, every round's beside it with the load.
+
+Every child imports evalconv from bytecode compiled once into bench/out/pycache, as an installed
+package does (pip compiles at install); `--no-bytecode` leaves PYTHONDONTWRITEBYTECODE as it is set.
 
 Results go to bench/out/scale/scale.json and are printed as a table.
 """
@@ -86,6 +92,23 @@ def measure(cmd: list[str]) -> dict:
             "stderr": stderr if code not in (0, 1) else "", "stdout": stdout}
 
 
+def installed_bytecode() -> str:
+    """Let every child import evalconv from bytecode, as an installed package does (pip compiles
+    it at install): compiled once into bench/out/pycache, whatever PYTHONDONTWRITEBYTECODE says."""
+    import compileall
+    import importlib.util
+
+    prefix = str(OUT.parent / "pycache")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    sys.pycache_prefix = prefix
+    for package in ("evalconv", "evalconv.canonical", "evalconv.vendors"):
+        spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.origin is not None
+        compileall.compile_dir(os.path.dirname(spec.origin), quiet=1)
+    return prefix
+
+
 def parquet_set(rows: int) -> Path:
     """bench/generate.py's rows as evalconv's Parquet (5,000-row row groups), cached."""
     DATA.mkdir(parents=True, exist_ok=True)
@@ -101,7 +124,7 @@ _SQL_CHILD = """
 import json, sys, time
 import duckdb
 from evalconv.runs import sql
-started = time.perf_counter()
+started, cpu_started = time.perf_counter(), time.process_time()
 store, cases, kind = sys.argv[1:4]
 if kind == "parquet":  # the same views over Parquet copies of the store files
     def _scan(path, columns):
@@ -110,11 +133,13 @@ if kind == "parquet":  # the same views over Parquet copies of the store files
 con = duckdb.connect()
 con.execute("SET enable_progress_bar = false")
 sql.register(con, store, cases)
-registered = time.perf_counter()
+registered, cpu_registered = time.perf_counter(), time.process_time()
 result = con.execute("SELECT * FROM evalconv_pass_rate")
 row = dict(zip([d[0] for d in result.description], result.fetchone()))
 print(json.dumps({"overall": row, "register_s": round(registered - started, 3),
-                  "query_s": round(time.perf_counter() - registered, 3)}, default=str))
+                  "register_cpu_s": round(cpu_registered - cpu_started, 3),
+                  "query_s": round(time.perf_counter() - registered, 3),
+                  "query_cpu_s": round(time.process_time() - cpu_registered, 3)}, default=str))
 """
 
 _ORDER_CHILD = """
@@ -131,18 +156,85 @@ print(json.dumps({"lines": len(ids), "in_file_order": got == ids}))
 """
 
 
+_COPY_CHILD = """
+import sys
+import duckdb
+from evalconv.runs import sql
+store = sys.argv[1]
+con = duckdb.connect()
+for name, columns in (("attempts", sql._ATTEMPT_COLUMNS), ("results", sql._RESULT_COLUMNS)):
+    scan = sql._scan(f"{store}/{name}.jsonl", columns)
+    con.execute(f"COPY (SELECT * FROM {scan}) TO '{store}/{name}.parquet' (FORMAT parquet)")
+"""
+
+
 def parquet_store(store: Path) -> float:
-    """Parquet copies of the store's attempts and results, each line's number kept: seconds taken."""
-    import duckdb
+    """Parquet copies of the store's attempts and results, each line's number kept: seconds taken
+    (in a process of its own: this one stays small, so the peak RSS its children report is theirs)."""
+    copied = measure([sys.executable, "-c", _COPY_CHILD, str(store)])
+    assert copied["exit"] == 0, copied["stderr"]
+    return copied["seconds"]
 
-    from evalconv.runs import sql
 
-    started = time.perf_counter()
-    con = duckdb.connect()
-    for name, columns in (("attempts", sql._ATTEMPT_COLUMNS), ("results", sql._RESULT_COLUMNS)):
-        scan = sql._scan(str(store / f"{name}.jsonl"), columns)
-        con.execute(f"COPY (SELECT * FROM {scan}) TO '{store / name}.parquet' (FORMAT parquet)")
-    return time.perf_counter() - started
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def sql_routes(args: argparse.Namespace, out: dict) -> None:
+    """The report against the DuckDB views (JSONL store, Parquet copies), in `--pairs` rounds, each
+    round running the three processes back to back in a rotated order: the ratio of each round is
+    taken between processes that ran under the same load, and the median round is reported."""
+    from runs_memory import make_cases, make_store
+
+    routes, checks = out["routes"], out["checks"]
+    cases, store = make_cases(OUT), make_store(OUT, args.results)
+    out["parquet_store_copy_seconds"] = round(parquet_store(store), 2)
+    commands = {"report STORE": [*EVALCONV, "report", str(store), "--cases", str(cases), "--format", "json"],
+                "duckdb evalconv_pass_rate (JSONL store)": [sys.executable, "-c", _SQL_CHILD, str(store), str(cases), "jsonl"],
+                "duckdb evalconv_pass_rate (Parquet store)": [sys.executable, "-c", _SQL_CHILD, str(store), str(cases),
+                                                              "parquet"]}
+    names = list(commands)
+    rounds: list[dict] = []
+    for n in range(args.pairs):
+        order = names[n % 3:] + names[:n % 3]
+        measured = {name: measure(commands[name]) for name in order}
+        measured["load"] = os.getloadavg()[0]
+        rounds.append(measured)
+        report = measured["report STORE"]
+        print(f"round {n + 1} (load {measured['load']:.2f}): " + ", ".join(
+            f"{name.split(' (')[0].replace('duckdb evalconv_pass_rate', 'sql')}"
+            f"{' ' + name.split('(')[1][:-7] if '(' in name else ''} {measured[name]['seconds']:.2f} s "
+            f"({measured[name]['cpu_seconds']:.2f} CPU)" for name in order), flush=True)
+        assert report["exit"] in (0, 1), report["stderr"]
+    expected = json.loads(rounds[0]["report STORE"]["stdout"])["overall"]
+    for label, name in (("JSONL", names[1]), ("Parquet", names[2])):
+        got = json.loads(rounds[0][name]["stdout"])
+        numbers = {k: got["overall"][k] for k in ("passed", "failed", "unscored", "excluded")}
+        checks.append({"check": f"SQL over the {label} store: the report's numbers",
+                       "ok": numbers == {k: expected[k] for k in numbers}, "value": got})
+    for name in names:  # the median round's process, and every round's wall and CPU
+        walls = [r[name]["seconds"] for r in rounds]
+        routes[name] = dict(min((r[name] for r in rounds), key=lambda m: abs(m["seconds"] - _median(walls))),
+                            rounds_wall=walls, rounds_cpu=[r[name]["cpu_seconds"] for r in rounds])
+    ratios = {label: ([r[name]["seconds"] / r[names[0]]["seconds"] for r in rounds],
+                      [r[name]["cpu_seconds"] / r[names[0]]["cpu_seconds"] for r in rounds])
+              for label, name in (("JSONL", names[1]), ("Parquet", names[2]))}
+    out["sql_rounds"] = {"loads": [round(r["load"], 2) for r in rounds],
+                         **{f"{label} / report wall": [round(x, 3) for x in wall] for label, (wall, _) in ratios.items()},
+                         **{f"{label} / report CPU": [round(x, 3) for x in cpu] for label, (_, cpu) in ratios.items()}}
+    wall, cpu = ratios["JSONL"]
+    checks.append({"check": f"SQL process / report process <= {SQL_RATIO} (median of {args.pairs} paired rounds, wall)",
+                   "value": round(_median(wall), 3), "ok": _median(wall) < SQL_RATIO})
+    checks.append({"check": "the same, CPU time (median)", "value": round(_median(cpu), 3), "ok": _median(cpu) < SQL_RATIO})
+    order = measure([sys.executable, "-c", _ORDER_CHILD, str(store / "results.jsonl")])
+    checks.append({"check": "DuckDB's line numbers are the file's line order at this size",
+                   **json.loads(order["stdout"] or "{}"), "ok": json.loads(order["stdout"] or "{}").get("in_file_order")})
+    for name in names:
+        m = routes[name]
+        print(f"{name:>42} ({args.results:,} results): median {m['seconds']:6.2f} s wall, "
+              f"{m['cpu_seconds']:.2f} s CPU, peak {m['peak_rss_mb']} MB", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -150,9 +242,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[250_000, 1_000_000])
     parser.add_argument("--results", type=int, default=1_000_000)
     parser.add_argument("--skip", nargs="*", default=[], choices=["validate", "stats", "sql"])
+    parser.add_argument("--pairs", type=int, default=5, help="paired rounds of the report and the SQL processes")
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="leave PYTHONDONTWRITEBYTECODE alone: every process compiles evalconv's modules again")
     args = parser.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     out: dict = {"machine": {"cpus": os.cpu_count(), "load_before": os.getloadavg()}, "routes": {}, "checks": []}
+    out["machine"]["bytecode"] = None if args.no_bytecode else installed_bytecode()
     routes, checks = out["routes"], out["checks"]
     for command in ("validate", "stats"):
         if command in args.skip:
@@ -178,30 +274,7 @@ def main(argv: list[str] | None = None) -> None:
             checks.append({"check": f"dask worker peak RSS at {max(args.rows)} rows <= {FLAT}x at {min(args.rows)}",
                            "value": [small_peak, large_peak], "ok": bool(small_peak) and large_peak <= FLAT * small_peak})
     if "sql" not in args.skip:
-        from runs_memory import make_cases, make_store
-
-        cases, store = make_cases(OUT), make_store(OUT, args.results)
-        report = routes["report STORE"] = measure([*EVALCONV, "report", str(store), "--cases", str(cases), "--format", "json"])
-        duck = routes["duckdb evalconv_pass_rate (JSONL store)"] = measure(
-            [sys.executable, "-c", _SQL_CHILD, str(store), str(cases), "jsonl"])
-        out["parquet_store_copy_seconds"] = round(parquet_store(store), 2)
-        parq = routes["duckdb evalconv_pass_rate (Parquet store)"] = measure(
-            [sys.executable, "-c", _SQL_CHILD, str(store), str(cases), "parquet"])
-        order = measure([sys.executable, "-c", _ORDER_CHILD, str(store / "results.jsonl")])
-        for name in ("report STORE", "duckdb evalconv_pass_rate (JSONL store)", "duckdb evalconv_pass_rate (Parquet store)"):
-            m = routes[name]
-            print(f"{name:>42} ({args.results:,} results): {m['seconds']:6.2f} s wall, peak {m['peak_rss_mb']} MB", flush=True)
-        expected = json.loads(report["stdout"])["overall"]
-        for label, measured in (("JSONL", duck), ("Parquet", parq)):
-            got = json.loads(measured["stdout"])
-            numbers = {k: got["overall"][k] for k in ("passed", "failed", "unscored", "excluded")}
-            checks.append({"check": f"SQL over the {label} store: the report's numbers",
-                           "ok": numbers == {k: expected[k] for k in numbers}, "value": got})
-        ratio = duck["seconds"] / report["seconds"]
-        checks.append({"check": f"SQL process / report process <= {SQL_RATIO}", "value": round(ratio, 3),
-                       "ok": ratio < SQL_RATIO})
-        checks.append({"check": "DuckDB's line numbers are the file's line order at this size",
-                       **json.loads(order["stdout"] or "{}"), "ok": json.loads(order["stdout"] or "{}").get("in_file_order")})
+        sql_routes(args, out)
     out["machine"]["load_after"] = os.getloadavg()
     for route in routes.values():
         route.pop("stdout", None)

@@ -146,3 +146,49 @@ def test_a_folder_of_parquet_files_converts_as_the_default_engine_does(tmp_path,
         seen[engine] = (result.exit_code, files, summary, result.stdout)
     assert seen["default"] == seen["dask"]
     assert set(seen["dask"][1]) >= {"a.jsonl", "b.jsonl"}
+
+
+def _every_target():
+    from evalconv.registry import REGISTRY
+
+    for name in REGISTRY.names():
+        fmt = REGISTRY.get(name)
+        if fmt.can_write:
+            for out in (["outdir"] if fmt.folder else dict.fromkeys("out" + e for e in fmt.extensions)):
+                yield name, out
+
+
+@pytest.mark.parametrize("to,name", list(_every_target()))
+def test_every_target_is_the_default_engines_or_refused_in_one_line(tmp_path, to, name, scheduler):
+    """No silent difference: each writer either writes the default engine's bytes, loss report and
+    ledger on the cluster, or (a writer that needs the whole set) is refused in one line, exit 2."""
+    from evalconv.registry import REGISTRY
+
+    seen = {}
+    for engine in ("default", "dask"):
+        folder = tmp_path / engine
+        folder.mkdir()
+        extra = ["--engine", "dask", "--scheduler", scheduler] if engine == "dask" else []
+        result = run(messy_parquet(), "--to", to, "-o", folder / name, "--keep-going", "--report", folder / "loss.json",
+                     *extra)
+        files = {p.relative_to(folder).as_posix(): p.read_bytes().replace(bytes(folder), b"D")
+                 for p in sorted(folder.rglob("*")) if p.is_file()}
+        seen[engine] = (result.exit_code, files, result.stderr.replace(str(folder), "D"))
+    if REGISTRY.get(to).write_shape == "document":
+        code, files, stderr = seen["dask"]
+        assert code == 2 and not files and len(stderr.strip().splitlines()) == 1
+        assert f"{to} needs the whole set: leave out --engine dask" in stderr
+    else:
+        assert seen["default"] == seen["dask"]  # a name the writer refuses is refused alike (exit 2)
+        assert seen["dask"][0] == 2 or seen["dask"][1]
+
+
+@pytest.mark.parametrize("flag", ["--pack", "--contexts"])
+def test_a_pack_or_contexts_is_refused_before_the_cluster_starts(tmp_path, flag):
+    """--pack and --contexts are checked in one process (the workers know the built-in packs and
+    no manifest): one line, exit 2, before any scheduler is reached (this one answers nowhere)."""
+    given = tmp_path / "given.yaml"
+    given.write_text("{}\n")
+    result = run("validate", messy_parquet(), flag, given, "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9")
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert f"{flag} is checked in one process: leave out --engine dask" in result.stderr

@@ -217,3 +217,37 @@ def evalconv_stats(path, by, minimums):
     from evalconv.coverage.stats import stats
 
     return stats([path], by=by, minimums=minimums)
+
+
+def test_a_folder_of_sets_maps_and_reduces_as_evalconv_validate_does(tmp_path):
+    """row_groups -> validate_group (any order) -> reduce_files is evalconv.validate(folder),
+    a file without rows included."""
+    import shutil
+
+    folder = tmp_path / "sets"
+    (folder / "deeper").mkdir(parents=True)
+    shutil.copy(messy_parquet(), folder / "a.parquet")
+    shutil.copy(messy_parquet(), folder / "deeper" / "b.parquet")
+    evalconv.write([], str(folder / "empty.parquet"), to="parquet")
+    pq.ParquetWriter(folder / "no-groups.parquet", _table().schema).close()  # a footer, no row group
+    groups = partitions.row_groups(str(folder))
+    assert [g.index for g in groups if g.path.endswith("no-groups.parquet")] == [-1]  # one empty item
+    assert {g.path for g in groups} == {str(p) for p in folder.rglob("*.parquet")}
+    parts = {g: partitions.validate_group(g) for g in reversed(groups)}  # the map in any order
+    report = partitions.reduce_files(parts[g] for g in groups)
+    assert report.to_json() == evalconv.validate([str(folder)]).to_json()
+    assert report.exit_code == 1
+
+
+def test_a_folder_with_a_file_that_is_not_parquet_is_one_line_naming_it(tmp_path):
+    import json
+    import shutil
+
+    from conftest import row
+    from evalconv.canonical.errors import UsageError
+
+    shutil.copy(messy_parquet(), tmp_path / "a.parquet")
+    (tmp_path / "b.jsonl").write_text(json.dumps(row("x")) + "\n")
+    with pytest.raises(UsageError) as caught:
+        partitions.row_groups(str(tmp_path))
+    assert str(tmp_path / "b.jsonl") in caught.value.render() and "--to parquet" in caught.value.render()

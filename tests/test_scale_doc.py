@@ -35,6 +35,9 @@ def _folder(tmp_path):
     accepted = [r for r in evalconv.validate_batch(pq.read_table(tmp_path / "set.parquet")).rows if r is not None]
     pq.write_table(pa.Table.from_batches([evalconv.rows_to_arrow(accepted)]), tmp_path / "valid.parquet",
                    row_group_size=50)
+    (tmp_path / "sets" / "more").mkdir(parents=True)  # a folder of sets: what row_groups("sets") walks
+    shutil.copy(tmp_path / "set.parquet", tmp_path / "sets" / "a.parquet")
+    shutil.copy(tmp_path / "valid.parquet", tmp_path / "sets" / "more" / "b.parquet")
     shutil.copy(RUNS / "cases.jsonl", tmp_path / "cases.jsonl")
     paths = [RUNS / "promptfoo" / "results.json", RUNS / "promptfoo" / "rerun.jsonl",
              *sorted((RUNS / "deepeval").glob("test_run_*.json"))]
@@ -68,13 +71,17 @@ def test_every_python_block_runs_and_equals_one_process(block, tmp_path):
         evalconv.write(rows, str(one), to="jsonl")
         assert (tmp_path / "out.jsonl").read_bytes() == one.read_bytes()
         assert namespace["validation"].log.error_count
+        assert [f["path"] for f in namespace["report"].to_json()["files"]] == [os.path.join("sets", "a.parquet"),
+                                                                            os.path.join("sets", "more", "b.parquet")]
     if "sql.register" in block.code:
         assert namespace["newly"] is not None
 
 
-def test_the_ray_and_spark_recipes_use_the_dask_recipes_functions():
+def test_the_ray_and_spark_recipes_use_the_functions_the_dask_recipe_runs():
+    """From a folder to a job without glue: the untested recipes call only what the Dask block runs."""
     dask_block = next(b for b in BLOCKS if "client.map" in b.code)
-    for block in BLOCKS:
-        if block.not_run:
-            assert "check" in block.code and "groups" in block.code and "evalconv.reduce_validation" in block.code
-    assert "def check(group)" in dask_block.code and "groups.append" in dask_block.code
+    for name in ("partitions.row_groups(\"sets\")", "partitions.validate_group", "partitions.reduce_files"):
+        assert name in dask_block.code
+        for block in BLOCKS:
+            if block.not_run:
+                assert name in block.code

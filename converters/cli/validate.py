@@ -10,6 +10,7 @@ import click
 from .. import api
 from ..authoring.builder import load_packs
 from ..canonical.contexts import load_contexts
+from ..canonical.errors import UsageError
 from ..canonical.schema import LATEST
 from ..canonical.suggest import count
 from ..registry import REGISTRY
@@ -51,6 +52,8 @@ def validate_command(sources: tuple[str, ...], from_: str | None, output_format:
     """
     REGISTRY.check_read_values(options)  # a bad --delimiter: refused before any file is opened
     check_outputs(sources + packs + ((contexts_path,) if contexts_path else ()), {"--junit": junit_path}, stdout=True)
+    if engine != "default" and (packs or contexts_path):  # refused before a cluster starts
+        raise UsageError(f"{'--pack' if packs else '--contexts'} is checked in one process: leave out --engine dask")
     index = load_packs(packs) if packs else None
     contexts = load_contexts(contexts_path) if contexts_path else None
     with opened_engine(engine, scheduler) as cluster:

@@ -18,11 +18,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
 from . import partitions
-from ..canonical import parquet_format
 from ..canonical.errors import EvalconvError, ReadError, UsageError
 from ..canonical.format import WriteOptions
 from ..canonical.validator import Checked, Validator
 from . import parallel
+from .row_groups import RowGroup, file_row_groups, read_group
 
 EXTRA = "pip install 'evalconv[dask]'"
 LOCAL_WORKERS = 2
@@ -36,46 +36,6 @@ def distributed_module() -> Any:
     except ImportError:
         raise UsageError(f"--engine dask needs Dask: {EXTRA}") from None
     return distributed
-
-
-@dataclass(frozen=True)
-class RowGroup:
-    path: str
-    index: int
-    first: int  # the file's rows before it
-    rows: int
-
-
-def row_groups(path: str, label: str) -> list[RowGroup]:
-    """A Parquet file's row groups, from its footer, checked as the reader checks a file before
-    its first row (not Parquet, damaged, not a canonical set, a page too large to decompress):
-    the same one-line `ReadError`."""
-    with open(path, "rb") as stream:
-        handle = parquet_format.open_file(stream, label)
-        layout = parquet_format.Layout(handle.schema_arrow, label)
-        parquet_format._check_pages(stream, handle, layout, label)
-        meta = handle.metadata
-    out, first = [], 0
-    for index in range(meta.num_row_groups):
-        rows = meta.row_group(index).num_rows
-        out.append(RowGroup(path, index, first, rows))
-        first += rows
-    return out
-
-
-def _read_group(group: RowGroup, label: str) -> Any:
-    """The row group's canonical columns; a damaged one is the reader's `ReadError`."""
-    pa = parquet_format._pyarrow()
-    with open(group.path, "rb") as stream:
-        handle = parquet_format.open_file(stream, label)
-        names = parquet_format.Layout(handle.schema_arrow, label).names
-        try:
-            return handle.read_row_group(group.index, columns=names, use_threads=False)
-        except MemoryError:
-            raise
-        except (pa.ArrowException, OSError, ValueError) as err:
-            raise ReadError(f"the Parquet data cannot be read after row {group.first}, damaged? "
-                            f"({parquet_format._first_line(err)})", source=label) from None
 
 
 @dataclass(frozen=True)
@@ -105,7 +65,7 @@ def check_group(group: RowGroup, label: str, require: tuple[str, ...], to: str |
                 options: dict[str, Any]) -> "tuple[partitions.CheckedBatch, partitions.WrittenBatch | None] | Failed":
     """One row group validated (and written by `to`'s writer): what the reduce needs of it."""
     try:
-        checked = partitions.validate_batch(_read_group(group, label), source=label, first_record=group.first,
+        checked = partitions.validate_batch(read_group(group, label), source=label, first_record=group.first,
                                             require=require)
         if to is None:  # validating: the rows stay here, only their findings and keys travel
             return replace(checked, rows=[None] * checked.count), None
@@ -126,7 +86,7 @@ def count_group(group: RowGroup, label: str, slices: list[str], crosstabs: list[
         tally.raw_cap = 1 << 62
     part = FileStats(label)
     try:
-        count_sources(counter, partitions.rows_from_arrow(_read_group(group, label), source=label,
+        count_sources(counter, partitions.rows_from_arrow(read_group(group, label), source=label,
                                                           first_record=group.first), part)
     except EvalconvError as err:
         return Failed.of(err)
@@ -187,7 +147,7 @@ class DaskEngine:
     def checker(self, source: str, fmt_in: str, *, to: str | None, label: str, options: WriteOptions,
                 output: str | None = None, require: tuple[str, ...] = ()) -> "DaskRows":
         _parquet_only(source, fmt_in)
-        groups = row_groups(source, label)
+        groups = file_row_groups(source, label)
         given: dict[str, Any] = {}
         if to is not None:
             from ..registry import REGISTRY
@@ -203,7 +163,7 @@ class DaskEngine:
     def count_file(self, counter: Any, path: str, result: Any) -> None:
         """Add a Parquet file's rows to `counter` and `result` (a `stats.FileStats`), in file order."""
         _parquet_only(path, result.format)
-        groups = row_groups(path, result.path)
+        groups = file_row_groups(path, result.path)
         slices = list(counter.tallies)
         crosstabs = [(a, b) for a, b, *_ in counter.cross]
         for part, rows, invalid in self.in_order(count_group, groups, result.path, slices, crosstabs, counter.samples):

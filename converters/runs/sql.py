@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from ..canonical import runs
 from ..canonical.admissibility import ADMISSIBILITY
 from ..canonical.errors import UsageError
 from ..canonical.vocabulary import EVALUATOR_TYPES, HUMAN_TYPES
-from .readers import RESULTS_REGISTRY, case_refs
 from .report import DEFAULT_BY, RunReport
 from .store import ATTEMPTS, RESULTS
 
@@ -89,33 +87,28 @@ _SLICE_COLUMNS = {"case_id": "VARCHAR", "slice": "VARCHAR", "value": "VARCHAR"}
 
 
 def _table(con: Any, name: str, columns: dict[str, str], rows: list[dict[str, Any]]) -> None:
-    """A table of Python rows, typed (handed over as one list parameter: no pandas, no pyarrow)."""
-    struct = "STRUCT(" + ", ".join(f'"{c}" {t}' for c, t in columns.items()) + ")"
+    """A table of Python rows, typed, handed over column by column (one list parameter each: a list
+    of plain values converts several times faster than a list of dicts; no pandas, no pyarrow)."""
     con.execute(f"CREATE OR REPLACE TABLE {name} ({', '.join(f'{c} {t}' for c, t in columns.items())})")
     if rows:
-        con.execute(f"INSERT INTO {name} SELECT unnest($rows::{struct}[], recursive := true)", {"rows": rows})
-
-
-def _spelling(kind: str) -> Callable[[str], str]:
-    """How a case id is spelled in a caseRef of `kind`, as the harness reader that makes it says
-    (LangSmith's example ids: its reader's `case_refs`); no vendor is named here."""
-    for reader in RESULTS_REGISTRY.readers.values():
-        spell = case_refs(reader).get(kind)
-        if spell is not None:
-            return spell
-    return lambda case_id: case_id  # no reader makes such refs: nothing links by them
+        values = ", ".join(f"unnest($c{n}::{t}[])" for n, t in enumerate(columns.values()))
+        con.execute(f"INSERT INTO {name} SELECT {values}", {f"c{n}": [row[c] for row in rows] for n, c in enumerate(columns)})
 
 
 def _cases_tables(con: Any, cases: Sequence[str], by: Sequence[str]) -> None:
+    """The report's own table of the cases: each case's LangSmith example id as the report spells it
+    (from the harness reader's `case_refs`; NULL when no reader spells such refs, as the report
+    then links none), and its input text where no other case shares it."""
     table = _CaseTable(by)
-    example_id = _spelling("langsmith-example-id")
     for path in cases:
         table.add_cases(path)
-    linkable = {i: text for i, text in table.input_text.items() if table._inputs.get(runs.input_key(text) or "") == i}
+    spelled = table._refs.get("langsmith-example-id", (None, {}))[1]
+    example_id = {index: ref for ref, index in spelled.items()}
+    linkable = {index for index in table._inputs.values() if index >= 0}
     _table(con, "evalconv_cases", _CASE_COLUMNS, [
         {"case_no": i, "case_id": c.id, "oracle_type": c.oracle, "case_family": c.family, "starter": c.starter,
-         "release_gate": c.gated, "severity": c.severity, "reason": c.reason, "langsmith_example_id": example_id(c.id),
-         "input_text": linkable.get(i)} for i, c in enumerate(table.cases)])
+         "release_gate": c.gated, "severity": c.severity, "reason": c.reason, "langsmith_example_id": example_id.get(i),
+         "input_text": table.input_text.get(i) if i in linkable else None} for i, c in enumerate(table.cases)])
     _table(con, "evalconv_case_slices", _SLICE_COLUMNS, [
         {"case_id": c.id, "slice": name, "value": value} for c in table.cases for name in table.by for value in c.slices[name]])
 
