@@ -1,0 +1,175 @@
+"""Langfuse experiment items -> attempts and results.
+
+Reads what Langfuse's public API gives for a dataset run (an experiment): `GET
+/api/public/experiment-items?fields=core,dataset,io,itemMetadata,scores` (the SDK's
+`langfuse.api.experiments.list_items(...)`), saved as the response page (`{"data": [...], "meta"}`),
+a JSON array of its items, or one `ExperimentItem` a line (`item.json()`). `run_experiment`'s
+`ExperimentResult` has no JSON form of its own (only `format()` text), so the API's items are
+the file to bring back. Each item (one trace of the task on one dataset item) is an attempt, keyed
+by its trace id; each of its scores a result. An item at level ERROR (the task raised; Langfuse
+keeps its message) is an errored attempt.
+
+Linked to its case by the case profile evalconv's export puts in the dataset item's metadata
+(`experimentItemMetadata.case.caseId`, else `evalconv.id`); else by the dataset item id, whose
+`<dataset>:` namespace evalconv's export adds (`golden:r-refund` is case `r-refund`).
+
+Scores have no pass rule (vendors/_common/labels.py): BOOLEAN says it; CATEGORICAL only with a pass
+or fail word; NUMERIC passes at 1 and fails at 0, a score between is unscored unless
+`--threshold`. TEXT and CORRECTION scores are notes and a corrected output, not judgements: no
+result. Typing by the score's source: ANNOTATION (a person, in the UI or a queue) rubric-human;
+EVAL (Langfuse's managed LLM-as-a-judge) llm-judge; API (what `run_experiment`'s evaluators and
+the SDK post, code or judge alike) unknown, except evalconv's own `evalconv_case` (a program).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+from evalconv.canonical import runs
+
+from .._common import labels, runfiles
+from .evaluators import NAME as CASE_EVALUATOR
+
+HARNESS = "langfuse"
+FLAG = "`--threshold langfuse=SCORE` or `--threshold NAME=SCORE`"
+NOT_JUDGEMENTS = {"TEXT", "CORRECTION"}
+_SOURCES = {"ANNOTATION": ("rubric-human", "reviewed", "Langfuse score source ANNOTATION (a person)"),
+            "EVAL": ("llm-judge", "automated", "Langfuse score source EVAL (its LLM-as-a-judge)")}
+
+
+def evaluator_type(source: Any, name: str) -> tuple[str | None, str, str]:
+    """(type, review status, why) of a score."""
+    if source in _SOURCES:
+        return _SOURCES[source]
+    if name == CASE_EVALUATOR:
+        return "exact-or-programmatic", "automated", "evalconv's case_evaluator"
+    return None, "automated", f"default: unknown (Langfuse score source {source}, code or judge)"
+
+
+def case_link(item: dict[str, Any]) -> tuple[str | None, str | None, dict[str, str] | None]:
+    for key in ("experimentItemMetadata", "metadata"):
+        meta = item.get(key)
+        case = meta.get("case") if isinstance(meta, dict) else None
+        if isinstance(case, dict) and isinstance(case.get("caseId"), str) and case["caseId"]:
+            version = case.get("version")
+            return case["caseId"], version if isinstance(version, str) else None, None
+        envelope = meta.get("evalconv") if isinstance(meta, dict) else None
+        if isinstance(envelope, dict) and isinstance(envelope.get("id"), str) and envelope["id"]:
+            return envelope["id"], None, None
+    own = item.get("experimentItemId")
+    if isinstance(own, str) and own:
+        return None, None, {"kind": "name", "value": own.split(":", 1)[1] if ":" in own else own}
+    return None, None, None
+
+
+class LangfuseResults:
+    name = HARNESS
+    title = "Langfuse experiment items (GET /api/public/experiment-items with scores: the page, a JSON array or JSONL)"
+    files = "Langfuse experiment items with their scores (experiments.list_items(fields=...,scores) JSON or JSONL)"
+
+    def detect(self, path: str, head: str) -> bool:
+        return head.startswith(("{", "[")) and '"experimentItemId"' in head and '"traceId"' in head
+
+    def read(self, path: str) -> Iterator[runfiles.Record]:
+        head = runfiles.read_head_text(path)
+        if head.startswith("["):
+            rows: Iterator[tuple[int | None, int, Any, str | None]] = (
+                (None, index, item, None) for index, item in enumerate(runfiles.items(path, "item")))
+        elif head.startswith("{") and head[1:].lstrip().startswith('"data"'):
+            rows = ((None, index, item, None) for index, item in enumerate(runfiles.items(path, "data.item")))
+        else:
+            rows = ((line, line - 1, item, problem) for line, item, problem in runfiles.jsonl(path))
+        for line, index, item, problem in rows:
+            problem = problem or _shape(item)
+            if problem is not None:
+                where = f"line {line}" if line is not None else f"item {index + 1}"
+                yield runfiles.unreadable(path, f"{where}: {problem}", line=line, entry=index)
+                continue
+            yield from _item(item, runfiles.where(path, line=line, entry=index))
+
+
+def _shape(item: Any) -> str | None:
+    """Why an experiment item cannot be read, naming the field; None when it can."""
+    if not isinstance(item, dict):
+        return "not an object"
+    if not isinstance(item.get("traceId"), str) or not item["traceId"]:
+        return "$.traceId: missing or not a string"
+    scores = item.get("scores")
+    if scores is not None and not isinstance(scores, list):
+        return "$.scores: not a list"
+    for n, score in enumerate(scores or []):
+        if not isinstance(score, dict):
+            return f"$.scores[{n}]: not an object"
+        if not isinstance(score.get("name"), str) or not score["name"]:
+            return f"$.scores[{n}].name: missing or not a string"
+        if "value" not in score:
+            return f"$.scores[{n}].value: missing"
+    return None
+
+
+def _item(item: dict[str, Any], source: dict[str, Any]) -> Iterator[runfiles.Record]:
+    case_id, version, ref = case_link(item)
+    failed = item.get("level") == "ERROR"
+    error = runs.first_line(item.get("statusMessage")) or ("Langfuse observation level ERROR" if failed else None)
+    start, end = runfiles.number(_seconds(item.get("startTime"))), runfiles.number(_seconds(item.get("endTime")))
+    text = lambda key: item[key] if isinstance(item.get(key), str) else None  # noqa: E731
+    attempt = runs.attempt(
+        harness=HARNESS, key=("trace", item["traceId"]), case_id=case_id, case_ref=ref, case_version=version,
+        run=text("experimentId"), system=text("experimentName") or "langfuse task", started_at=text("startTime"),
+        duration_ms=(end - start) * 1000 if start is not None and end is not None else None,
+        status="error" if failed else "completed", error=error if failed else None,
+        output=item.get("output"), has_output="output" in item and not failed, source=source)
+    yield "attempt", attempt
+    for score in item.get("scores") or []:
+        if score.get("dataType") not in NOT_JUDGEMENTS:
+            yield "result", _score(attempt["id"], score, source)
+
+
+def _seconds(stamp: Any) -> float | None:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() if isinstance(stamp, str) else None
+    except ValueError:
+        return None
+
+
+def _score(attempt_id: str, score: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    name, value, kind = score["name"], score["value"], score.get("dataType")
+    type_, status, why = evaluator_type(score.get("source"), name)
+    numeric = runfiles.number(value) is not None and kind not in ("BOOLEAN", "CATEGORICAL")
+    passed: bool | None
+    if kind == "BOOLEAN" or isinstance(value, bool):
+        passed = bool(value)
+        said = f"{str(passed).lower()} (BOOLEAN)"
+    elif numeric:
+        passed, said = labels.unit_verdict(value, FLAG)
+    else:
+        passed = labels.label_verdict(value)
+        said = f"category {json.dumps(value)[:60]}" + ("" if passed is not None else " is not a pass or a fail word: unscored")
+    comment = score.get("comment")
+    reason = said + (f": {comment}" if isinstance(comment, str) and comment.strip() else "")
+    if type_ is None:
+        reason += f" (type it with --evaluator '{name}=TYPE')"
+    return runs.result(
+        attempt_id=attempt_id, name=name, type_=type_, type_source="inferred",
+        score=runfiles.number(value) if numeric else (float(passed) if kind == "BOOLEAN" and passed is not None else None),
+        passed=passed, review_status=status, reason=runs.first_line(reason),
+        recorded_at=score.get("timestamp") if isinstance(score.get("timestamp"), str) else None,
+        own_id=score.get("id") if isinstance(score.get("id"), str) else name, source=source, typed_by=why,
+        pass_at=labels.PASS_AT if numeric else None)
+
+
+RULES = {
+    "verdict": "scores have no pass rule: BOOLEAN as it says; CATEGORICAL " + labels.words_text() + ", any other "
+               "category unscored; NUMERIC 1 passes, 0 fails, a score in between or outside 0 to 1 unscored unless "
+               "`--threshold`; TEXT and CORRECTION scores are not judgements (no result); an item at level ERROR "
+               "is an errored attempt",
+    "threshold": f"{labels.PASS_AT} for NUMERIC scores ({FLAG})",
+    "typing": "by score source: `ANNOTATION` (a person): rubric-human; `EVAL` (Langfuse's LLM-as-a-judge): "
+              f"llm-judge; `API` (run_experiment's evaluators, code or judge alike): unknown, except `{CASE_EVALUATOR}` "
+              "(evalconv's case_evaluator): exact-or-programmatic; a warning names each unknown one and "
+              "`--evaluator NAME=TYPE`",
+}
+
+READER = LangfuseResults()
