@@ -1,0 +1,175 @@
+"""Langfuse experiment items read as run output: each item an attempt, each score a result, read
+the way Langfuse's own client reads the same page (issue 29)."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, run_cli
+from evalconv.runs.readers import RESULTS_REGISTRY
+from evalconv.runs.report import report
+
+RUNS = ROOT / "tests" / "fixtures" / "runs"
+CASES = str(RUNS / "cases.jsonl")
+PAGE, LINES = RUNS / "langfuse" / "experiment_items.json", RUNS / "langfuse" / "experiment_items.jsonl"
+
+
+def _records(path):
+    records = list(RESULTS_REGISTRY.read(str(path)))
+    attempts = {r["id"]: r for k, r in records if k == "attempt"}
+    return attempts, [r for k, r in records if k == "result"], [r for k, r in records if k == "ledger"]
+
+
+def _langfuse_page():
+    """The fixture page as Langfuse's own client reads it: experiments.list_items on an httpx MockTransport."""
+    pytest.importorskip("langfuse")
+    import datetime
+
+    import httpx
+    from langfuse.api.client import LangfuseAPI
+
+    def server(request):
+        assert request.url.path.endswith("/api/public/experiment-items")
+        return httpx.Response(200, text=PAGE.read_text("utf-8"), headers={"content-type": "application/json"})
+
+    api = LangfuseAPI(base_url="http://langfuse.test", username="pk", password="sk",
+                      httpx_client=httpx.Client(transport=httpx.MockTransport(server)))
+    return api.experiments.list_items(from_start_time=datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc),
+                                      fields="core,dataset,io,itemMetadata,scores")
+
+
+@pytest.mark.parametrize("path", [PAGE, LINES], ids=["page", "jsonl"])
+def test_langfuse_items_read_to_langfuses_own_scores_item_by_item(path):
+    page = _langfuse_page()
+    attempts, results, ledger = _records(path)
+    assert not ledger and len(attempts) == len(page.data) == 9
+    by_trace = {a["id"]: a for a in attempts.values()}
+    mine = sorted((by_trace[r["attemptId"]]["caseId"], r["evaluator"]["name"], r["score"], r["passed"]) for r in results)
+    theirs = []
+    for item in page.data:
+        case = item.experiment_item_metadata["case"]["caseId"]
+        for score in item.scores or []:
+            value = score.value
+            if score.data_type == "BOOLEAN":
+                theirs.append((case, score.name, float(value), value))
+            elif score.data_type == "CATEGORICAL":
+                theirs.append((case, score.name, None, None))  # polite / rude: no pass or fail word
+            else:
+                theirs.append((case, score.name, value, True if value == 1 else False if value == 0 else None))
+    assert mine == sorted(theirs)
+    errored = [a for a in attempts.values() if a["status"] == "error"]
+    assert [(a["caseId"], a["error"]) for a in errored] == [("r-injury-escalation", "escalation service unavailable")]
+
+
+def test_langfuse_items_link_by_dataset_item_id_when_the_metadata_is_gone(tmp_path):
+    items = [json.loads(line) for line in LINES.read_text("utf-8").splitlines()]
+    for item in items:
+        item.pop("experimentItemMetadata")
+    bare = tmp_path / "items.jsonl"
+    bare.write_text("".join(json.dumps(i) + "\n" for i in items), "utf-8")
+    attempts, _, _ = _records(bare)
+    assert {a["caseRef"]["value"] for a in attempts.values()} == {i["experimentItemId"].split(":", 1)[1] for i in items}
+    out = report([str(bare)], [CASES])
+    assert out["attempts"] == 9 and not out["ledgerCounts"]
+
+
+def test_langfuse_report_names_the_failing_case_and_the_gate_fails_on_the_ungraded_one(tmp_path, capsys):
+    out = report([str(PAGE)], [CASES], gates=["metadata.severity=harmful:1.0"])
+    harmful = out["failures"]["metadata.severity"]["harmful"]
+    assert [(c["id"], c["evaluator"]) for c in harmful["failed"]] == [("r-refund-no-receipt", "evalconv_case")]
+    assert "the output is not the reference" in harmful["failed"][0]["message"]
+    [gate] = out["gates"]
+    assert not gate["ok"] and gate["unscoredCases"] == ["r-injury-escalation"]  # the task raised: nobody graded it
+    code, err = run_cli(["report", str(PAGE), "--cases", CASES, "--fail-under", "metadata.severity=harmful:1.0"], capsys)
+    assert code == 1
+    code, _ = run_cli(["runs", "import", str(PAGE), str(LINES), "--store", str(tmp_path / "s")], capsys)
+    assert code == 0  # the page and its lines are the same items: stored once
+    assert len((tmp_path / "s" / "attempts.jsonl").read_text().splitlines()) == 9
+    assert len((tmp_path / "s" / "results.jsonl").read_text().splitlines()) == 15
+    store = report([str(tmp_path / "s")], [CASES])
+    assert store["overall"] == report([str(PAGE)], [CASES])["overall"]
+
+
+def test_langfuse_scores_typed_by_source_unknown_api_scorers_are_named_with_the_flag():
+    out = report([str(LINES)], [CASES])
+    typing = {t["scorer"]: t["type"] for t in out["verdicts"]["typing"]}
+    assert typing == {"evalconv_case": "exact-or-programmatic", "exact": None, "similarity": None, "tone": None}
+    assert any("'exact'" in w and "--evaluator 'exact=TYPE'" in w for w in out["verdicts"]["warnings"])
+    typed = report([str(LINES)], [CASES], evaluators={"exact": "exact-or-programmatic",
+                                                      "similarity": "exact-or-programmatic"})
+    assert not typed["verdicts"]["warnings"]
+
+
+def test_langfuse_numeric_score_between_0_and_1_is_unscored_until_a_threshold_is_given(tmp_path):
+    _, results, _ = _records(LINES)
+    partial = [r for r in results if r["evaluator"]["name"] == "similarity" and 0 < r["score"] < 1]
+    assert partial and all(r["passed"] is None and "--threshold" in r["reason"] for r in partial)
+    item = next(json.loads(line) for line in LINES.read_text("utf-8").splitlines() if "r-refund-no-receipt" in line)
+    item["scores"] = [s for s in item["scores"] if s["name"] == "similarity"]  # 0.1111 only
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(item) + "\n", "utf-8")
+    typed = {"similarity": "exact-or-programmatic"}
+    outcome = lambda **kw: report([str(one)], [CASES], evaluators=typed, by=["case.caseId"], **kw)[  # noqa: E731
+        "slices"]["case.caseId"]["r-refund-no-receipt"]
+    assert outcome()["unscored"] == 1
+    assert outcome(thresholds={"similarity": 0.1})["passed"] == 1
+    assert outcome(thresholds={"langfuse": 0.5})["failed"] == 1
+
+
+def test_langfuse_items_detected_by_content_not_name_and_not_taken_for_braintrust(tmp_path):
+    renamed = tmp_path / "download.txt"
+    shutil.copy(LINES, renamed)
+    assert RESULTS_REGISTRY.detect(str(renamed)).name == "langfuse"
+    assert RESULTS_REGISTRY.detect(str(PAGE)).name == "langfuse"
+    head = LINES.read_text("utf-8")[:4096]
+    assert not RESULTS_REGISTRY.get("braintrust").detect(str(LINES), head)
+
+
+def test_langfuse_item_without_trace_id_names_line_and_field(tmp_path, capsys):
+    lines = LINES.read_text("utf-8").splitlines()
+    broken = json.loads(lines[2])
+    del broken["traceId"]
+    bad = tmp_path / "items.jsonl"
+    bad.write_text("\n".join([lines[0], lines[1], json.dumps(broken), *lines[3:]]) + "\n", "utf-8")
+    _, _, ledger = _records(bad)
+    assert [e["reason"] for e in ledger] == ["line 3: $.traceId: missing or not a string"]
+    assert ledger[0]["source"]["line"] == 3
+
+
+def test_langfuse_page_cut_short_is_a_one_line_error_naming_the_file(tmp_path, capsys):
+    bad = tmp_path / "page.json"
+    bad.write_text(PAGE.read_text("utf-8")[:3000], "utf-8")
+    code, err = run_cli(["report", str(bad), "--cases", CASES], capsys)
+    assert code == 2 and "page.json" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+SCORE = st.one_of(
+    st.builds(lambda v: ("BOOLEAN", v), st.booleans()),
+    st.builds(lambda v: ("NUMERIC", v), st.floats(min_value=-5, max_value=5, allow_nan=False)),
+    st.builds(lambda v: ("CATEGORICAL", v), st.sampled_from(["pass", "FAIL", "polite", "Incorrect", " yes "])),
+    st.builds(lambda v: ("TEXT", v), st.text(max_size=5)),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(SCORE, max_size=4), min_size=1, max_size=5))
+def test_langfuse_verdicts_follow_the_data_type_for_any_scores(tmp_path_factory, items):
+    from evalconv.vendors._common.labels import WORDS
+
+    path = tmp_path_factory.mktemp("lf") / "items.jsonl"
+    path.write_text("".join(json.dumps({
+        "traceId": f"t{n}", "experimentItemId": f"golden:c{n}", "experimentId": "e", "level": "DEFAULT",
+        "scores": [{"id": f"s{n}-{k}", "name": f"m{k}", "dataType": kind, "value": value, "source": "API"}
+                   for k, (kind, value) in enumerate(scores)]}) + "\n" for n, scores in enumerate(items)), "utf-8")
+    attempts, results, ledger = _records(path)
+    assert not ledger and len(attempts) == len(items)
+    kept = [(kind, value) for scores in items for kind, value in scores if kind != "TEXT"]
+    assert len(results) == len(kept)
+    for result, (kind, value) in zip(results, kept):
+        expect = value if kind == "BOOLEAN" else WORDS.get(value.strip().lower()) if kind == "CATEGORICAL" \
+            else True if value == 1 else False if value == 0 else None
+        assert result["passed"] is expect
