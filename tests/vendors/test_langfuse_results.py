@@ -113,8 +113,11 @@ def test_langfuse_numeric_score_between_0_and_1_is_unscored_until_a_threshold_is
     one = tmp_path / "one.jsonl"
     one.write_text(json.dumps(item) + "\n", "utf-8")
     typed = {"similarity": "exact-or-programmatic"}
-    outcome = lambda **kw: report([str(one)], [CASES], evaluators=typed, by=["case.caseId"], **kw)[  # noqa: E731
-        "slices"]["case.caseId"]["r-refund-no-receipt"]
+
+    def outcome(**kw):
+        return report([str(one)], [CASES], evaluators=typed, by=["case.caseId"], **kw)[
+            "slices"]["case.caseId"]["r-refund-no-receipt"]
+
     assert outcome()["unscored"] == 1
     assert outcome(thresholds={"similarity": 0.1})["passed"] == 1
     assert outcome(thresholds={"langfuse": 0.5})["failed"] == 1
