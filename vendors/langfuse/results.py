@@ -134,26 +134,32 @@ def _seconds(stamp: Any) -> float | None:
         return None
 
 
-def _score(attempt_id: str, score: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
-    name, value, kind = score["name"], score["value"], score.get("dataType")
-    type_, status, why = evaluator_type(score.get("source"), name)
-    numeric = runfiles.number(value) is not None and kind not in ("BOOLEAN", "CATEGORICAL")
-    passed: bool | None
+def _verdict(kind: Any, value: Any) -> tuple[bool | None, str, bool]:
+    """(passed, what the score said, numeric) of one score, by its data type."""
     if kind == "BOOLEAN" or isinstance(value, bool):
-        passed = bool(value)
-        said = f"{str(passed).lower()} (BOOLEAN)"
-    elif numeric:
+        passed = labels.label_verdict(value) if isinstance(value, str) else (
+            bool(value) if isinstance(value, bool) or runfiles.number(value) is not None else None)
+        return passed, f"{'no verdict' if passed is None else str(passed).lower()} (BOOLEAN)", False
+    if kind == "NUMERIC" or (kind is None and runfiles.number(value) is not None):
         passed, said = labels.unit_verdict(value, FLAG)
-    else:
-        passed = labels.label_verdict(value)
-        said = f"category {json.dumps(value)[:60]}" + ("" if passed is not None else " is not a pass or a fail word: unscored")
+        return passed, said, runfiles.number(value) is not None
+    passed = labels.label_verdict(value)
+    said = f"category {json.dumps(value)[:60]}" + ("" if passed is not None else " is not a pass or a fail word: unscored")
+    return passed, said, False
+
+
+def _score(attempt_id: str, score: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    name, value = score["name"], score["value"]
+    type_, status, why = evaluator_type(score.get("source"), name)
+    passed, said, numeric = _verdict(score.get("dataType"), value)
     comment = score.get("comment")
     reason = said + (f": {comment}" if isinstance(comment, str) and comment.strip() else "")
     if type_ is None:
         reason += f" (type it with --evaluator '{name}=TYPE')"
+    boolean = score.get("dataType") == "BOOLEAN" and passed is not None
     return runs.result(
         attempt_id=attempt_id, name=name, type_=type_, type_source="inferred",
-        score=runfiles.number(value) if numeric else (float(passed) if kind == "BOOLEAN" and passed is not None else None),
+        score=runfiles.number(value) if numeric else (float(passed) if boolean else None),
         passed=passed, review_status=status, reason=runs.first_line(reason),
         recorded_at=score.get("timestamp") if isinstance(score.get("timestamp"), str) else None,
         own_id=score.get("id") if isinstance(score.get("id"), str) else name, source=source, typed_by=why,
