@@ -159,7 +159,7 @@ def _score(attempt_id: str, score: dict[str, Any], source: dict[str, Any]) -> di
     boolean = score.get("dataType") == "BOOLEAN" and passed is not None
     return runs.result(
         attempt_id=attempt_id, name=name, type_=type_, type_source="inferred",
-        score=runfiles.number(value) if numeric else (float(passed) if boolean else None),
+        score=runfiles.number(value) if numeric else (1.0 if passed else 0.0) if boolean else None,
         passed=passed, review_status=status, reason=runs.first_line(reason),
         recorded_at=score.get("timestamp") if isinstance(score.get("timestamp"), str) else None,
         own_id=score.get("id") if isinstance(score.get("id"), str) else name, source=source, typed_by=why,
