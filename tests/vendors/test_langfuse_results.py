@@ -207,3 +207,36 @@ def test_langfuse_reader_never_crashes_and_every_record_keeps_its_schema(tmp_pat
         if kind != "ledger":
             assert list(runs.problems(record, f"{kind}.schema.json")) == []
     assert sum(k != "result" for k, _ in records) == len(items)  # each item an attempt or a ledger entry
+
+
+def test_langfuse_scores_fetched_on_their_own_read_after_the_items_give_the_same_report(tmp_path):
+    """GET /api/public/v3/scores (the SDK's scores.get_many): each score names its trace in `subject`."""
+    pytest.importorskip("langfuse")
+    from langfuse.api.core.pydantic_utilities import parse_obj_as
+    from langfuse.api.scores.types import GetScoresV3Response
+
+    items = [json.loads(line) for line in LINES.read_text("utf-8").splitlines()]
+    scores = [{**score, "subject": {"kind": "trace", "id": item["traceId"]}} for item in items for score in item["scores"]]
+    page = parse_obj_as(GetScoresV3Response, {"data": scores, "meta": {"limit": 100}})  # Langfuse's own model
+    (tmp_path / "scores.json").write_text(page.json(), "utf-8")
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps({**i, "scores": []}) + "\n" for i in items), "utf-8")
+    assert RESULTS_REGISTRY.detect(str(tmp_path / "scores.json")).name == "langfuse"
+    split = report([str(tmp_path / "items.jsonl"), str(tmp_path / "scores.json")], [CASES])
+    whole = report([str(LINES)], [CASES])
+    assert {k: split[k] for k in ("overall", "slices", "ledgerCounts")} == \
+        {k: whole[k] for k in ("overall", "slices", "ledgerCounts")}
+
+
+def test_langfuse_a_persons_annotation_after_the_run_decides_the_case(tmp_path):
+    """A v2 score (GET /api/public/v2/scores) from an annotation queue: a person passes the case the
+    evaluator failed; rubric-human is admitted on a reference case and people decide an attempt."""
+    item = next(json.loads(line) for line in LINES.read_text("utf-8").splitlines() if "r-window-wrong" in line)
+    person = {"id": "ann-1", "projectId": "p", "traceId": item["traceId"], "name": "reviewed", "source": "ANNOTATION",
+              "dataType": "CATEGORICAL", "value": 1, "stringValue": "Pass", "timestamp": "2026-12-05T09:00:00Z",
+              "environment": "default", "createdAt": "2026-12-05T09:00:00Z", "updatedAt": "2026-12-05T09:00:00Z"}
+    (tmp_path / "scores.jsonl").write_text(json.dumps(person) + "\n", "utf-8")
+    before = report([str(LINES)], [CASES], by=["case.caseId"])["slices"]["case.caseId"]["r-window-wrong"]
+    after = report([str(LINES), str(tmp_path / "scores.jsonl")], [CASES], by=["case.caseId"])
+    assert before["failed"] == 1 and after["slices"]["case.caseId"]["r-window-wrong"]["passed"] == 1
+    assert {"scorer": "reviewed", "harness": "langfuse", "type": "rubric-human",
+            "why": "Langfuse score source ANNOTATION (a person)", "results": 1} in after["verdicts"]["typing"]

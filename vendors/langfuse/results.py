@@ -7,7 +7,9 @@ a JSON array of its items, or one `ExperimentItem` a line (`item.json()`). `run_
 `ExperimentResult` has no JSON form of its own (only `format()` text), so the API's items are
 the file to bring back. Each item (one trace of the task on one dataset item) is an attempt, keyed
 by its trace id; each of its scores a result. An item at level ERROR (the task raised; Langfuse
-keeps its message) is an errored attempt.
+keeps its message) is an errored attempt. Scores fetched on their own (`GET /api/public/v3/scores`,
+`langfuse.api.scores.get_many`, or v2's `/api/public/v2/scores`: a person's annotation after the
+run, a rescoring) are read too, after the items, each a result of the item whose trace it is on.
 
 Linked to its case by the case profile evalconv's export puts in the dataset item's metadata
 (`experimentItemMetadata.case.caseId`, else `evalconv.id`); else by the dataset item id, whose
@@ -64,11 +66,16 @@ def case_link(item: dict[str, Any]) -> tuple[str | None, str | None, dict[str, s
 
 class LangfuseResults:
     name = HARNESS
-    title = "Langfuse experiment items (GET /api/public/experiment-items with scores: the page, a JSON array or JSONL)"
-    files = "Langfuse experiment items with their scores (experiments.list_items(fields=...,scores) JSON or JSONL)"
+    title = ("Langfuse experiment items (GET /api/public/experiment-items with scores) and scores (GET "
+             "/api/public/v3/scores): the page, a JSON array or JSONL")
+    files = "Langfuse experiment items with their scores (experiments.list_items JSON or JSONL), then any scores file"
 
     def detect(self, path: str, head: str) -> bool:
-        return head.startswith(("{", "[")) and '"experimentItemId"' in head and '"traceId"' in head
+        if not head.startswith(("{", "[")):
+            return False
+        if '"experimentItemId"' in head and '"traceId"' in head:
+            return True
+        return '"dataType"' in head and '"projectId"' in head and ('"traceId"' in head or '"subject"' in head)
 
     def read(self, path: str) -> Iterator[runfiles.Record]:
         head = runfiles.read_head_text(path)
@@ -80,12 +87,31 @@ class LangfuseResults:
         else:
             rows = ((line, line - 1, item, problem) for line, item, problem in runfiles.jsonl(path))
         for line, index, item, problem in rows:
-            problem = problem or _shape(item)
+            score = isinstance(item, dict) and "dataType" in item and "experimentItemId" not in item
+            problem = problem or (_score_shape(item) if score else _shape(item))
             if problem is not None:
                 where = f"line {line}" if line is not None else f"item {index + 1}"
                 yield runfiles.unreadable(path, f"{where}: {problem}", line=line, entry=index)
-                continue
-            yield from _item(item, runfiles.where(path, line=line, entry=index))
+            elif score and item.get("dataType") not in NOT_JUDGEMENTS:
+                yield "result", _score(runs.attempt_id(HARNESS, "trace", _trace_of(item)), item,
+                                       runfiles.where(path, line=line, entry=index))
+            elif not score:
+                yield from _item(item, runfiles.where(path, line=line, entry=index))
+
+
+def _trace_of(score: dict[str, Any]) -> Any:
+    """The trace a score (v2: `traceId`; v3: its `subject`) is on."""
+    subject = score.get("subject") if isinstance(score.get("subject"), dict) else {}
+    return score.get("traceId") or (subject.get("id") if subject.get("kind") == "trace" else subject.get("traceId"))
+
+
+def _score_shape(score: dict[str, Any]) -> str | None:
+    """Why a score read on its own cannot be a result, naming the field; None when it can."""
+    if not isinstance(_trace_of(score), str) or not _trace_of(score):
+        return "$.traceId: missing (a score on a session or an experiment, not on an item's trace)"
+    if not isinstance(score.get("name"), str) or not score["name"]:
+        return "$.name: missing or not a string"
+    return None if "value" in score else "$.value: missing"
 
 
 def _shape(item: Any) -> str | None:
@@ -149,7 +175,9 @@ def _verdict(kind: Any, value: Any) -> tuple[bool | None, str, bool]:
 
 
 def _score(attempt_id: str, score: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
-    name, value = score["name"], score["value"]
+    name = score["name"]
+    value = score["stringValue"] if score.get("dataType") == "CATEGORICAL" and isinstance(score.get("stringValue"), str) \
+        else score["value"]  # v2 gives a category its number and its text
     type_, status, why = evaluator_type(score.get("source"), name)
     passed, said, numeric = _verdict(score.get("dataType"), value)
     comment = score.get("comment")
