@@ -101,7 +101,8 @@ class LangfuseResults:
 
 def _trace_of(score: dict[str, Any]) -> Any:
     """The trace a score (v2: `traceId`; v3: its `subject`) is on."""
-    subject = score.get("subject") if isinstance(score.get("subject"), dict) else {}
+    given = score.get("subject")
+    subject: dict[str, Any] = given if isinstance(given, dict) else {}
     return score.get("traceId") or (subject.get("id") if subject.get("kind") == "trace" else subject.get("traceId"))
 
 
