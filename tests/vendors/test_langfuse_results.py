@@ -240,3 +240,22 @@ def test_langfuse_a_persons_annotation_after_the_run_decides_the_case(tmp_path):
     assert before["failed"] == 1 and after["slices"]["case.caseId"]["r-window-wrong"]["passed"] == 1
     assert {"scorer": "reviewed", "harness": "langfuse", "type": "rubric-human",
             "why": "Langfuse score source ANNOTATION (a person)", "results": 1} in after["verdicts"]["typing"]
+
+
+def test_langfuse_text_report_names_the_failing_case_and_the_bad_line(tmp_path, capsys):
+    from evalconv.cli import main
+
+    lines = LINES.read_text("utf-8").splitlines()
+    broken = json.loads(lines[2])
+    del broken["traceId"]
+    bad = tmp_path / "items.jsonl"
+    bad.write_text("\n".join([*lines[:2], json.dumps(broken), *lines[3:]]) + "\n", "utf-8")
+    with pytest.raises(SystemExit) as done:
+        main(["report", str(bad), "--cases", CASES, "--by", "metadata.severity",
+              "--fail-under", "metadata.severity=harmful:1.0"])
+    text = capsys.readouterr().out
+    assert done.value.code == 1
+    assert "harmful: failed r-refund-no-receipt" in text and "evalconv_case: score 0" in text
+    assert f"{bad}:3: unreadable: line 3: $.traceId: missing or not a string" in text
+    # the unreadable line was r-order-status-tool's item: not run, so ungraded too
+    assert "2 cases nobody graded: r-order-status-tool, r-injury-escalation" in text

@@ -199,3 +199,15 @@ def test_phoenix_reader_never_crashes_and_every_record_keeps_its_schema(tmp_path
         if kind != "ledger":
             assert list(runs.problems(record, f"{kind}.schema.json")) == []
     assert sum(k != "result" for k, _ in records) == len(runs_)
+
+
+def test_phoenix_text_report_names_the_failing_case_and_the_gate(capsys):
+    from evalconv.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["report", str(EXPORT), "--cases", CASES, "--by", "metadata.severity",
+              "--fail-under", "metadata.severity=harmful:1.0"])
+    text = capsys.readouterr().out
+    assert done.value.code == 1
+    assert "harmful: failed r-refund-no-receipt" in text and 'case_check: label "fail"' in text
+    assert "2 cases nobody graded: r-order-status-tool, r-injury-escalation" in text
