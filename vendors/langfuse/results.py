@@ -25,6 +25,7 @@ the SDK post, code or judge alike) unknown, except evalconv's own `evalconv_case
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any, Iterator
 
 from evalconv.canonical import runs
@@ -137,14 +138,14 @@ def _shape(item: Any) -> str | None:
 def _item(item: dict[str, Any], source: dict[str, Any]) -> Iterator[runfiles.Record]:
     case_id, version, ref = case_link(item)
     failed = item.get("level") == "ERROR"
-    error = runs.first_line(item.get("statusMessage")) or ("Langfuse observation level ERROR" if failed else None)
-    start, end = runfiles.number(_seconds(item.get("startTime"))), runfiles.number(_seconds(item.get("endTime")))
+    error = (runs.first_line(item.get("statusMessage")) or "Langfuse observation level ERROR") if failed else None
+    start, end = _seconds(item.get("startTime")), _seconds(item.get("endTime"))
     text = lambda key: item[key] if isinstance(item.get(key), str) else None  # noqa: E731
     attempt = runs.attempt(
         harness=HARNESS, key=("trace", item["traceId"]), case_id=case_id, case_ref=ref, case_version=version,
         run=text("experimentId"), system=text("experimentName") or "langfuse task", started_at=text("startTime"),
         duration_ms=(end - start) * 1000 if start is not None and end is not None else None,
-        status="error" if failed else "completed", error=error if failed else None,
+        status="error" if failed else "completed", error=error,
         output=item.get("output"), has_output="output" in item and not failed, source=source)
     yield "attempt", attempt
     for score in item.get("scores") or []:
@@ -153,8 +154,6 @@ def _item(item: dict[str, Any], source: dict[str, Any]) -> Iterator[runfiles.Rec
 
 
 def _seconds(stamp: Any) -> float | None:
-    from datetime import datetime
-
     try:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() if isinstance(stamp, str) else None
     except ValueError:
