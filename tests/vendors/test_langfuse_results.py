@@ -186,6 +186,14 @@ def test_langfuse_reader_recovers_the_counts_its_manifest_names():
         kinds = [k for k, _ in RESULTS_REGISTRY.read(str(RUNS / "langfuse" / entry["path"]))]
         got = {"attempts": kinds.count("attempt"), "results": kinds.count("result"), "ledger": kinds.count("ledger")}
         assert got == entry["reader_must_recover"], entry["path"]
+    counts = manifest["files"][0]["harness_counts"]
+    items = [json.loads(line) for line in LINES.read_text("utf-8").splitlines()]
+    named: dict[str, int] = {}
+    for item in items:
+        for score in item["scores"]:
+            named[score["name"]] = named.get(score["name"], 0) + 1
+    assert (len(items), sum(i["level"] == "ERROR" for i in items), named) == \
+        (counts["items"], counts["level_error"], counts["scores"])
 
 
 FIELDS = st.sampled_from(["traceId", "experimentItemId", "experimentItemMetadata", "level", "statusMessage",
