@@ -60,8 +60,10 @@ def test_langfuse_items_read_to_langfuses_own_scores_item_by_item(path):
                 theirs.append((case, score.name, float(value), value))
             elif score.data_type == "CATEGORICAL":
                 theirs.append((case, score.name, None, None))  # polite / rude: no pass or fail word
-            else:
-                theirs.append((case, score.name, value, True if value == 1 else False if value == 0 else None))
+            elif score.name == "evalconv_case":  # evalconv's own evaluator: 1 passes, 0 fails
+                theirs.append((case, score.name, value, value == 1))
+            else:  # a number Langfuse states no rule for
+                theirs.append((case, score.name, value, None))
     assert mine == sorted(theirs)
     errored = [a for a in attempts.values() if a["status"] == "error"]
     assert [(a["caseId"], a["error"]) for a in errored] == [("r-injury-escalation", "escalation service unavailable")]
@@ -175,9 +177,9 @@ def test_langfuse_verdicts_follow_the_data_type_for_any_scores(tmp_path_factory,
     kept = [(kind, value) for scores in items for kind, value in scores if kind != "TEXT"]
     assert len(results) == len(kept)
     for result, (kind, value) in zip(results, kept):
-        expect = value if kind == "BOOLEAN" else WORDS.get(value.strip().lower()) if kind == "CATEGORICAL" \
-            else True if value == 1 else False if value == 0 else None
+        expect = value if kind == "BOOLEAN" else WORDS.get(value.strip().lower()) if kind == "CATEGORICAL" else None
         assert result["passed"] is expect
+        assert ("passAt" in result and result["passAt"] is None) is (kind == "NUMERIC")
 
 
 def test_langfuse_reader_recovers_the_counts_its_manifest_names():

@@ -163,9 +163,9 @@ def test_phoenix_verdict_is_the_label_else_the_score_for_any_annotations(tmp_pat
     assert len(results) == len(notes)
     for result, note in zip(results, notes):
         score = note["score"]
-        expect = None if note["error"] else WORDS.get(note["label"].lower()) if note["label"] else \
-            True if score == 1 else False if score == 0 else None
+        expect = None if note["error"] or not note["label"] else WORDS.get(note["label"].lower())
         assert result["passed"] is expect
+        assert ("passAt" in result) is (not note["error"] and not note["label"] and score is not None)
         assert result["reviewStatus"] == ("error" if note["error"] else "reviewed" if note["annotator_kind"] == "HUMAN"
                                           else "automated")
 

@@ -1,14 +1,11 @@
 """What a tool's score says as a verdict, for tools whose scores carry no pass rule of their own
 (Langfuse scores, Phoenix annotations): a boolean says it, a label says it only when it is a pass
-or fail word, and a number in [0, 1] passes at 1 and fails at 0; any other number, and one in
-between, is unscored unless `evalconv report --threshold NAME=SCORE` gives the rule."""
+or fail word, and a number says nothing: it is unscored (`passAt: null`) until `evalconv report
+--threshold NAME=SCORE` gives the rule (the same reading as pydantic-evals' and MLflow's scores)."""
 from __future__ import annotations
 
 from typing import Any
 
-from .runfiles import number
-
-PASS_AT = 1.0
 WORDS = {"pass": True, "passed": True, "true": True, "yes": True, "correct": True,
          "fail": False, "failed": False, "false": False, "no": False, "incorrect": False}
 
@@ -18,17 +15,15 @@ def label_verdict(label: Any) -> bool | None:
     return WORDS.get(label.strip().lower()) if isinstance(label, str) else None
 
 
-def unit_verdict(score: Any, threshold_flag: str) -> tuple[bool | None, str]:
-    """(passed, why) of a number with no pass rule: 1 passes, 0 fails, the rest unscored."""
-    value = number(score)
-    if value is None:
-        return None, "no score"
-    if value >= PASS_AT and value <= 1.0:
-        return True, f"score {value:g}"
-    if value == 0.0:
-        return False, "score 0"
-    where = "between 0 and 1" if 0.0 < value < 1.0 else "outside 0 to 1"
-    return None, f"score {value:g} {where}: no pass rule; unscored unless {threshold_flag}"
+def no_rule(score: float, threshold_flag: str) -> str:
+    """Why a number with no pass rule is unscored."""
+    return f"score {score:g}: no pass rule stated; unscored until {threshold_flag}"
+
+
+def unscored_until_threshold(record: dict[str, Any]) -> dict[str, Any]:
+    """Mark a result's score as one the harness states no rule for (`passAt: null`)."""
+    record["passAt"] = None
+    return record
 
 
 def words_text() -> str:

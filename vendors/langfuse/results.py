@@ -15,9 +15,9 @@ Linked to its case by the case profile evalconv's export puts in the dataset ite
 (`experimentItemMetadata.case.caseId`, else `evalconv.id`); else by the dataset item id, whose
 `<dataset>:` namespace evalconv's export adds (`golden:r-refund` is case `r-refund`).
 
-Scores have no pass rule (vendors/_common/labels.py): BOOLEAN says it; CATEGORICAL only with a pass
-or fail word; NUMERIC passes at 1 and fails at 0, a score between is unscored unless
-`--threshold`. TEXT and CORRECTION scores are notes and a corrected output, not judgements: no
+Scores state no pass rule (vendors/_common/labels.py): BOOLEAN says it; CATEGORICAL only with a pass
+or fail word; NUMERIC is unscored (`passAt: null`) until `--threshold` gives the rule, except the 1
+(pass) and 0 (fail) of evalconv's own `evalconv_case`. TEXT and CORRECTION scores are notes and a corrected output, not judgements: no
 result. Typing by the score's source: ANNOTATION (a person, in the UI or a queue) rubric-human;
 EVAL (Langfuse's managed LLM-as-a-judge) llm-judge; API (what `run_experiment`'s evaluators and
 the SDK post, code or judge alike) unknown, except evalconv's own `evalconv_case` (a program).
@@ -160,15 +160,19 @@ def _seconds(stamp: Any) -> float | None:
         return None
 
 
-def _verdict(kind: Any, value: Any) -> tuple[bool | None, str, bool]:
-    """(passed, what the score said, numeric) of one score, by its data type."""
+def _verdict(kind: Any, value: Any, name: str) -> tuple[bool | None, str, bool]:
+    """(passed, what the score said, a number with no rule) of one score, by its data type."""
     if kind == "BOOLEAN" or isinstance(value, bool):
         passed = labels.label_verdict(value) if isinstance(value, str) else (
             bool(value) if isinstance(value, bool) or runfiles.number(value) is not None else None)
         return passed, f"{'no verdict' if passed is None else str(passed).lower()} (BOOLEAN)", False
     if kind == "NUMERIC" or (kind is None and runfiles.number(value) is not None):
-        passed, said = labels.unit_verdict(value, FLAG)
-        return passed, said, runfiles.number(value) is not None
+        number = runfiles.number(value)
+        if number is None:
+            return None, "no score", False
+        if name == CASE_EVALUATOR and number in (0.0, 1.0):  # evalconv's own rule: 1 passes, 0 fails
+            return number == 1.0, f"score {number:g} ({CASE_EVALUATOR}: 1 passes, 0 fails)", False
+        return None, labels.no_rule(number, FLAG), True
     passed = labels.label_verdict(value)
     said = f"category {json.dumps(value)[:60]}" + ("" if passed is not None else " is not a pass or a fail word: unscored")
     return passed, said, False
@@ -179,27 +183,27 @@ def _score(attempt_id: str, score: dict[str, Any], source: dict[str, Any]) -> di
     value = score["stringValue"] if score.get("dataType") == "CATEGORICAL" and isinstance(score.get("stringValue"), str) \
         else score["value"]  # v2 gives a category its number and its text
     type_, status, why = evaluator_type(score.get("source"), name)
-    passed, said, numeric = _verdict(score.get("dataType"), value)
+    passed, said, numeric = _verdict(score.get("dataType"), value, name)
     comment = score.get("comment")
     reason = said + (f": {comment}" if isinstance(comment, str) and comment.strip() else "")
     if type_ is None:
         reason += f" (type it with --evaluator '{name}=TYPE')"
     boolean = score.get("dataType") == "BOOLEAN" and passed is not None
-    return runs.result(
+    record = runs.result(
         attempt_id=attempt_id, name=name, type_=type_, type_source="inferred",
-        score=runfiles.number(value) if numeric else (1.0 if passed else 0.0) if boolean else None,
+        score=runfiles.number(value) if not boolean else (1.0 if passed else 0.0),
         passed=passed, review_status=status, reason=runs.first_line(reason),
         recorded_at=score.get("timestamp") if isinstance(score.get("timestamp"), str) else None,
-        own_id=score.get("id") if isinstance(score.get("id"), str) else name, source=source, typed_by=why,
-        pass_at=labels.PASS_AT if numeric else None)
+        own_id=score.get("id") if isinstance(score.get("id"), str) else name, source=source, typed_by=why)
+    return labels.unscored_until_threshold(record) if numeric else record
 
 
 RULES = {
-    "verdict": "scores have no pass rule: BOOLEAN as it says; CATEGORICAL " + labels.words_text() + ", any other "
-               "category unscored; NUMERIC 1 passes, 0 fails, a score in between or outside 0 to 1 unscored unless "
-               "`--threshold`; TEXT and CORRECTION scores are not judgements (no result); an item at level ERROR "
-               "is an errored attempt",
-    "threshold": f"{labels.PASS_AT} for NUMERIC scores ({FLAG})",
+    "verdict": "scores state no pass rule: BOOLEAN as it says; CATEGORICAL " + labels.words_text() + ", any other "
+               f"category unscored; NUMERIC unscored until `--threshold` (`passAt: null`), except `{CASE_EVALUATOR}`'s "
+               "1 (pass) and 0 (fail); TEXT and CORRECTION scores are not judgements (no result); an item at level "
+               "ERROR is an errored attempt",
+    "threshold": f"none: a NUMERIC score is unscored until {FLAG}",
     "typing": "by score source: `ANNOTATION` (a person): rubric-human; `EVAL` (Langfuse's LLM-as-a-judge): "
               f"llm-judge; `API` (run_experiment's evaluators, code or judge alike): unknown, except `{CASE_EVALUATOR}` "
               "(evalconv's case_evaluator): exact-or-programmatic; a warning names each unknown one and "

@@ -16,8 +16,8 @@ with the same input link neither.
 
 An annotation has no pass rule (vendors/_common/labels.py): its label says it when it is a pass or
 fail word (a boolean evaluator's `True` / `False`, evalconv's `case_check` `pass` / `fail`); any
-other label (`not checked`) is unscored; with no label, a score passes at 1 and fails at 0, one in
-between is unscored unless `--threshold`. Typing by Phoenix's annotator kind: LLM llm-judge, HUMAN
+other label (`not checked`) is unscored; a score with no label states no rule: unscored (`passAt:
+null`) until `--threshold` gives one. Typing by Phoenix's annotator kind: LLM llm-judge, HUMAN
 rubric-human, CODE (a function evaluator) exact-or-programmatic.
 """
 from __future__ import annotations
@@ -120,26 +120,26 @@ def _annotation(attempt_id: str, note: dict[str, Any], source: dict[str, Any]) -
         said = f"label {json.dumps(label)[:60]}" + ("" if passed is not None else " is not a pass or a fail word: unscored")
     else:
         numeric = score is not None
-        passed, said = labels.unit_verdict(score, FLAG)
+        passed, said = None, labels.no_rule(score, FLAG) if score is not None else "no label and no score"
     explanation = note.get("explanation")
     reason = said + (f": {explanation}" if isinstance(explanation, str) and explanation.strip() else "")
     if type_ is None:
         reason += f" (annotator kind {kind!r}: type it with --evaluator '{name}=TYPE')"
-    return runs.result(
+    record = runs.result(
         attempt_id=attempt_id, name=name, type_=type_, type_source="inferred", score=score, passed=passed,
         review_status=status, reason=runs.first_line(reason),
         recorded_at=note.get("end_time") if isinstance(note.get("end_time"), str) else None,
         own_id=(name, note.get("start_time")), source=source,
-        typed_by=f"Phoenix annotator kind {kind}" if type_ else "default: unknown (no annotator kind)",
-        pass_at=labels.PASS_AT if numeric else None)
+        typed_by=f"Phoenix annotator kind {kind}" if type_ else "default: unknown (no annotator kind)")
+    return labels.unscored_until_threshold(record) if numeric else record
 
 
 RULES = {
     "verdict": "an annotation's label as it says: " + labels.words_text() + " (a boolean evaluator's "
                "`True`/`False`, evalconv's case_check `pass`/`fail`), any other label (`not checked`) unscored; "
-               "with no label, a score of 1 passes, 0 fails, one in between unscored unless `--threshold`; an "
+               "a score with no label states no rule: unscored until `--threshold` (`passAt: null`); an "
                "evaluator that raised (`error`) is unscored; a run with an `error` is an errored attempt",
-    "threshold": f"{labels.PASS_AT} for scores without a label ({FLAG})",
+    "threshold": f"none: a score without a label is unscored until {FLAG}",
     "typing": "by annotator kind: `LLM`: llm-judge; `HUMAN`: rubric-human; `CODE` (a function evaluator, Phoenix's "
               "default kind): exact-or-programmatic (`--evaluator NAME=TYPE` where a CODE evaluator calls a model)",
 }
