@@ -114,3 +114,18 @@ def test_langsmith_runs_and_feedback_read_to_the_same_report(tmp_path):
     _python("make_langsmith.py", str(_export("langsmith", tmp_path)), str(tmp_path), cwd=tmp_path)
     _same_report([tmp_path / "runs.jsonl", tmp_path / "feedback.jsonl"],
                  [RUNS / "langsmith" / "runs.jsonl", RUNS / "langsmith" / "feedback.jsonl"])
+
+
+def test_langfuse_run_experiment_items_read_to_the_same_report(tmp_path):
+    """Issue 29: Langfuse's run_experiment makes the experiment items again (offline)."""
+    require_module("langfuse")
+    _python("make_langfuse.py", str(_export("langfuse", tmp_path)), str(tmp_path), cwd=tmp_path)
+    for name in ("experiment_items.json", "experiment_items.jsonl"):
+        _same_report([tmp_path / name], [RUNS / "langfuse" / name])
+
+
+def test_phoenix_run_experiment_download_reads_to_the_same_report(tmp_path):
+    """Issue 29: Phoenix's client runs the experiment again against the stand-in server (offline)."""
+    require_module("phoenix.client")
+    _python("make_phoenix.py", str(_export("phoenix", tmp_path)), str(tmp_path), cwd=tmp_path)
+    _same_report([tmp_path / "experiment.json"], [RUNS / "phoenix" / "experiment.json"])

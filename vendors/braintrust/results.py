@@ -80,7 +80,8 @@ class BraintrustResults:
         first = head.split("\n", 1)[0]
         if _REPORT_OPENING.match(first):  # a compact pydantic-evals EvaluationReport is one line too
             return False
-        return head.startswith(("{", "[")) and '"scores"' in first and ('"output"' in first or '"span_id"' in first)
+        return head.startswith(("{", "[")) and '"scores"' in first and ('"output"' in first or '"span_id"' in first) \
+            and '"experimentItemId"' not in first  # Langfuse's experiment items carry scores and output too
 
     def read(self, path: str) -> Iterator[runfiles.Record]:
         head = runfiles.read_head_text(path)
