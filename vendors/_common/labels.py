@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalconv.canonical import runs
+
 WORDS = {"pass": True, "passed": True, "true": True, "yes": True, "correct": True,
          "fail": False, "failed": False, "false": False, "no": False, "incorrect": False}
 
@@ -20,7 +22,7 @@ def no_rule(score: float, threshold_flag: str) -> str:
     return f"score {score:g}: no pass rule stated; unscored until {threshold_flag}"
 
 
-def unscored_until_threshold(record: dict[str, Any]) -> dict[str, Any]:
+def unscored_until_threshold(record: runs.Result) -> runs.Result:
     """Mark a result's score as one the harness states no rule for (`passAt: null`)."""
     record["passAt"] = None
     return record

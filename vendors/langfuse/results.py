@@ -178,7 +178,7 @@ def _verdict(kind: Any, value: Any, name: str) -> tuple[bool | None, str, bool]:
     return passed, said, False
 
 
-def _score(attempt_id: str, score: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+def _score(attempt_id: str, score: dict[str, Any], source: dict[str, Any]) -> runs.Result:
     name = score["name"]
     value = score["stringValue"] if score.get("dataType") == "CATEGORICAL" and isinstance(score.get("stringValue"), str) \
         else score["value"]  # v2 gives a category its number and its text

@@ -107,7 +107,7 @@ def _run(run: dict[str, Any], source: dict[str, Any]) -> Iterator[runfiles.Recor
         yield "result", _annotation(attempt["id"], note, source)
 
 
-def _annotation(attempt_id: str, note: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+def _annotation(attempt_id: str, note: dict[str, Any], source: dict[str, Any]) -> runs.Result:
     name, kind = note["name"], note.get("annotator_kind")
     type_, status = _KINDS.get(kind, (None, "automated")) if isinstance(kind, str) else (None, "automated")
     label, score = note.get("label"), runfiles.number(note.get("score"))

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 from evalconv.canonical import runs
 
-from .._common import runfiles
+from .._common import labels, runfiles
 from .evaluators import JUDGES, NOT_CHECKED_PREFIX, TRACED
 
 HARNESS = "pydantic-evals"
@@ -46,12 +46,6 @@ def evaluator_type(evaluator: str | None) -> str | None:
     if evaluator in PROGRAMMATIC:
         return "exact-or-programmatic"
     return None
-
-
-def unscored(record: runs.Result) -> runs.Result:
-    """A score the tool states no pass rule for: unscored until `--threshold` gives one (`passAt: null`)."""
-    record["passAt"] = None
-    return record
 
 
 def case_link(case: dict[str, Any]) -> tuple[str | None, str | None, dict[str, str] | None]:
@@ -165,7 +159,7 @@ def _score(attempt_id: str, name: str, result: dict[str, Any], source: dict[str,
     type_, typed_by = _typed(name, _class(result))
     reason = result.get("reason")
     why = f"score {score:g}: pydantic-evals has no pass rule for scores; give one with --threshold '{name}=SCORE'"
-    return unscored(runs.result(
+    return labels.unscored_until_threshold(runs.result(
         attempt_id=attempt_id, name=name, type_=type_, type_source="inferred", score=score, passed=None,
         review_status="automated", reason=runs.first_line(why + (f": {reason}" if isinstance(reason, str) else "")),
         version=_version(result), own_id=("score", name), source=source, typed_by=typed_by))
