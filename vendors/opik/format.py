@@ -40,8 +40,8 @@ class OpikFormat(Format):
         top = keys.top
         if "data" in top and top <= set(SUITE_KEYS):
             return 1.0 if top & {"assertions", "execution_policy"} or _UUID_ID.search(head) else 0.5
-        if "items" in top and "downloaded_at" in top:
-            return 1.0 if top <= set(EXPORT_KEYS) else 0.5
+        if "items" in top and "downloaded_at" in top:  # `opik export dataset`; an experiment's export is run output
+            return 0.0 if "experiment" in top else 1.0 if top <= set(EXPORT_KEYS) else 0.5
         if not top & {"input", "expected_output"}:
             return 0.0
         if top & _MARKS or ("expected_output" in top and _UUID_ID.search(head)):
