@@ -113,7 +113,8 @@ def _assertions(item: dict[str, Any], attempt_id: str, source: dict[str, Any]) -
         if not isinstance(result, dict) or not isinstance(result.get("passed"), bool):
             yield "ledger", runs.ledger_entry("unreadable", "an assertion result with no passed flag", source=source)
             continue
-        name = result.get("value") if isinstance(result.get("value"), str) else f"assertion {number + 1}"
+        text = result.get("value")  # the assertion's sentence
+        name = text if isinstance(text, str) else f"assertion {number + 1}"
         yield "result", runs.result(
             attempt_id=attempt_id, name=name, type_="llm-judge", type_source="inferred",
             score=1.0 if result["passed"] else 0.0, passed=result["passed"], review_status="automated",
