@@ -120,3 +120,18 @@ def test_opik_loads_every_export(converters, tmp_path_factory, rows):
     except EvalconvError:
         return
     _check_items(converters, out, rows)
+
+
+def test_regression_identical_items_in_opiks_export_would_merge_on_insert_but_survive_through_evalconv(
+        converters, tmp_path):
+    from opik.api_objects.dataset.dataset_item import DatasetItem
+
+    same = {"input": "Capital of France?", "expected_output": "Paris"}
+    export = tmp_path / "export.json"
+    export.write_text(jsonvalue.dumps({"id": "d", "name": "geo", "items": [same, same],
+                                       "downloaded_at": "2026-12-05T01:00:00"}))
+    assert DatasetItem(**same).content_hash() == DatasetItem(**same).content_hash()  # Opik keeps one
+    rows = evalconv.read(str(export)).rows
+    assert [r.id for r in rows] == ["opik-1", "opik-2"]
+    loaded = _check_items(converters, _export(tmp_path, rows=rows), rows)  # distinct content hashes
+    assert [i.get_content()["input"] for i in loaded] == ["Capital of France?"] * 2
