@@ -150,3 +150,11 @@ def test_case_metric_verdicts_never_pass_what_they_cannot_check():
     assert verdict("x", None, {"case": case("rubric", evaluator="llm-judge")})[0] is None
     assert verdict("x", "x", {"case": case(evaluator="human-expert")})[0] is None
     assert verdict("x", "x", {})[0] is None
+
+
+def test_an_item_whose_metadata_is_not_an_object_is_one_finding_naming_it():
+    checked, _ = back([{"id": "0193a4b2-1c00-7d00-8000-000000000001", "input": "q", "metadata": ["x"]},
+                       {"id": "0193a4b2-1c00-7d00-8000-000000000002", "input": "q", "metadata": {}}])
+    bad, good = checked
+    assert bad.row is None and [(f.path, f.message) for f in bad.findings] == [("$.metadata", "metadata must be an object")]
+    assert good.row is not None

@@ -70,7 +70,9 @@ def row_value(record: dict[str, Any], index: int, report: ReadReporter) -> dict[
     if metadata is None:
         metadata = {}
     if not isinstance(metadata, dict):
-        raise RowError("metadata must be an object", "$.data.metadata" if suite else "$.metadata", None)
+        raw_id = record.get("id")
+        raise RowError("metadata must be an object", "$.data.metadata" if suite else "$.metadata",
+                       {"id": raw_id} if isinstance(raw_id, str) and raw_id else None)
     case = metadata.get("case")
     if isinstance(case, dict) and isinstance(case.get("caseId"), str) and isinstance(case.get("oracleType"), str):
         value = _own_row(record, body, metadata, suite, report)
