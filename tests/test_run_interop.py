@@ -129,3 +129,12 @@ def test_phoenix_run_experiment_download_reads_to_the_same_report(tmp_path):
     require_module("phoenix.client")
     _python("make_phoenix.py", str(_export("phoenix", tmp_path)), str(tmp_path), cwd=tmp_path)
     _same_report([tmp_path / "experiment.json"], [RUNS / "phoenix" / "experiment.json"])
+
+
+def test_opik_experiment_export_reads_to_the_same_report(tmp_path):
+    require_module("opik")
+    _python("make_opik.py", str(_export("opik", tmp_path)), str(tmp_path), cwd=tmp_path)
+    _same_report([tmp_path / "experiment_export.json"], [RUNS / "opik" / "experiment_export.json"])
+    made = json.loads((tmp_path / "experiment_export.json").read_text("utf-8"))
+    names = [s["name"] for item in made["items"] for s in item["feedback_scores"]]
+    assert (names.count("evalconv_case"), names.count("equals_metric")) == (9, 7)
