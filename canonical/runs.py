@@ -27,7 +27,7 @@ RESULT_SCHEMA = "result.schema.json"
 # The records, as typed dicts: JSON as it is stored, key for key in the order written. The
 # published schemas say the same, and their enums the values (`status`, `reviewStatus`, ...): a
 # record the constructors make from a harness's odd value breaks its schema and is not stored.
-# tests/test_run_records.py compares the types and the schemas.
+# tests/runs/test_run_records.py compares the types and the schemas.
 
 
 class Harness(TypedDict):

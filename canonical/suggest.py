@@ -44,5 +44,5 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
 
 def count(n: int, noun: str, plural: str | None = None, *, grouped: bool = False) -> str:
     """`1 row`, `2 rows`, `0 errors` (`12,000 rows` when `grouped`): plain English wherever a count is
-    printed, the one plural helper of the CLI, the reports and the pages (tests/test_plurals.py)."""
+    printed, the one plural helper of the CLI, the reports and the pages (tests/cli/test_plurals.py)."""
     return (f"{n:,}" if grouped else str(n)) + f" {noun if n == 1 else plural or noun + 's'}"

@@ -25,7 +25,7 @@ from .walk import collect
 FileId = tuple[int, int]
 
 # Each refusal: when, and the line evalconv prints (exit 2, nothing written). docs/errors.md's table
-# is generated from this one (`refusals_markdown`); tests/test_output_safety.py runs every example.
+# is generated from this one (`refusals_markdown`); tests/cli/test_output_safety.py runs every example.
 REFUSALS: dict[str, tuple[str, str]] = {
     "is-input": ("any output (`-o`, `--report`, `--ledger`, `--config`, `--junit`, `--html`, `--summary`) "
                  "names an input: `validate set.jsonl --junit set.jsonl`",

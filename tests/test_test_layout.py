@@ -38,3 +38,16 @@ def test_no_test_module_imports_another():
 def test_test_module_names_are_unique():
     counts = Counter(p.name for p in _test_modules())
     assert [name for name, n in counts.items() if n > 1] == []
+
+
+ROOMS = {"canonical", "formats", "engine", "runs", "coverage", "lifecycle", "authoring", "interop", "cli", "pages",
+         "vendors"}
+
+
+def test_tests_mirror_the_packages():
+    """Each test folder is a room of the code (CONTRIBUTING.md, "Where a test goes"), and each room
+    of converters/ it names exists, so a renamed package takes its tests with it."""
+    folders = {p.relative_to(TESTS).parts[0] for p in _test_modules() if len(p.relative_to(TESTS).parts) > 1}
+    assert folders <= ROOMS, folders - ROOMS
+    for room in folders - {"formats", "canonical", "vendors"}:
+        assert (ROOT / "converters" / room / "__init__.py").exists(), room

@@ -1,5 +1,5 @@
 """Braintrust records keep to the SDK's record shape, and the loss report's reasons are the field
-map's (the round trip itself: tests/test_every_format.py; through the SDK: test_braintrust_interop)."""
+map's (the round trip itself: tests/formats/test_every_format.py; through the SDK: test_braintrust_interop)."""
 from __future__ import annotations
 
 from hypothesis import given, settings

@@ -1,5 +1,5 @@
 """DeepEval goldens: mapping rules, the fixture files DeepEval wrote, detection (the exact round
-trips in every variant: tests/test_every_format.py)."""
+trips in every variant: tests/formats/test_every_format.py)."""
 from __future__ import annotations
 
 import csv
@@ -64,7 +64,7 @@ def carried(report: LossReport, row_id: str) -> dict[str, str]:
     return {path: reason for (path, reason), ids in report.carried.entries.items() if row_id in ids}
 
 
-# --- the loss report (exact round trips in every variant: tests/test_every_format.py) ----------
+# --- the loss report (exact round trips in every variant: tests/formats/test_every_format.py) ----------
 
 def test_report_uses_the_field_map_paths_and_reasons():
     declared = {(f.path, f.reason) for f in FORMAT.field_map}

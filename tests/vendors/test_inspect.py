@@ -1,5 +1,5 @@
 """Inspect AI samples: labels in target, edits win (the exact round trips in every variant:
-tests/test_every_format.py)."""
+tests/formats/test_every_format.py)."""
 from __future__ import annotations
 
 import io

@@ -1,5 +1,5 @@
 """LangSmith records are valid examples, and round trips through LangSmith's own models are exact up
-to the loss report (the file round trip: tests/test_every_format.py)."""
+to the loss report (the file round trip: tests/formats/test_every_format.py)."""
 from __future__ import annotations
 
 import uuid

@@ -1,5 +1,5 @@
 """OpenAI Evals items and registry samples: labels out of the prompt, the grader by oracle type,
-edits kept (the exact round trips in every variant: tests/test_every_format.py)."""
+edits kept (the exact round trips in every variant: tests/formats/test_every_format.py)."""
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,6 @@
 """Opik dataset and test-suite items: case ids carried beside derived UUIDv7 item ids, no two items
 with one content (Opik's insert merges them), labels out of the input, a grader per oracle type and
-never an auto-pass, edits kept, Opik's own files read (the exact round trips: tests/test_every_format.py)."""
+never an auto-pass, edits kept, Opik's own files read (the exact round trips: tests/formats/test_every_format.py)."""
 from __future__ import annotations
 
 import uuid

@@ -1,5 +1,5 @@
 """Phoenix dataset examples: dicts only (how values are wrapped), labels in output never in
-input, edits kept, Phoenix's own exports read (the exact round trips: tests/test_every_format.py)."""
+input, edits kept, Phoenix's own exports read (the exact round trips: tests/formats/test_every_format.py)."""
 from __future__ import annotations
 
 import pytest

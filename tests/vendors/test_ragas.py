@@ -1,5 +1,5 @@
 """Ragas samples: contexts as labels, run output in place, edits win (the exact round trips in every
-variant: tests/test_every_format.py)."""
+variant: tests/formats/test_every_format.py)."""
 from __future__ import annotations
 
 import pytest

@@ -18,7 +18,7 @@ style at a width nobody reaches, so its text follows from a few rules, written h
 Whatever falls outside those rules (a key too long or multi-line for a simple key, a string long
 enough for libyaml to fold, a lone surrogate, a non-JSON value) takes the events path: events
 built from the JSON values, with the implicit-tag flags the serializer would compute, handed to
-the same C emitter; a non-JSON value goes through `yaml.dump` itself. `tests/test_promptfoo_emit.py`
+the same C emitter; a non-JSON value goes through `yaml.dump` itself. `tests/formats/test_promptfoo_emit.py`
 holds all three to `yaml.dump`'s text.
 """
 from __future__ import annotations

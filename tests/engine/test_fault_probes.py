@@ -529,7 +529,7 @@ def test_a_closed_stdout_is_one_line_and_exit_2(args):
 
 
 def test_commands_that_print_to_a_closed_stdout_fail_the_same_way():
-    """Issue 23 item 11 (every command: tests/test_output_safety.py)."""
+    """Issue 23 item 11 (every command: tests/cli/test_output_safety.py)."""
     for args in (["validate", str(GOLDEN)], ["formats"], ["schema"]):
         done = subprocess.run(evalconv_command() + args, stderr=subprocess.PIPE, preexec_fn=_close_stdout,
                               timeout=WAIT_SECONDS)

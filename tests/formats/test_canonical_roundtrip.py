@@ -1,5 +1,5 @@
 """Canonical CSV stays lossless with --excel-safe (that every format, canonical ones included, reads
-back what it wrote: tests/test_every_format.py)."""
+back what it wrote: tests/formats/test_every_format.py)."""
 from __future__ import annotations
 
 import pytest

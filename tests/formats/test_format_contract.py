@@ -371,7 +371,7 @@ def _contract_with_toy(tmp_path, broken: bool):
     (tmp_path / "vendors" / "toy" / "__init__.py").write_text(body, encoding="utf-8")
     (tmp_path / "toy_plugin.py").write_text(_PLUGIN, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_every_format.py", "-p", "toy_plugin",
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/formats/test_every_format.py", "-p", "toy_plugin",
                            "-k", "toy", "-q", "-rA", "-p", "no:cacheprovider", "-n", "0"],
                           cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=900)

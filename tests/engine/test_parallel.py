@@ -316,7 +316,7 @@ def test_vendor_writers_on_two_cores_give_the_same_file_report_config_and_ledger
 
 
 def test_an_error_a_writer_raises_in_a_worker_stops_the_run_as_on_one_core(tmp_path, monkeypatch, small_chunks):
-    """An error a writer raises that is not the refusal of one row (tests/test_refused_rows.py)
+    """An error a writer raises that is not the refusal of one row (tests/formats/test_refused_rows.py)
     stops the run where the serial writer stops it: the same error, nothing written."""
     if small_chunks != "fork":
         pytest.skip("the patched writer reaches the workers only when they are forked")

@@ -8,7 +8,7 @@ internal-error guard (exit 70) or exit with a code outside the documented 0, 1 a
 
 CI runs FUZZ_FILES cases from FUZZ_SEED (both fixed here). A longer run is one command:
 
-    EVALCONV_FUZZ_FILES=5000 python -m pytest tests/test_fuzz_real_files.py -n 2
+    EVALCONV_FUZZ_FILES=5000 python -m pytest tests/formats/test_fuzz_real_files.py -n 2
     EVALCONV_FUZZ_SEED=7 ...   # another sample
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one renderer of field maps for the docs (canonical/field_table.py); tests/test_every_format.py
+"""The one renderer of field maps for the docs (canonical/field_table.py); tests/formats/test_every_format.py
 checks every format's page against it."""
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ import evalconv
 from evalconv.canonical.source import MAX_LINE_BYTES
 from evalconv.cli import cli
 
-CORPUS = Path(__file__).parent / "malformed"
+CORPUS = Path(__file__).resolve().parents[1] / "malformed"
 CASES = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))["cases"]
 OUTPUT_SUFFIX = {"csv": ".csv", "json": ".json", "jsonl": ".jsonl", "promptfoo": ".yaml", "parquet": ".parquet",
                  "hf": ""}

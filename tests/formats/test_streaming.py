@@ -112,7 +112,7 @@ def _jsonl_bytes(rows: list[dict[str, Any]]) -> bytes:
 
 
 # A binary file's index comes last (Parquet's footer): such a reader streams row group by row
-# group from a file (tests/test_parquet.py holds it to that) and spools a pipe to disk first. A
+# group from a file (tests/formats/test_parquet.py holds it to that) and spools a pipe to disk first. A
 # folder (hf) cannot come through a pipe; its data files are Parquet.
 STREAMING_READERS = [f.name for f in REGISTRY.all()
                      if f.streaming_read and f.can_write and not f.binary and not f.folder]

@@ -22,7 +22,7 @@ import pytest
 
 from progress_scenes import GOLDEN, lay_out, piped
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOW = {"EVALCONV_PROGRESS_DELAY": "0"}  # draw at once: the inputs here take well under the usual delay
 
 
