@@ -5,7 +5,8 @@ the serial path's carry `Row`s."""
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
+import itertools
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,14 +62,17 @@ def runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
     if runs is None:
         return None
     out: Runs = []
-    for i, (at, what) in enumerate(runs):
-        until = runs[i + 1][0] if i + 1 < len(runs) else None
-        if until is not None and until <= start:
-            continue
+    # from the last run that starts at or before `start` (a chunk has dozens of runs, and is cut
+    # into as many payloads as it has rows with something to say)
+    for at, what in itertools.islice(runs, max(bisect_right(runs, start, key=_offset) - 1, 0), None):
         if at >= end:
             break
         out.append((max(at - start, 0), what))
     return out
+
+
+def _offset(run: tuple[int, Any]) -> int:
+    return run[0]
 
 
 class RowNotes:
