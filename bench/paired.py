@@ -10,6 +10,14 @@ CPU time, user + system of the process and the workers it reaped, moves least wi
 Routes: the ones a change to the engine or the writers can move (JSONL to every writer that
 goes on two cores, validation, CSV back to JSONL). Output: a Markdown table on stdout, and
 bench/out/paired.json.
+
+    python bench/paired.py --a OLD --b NEW --rows 100000 --repeat 5 --baselines --routes "JSONL -> CSV"
+
+`--baselines` runs bench/baseline_script.py and bench/baseline_pandas.py in the same rounds on
+the routes they have (JSONL -> CSV, CSV -> JSONL; pandas only up to `--pandas-max-rows`, it
+needs 15 GB at 1M rows), so that the ratios to them are paired too. Each side's median wall and
+CPU time are printed beside the best, with the 1-minute load average the runs started under:
+on a machine others share, read the medians and the CPU time.
 """
 from __future__ import annotations
 
@@ -17,6 +25,8 @@ import argparse
 import json
 import shlex
 import shutil
+import statistics
+import sys
 import tempfile
 from pathlib import Path
 
@@ -35,6 +45,14 @@ ROUTES = [  # (route, arguments; IN is the JSONL data, CSV the canonical CSV of 
     ("JSONL -> promptfoo", ["IN", "--to", "promptfoo", "-o", "OUT.promptfoo.jsonl"]),
     ("JSONL -> deepeval", ["IN", "--to", "deepeval", "-o", "OUT.deepeval.json"]),
     ("JSONL -> hf", ["IN", "--to", "hf", "-o", "OUTDIR"]),
+    # the other writers that go on two cores (`Format.splits`), for the one-core/two-core question
+    ("JSONL -> promptfoo yaml", ["IN", "--to", "promptfoo", "-o", "OUT.promptfoo.yaml"]),
+    ("JSONL -> deepeval csv", ["IN", "--to", "deepeval", "-o", "OUT.deepeval.csv"]),
+    ("JSONL -> langfuse", ["IN", "--to", "langfuse", "-o", "OUT.langfuse.jsonl"]),
+    ("JSONL -> mlflow", ["IN", "--to", "mlflow", "-o", "OUT.mlflow.jsonl"]),
+    ("JSONL -> openai-evals", ["IN", "--to", "openai-evals", "-o", "OUT.openai-evals.jsonl"]),
+    ("JSONL -> phoenix", ["IN", "--to", "phoenix", "-o", "OUT.phoenix.jsonl"]),
+    ("JSONL -> pydantic-evals", ["IN", "--to", "pydantic-evals", "-o", "OUT.pydantic-evals.yaml"]),
 ]
 
 
@@ -42,6 +60,35 @@ def command(tool: str, args: list[str], data: Path, csv: Path, out: Path) -> lis
     swap = {"IN": str(data), "CSV": str(csv), "OUTDIR": str(out / "hf")}
     line = [swap.get(a, a.replace("OUT", str(out / "out"))) for a in args]
     return shlex.split(tool) + line
+
+
+BASELINE_MODES = {"JSONL -> CSV": "jsonl2csv", "CSV -> JSONL": "csv2jsonl"}  # routes the baselines have
+
+
+def baseline(script: str, mode: str, route_args: list[str], data: Path, csv: Path, out: Path) -> list[str]:
+    src = data if route_args[0] == "IN" else csv
+    dst = out / ("base.csv" if mode == "jsonl2csv" else "base.jsonl")
+    return [sys.executable, str(BENCH / script), mode, str(src), str(dst)]
+
+
+def summary(runs: list[tuple[float, float, float, float, float]]) -> dict[str, float]:
+    """A side's runs (wall, CPU, tree RSS, tree PSS, load): medians, best, the highest memory."""
+    walls, cpus, rss, pss, loads = zip(*runs)
+    return {"wall_median": statistics.median(walls), "wall_best": min(walls), "cpu_median": statistics.median(cpus),
+            "cpu_best": min(cpus), "tree_rss_mb": max(rss), "tree_pss_mb": max(pss),
+            "load_min": min(loads), "load_max": max(loads), "runs": len(runs)}
+
+
+def sides(args: argparse.Namespace, route: str, route_args: list[str], data: Path, csv: Path,
+          out: Path) -> list[tuple[str, list[str]]]:
+    """What runs in each round of a route: A, B, and the baselines it has."""
+    cmds = [("a", command(args.a, route_args, data, csv, out)), ("b", command(args.b, route_args, data, csv, out))]
+    mode = BASELINE_MODES.get(route)
+    if args.baselines and mode is not None:
+        cmds.append(("script", baseline("baseline_script.py", mode, route_args, data, csv, out)))
+        if args.rows <= args.pandas_max_rows:
+            cmds.append(("pandas", baseline("baseline_pandas.py", mode, route_args, data, csv, out)))
+    return cmds
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -52,6 +99,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--routes", type=lambda s: s.split(","), help="only routes whose name contains one of these")
+    parser.add_argument("--baselines", action="store_true", help="the script and pandas in the same rounds")
+    parser.add_argument("--pandas-max-rows", type=int, default=200_000)
+    parser.add_argument("--out", default="paired.json", help="file name under bench/out")
     parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args(argv)
     data = dataset(args.rows, args.seed)
@@ -59,34 +109,58 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         csv = out / "in.csv"
-        made = run_process(shlex.split(args.a) + [str(data), "--to", "csv", "-o", str(csv)], args.timeout)
-        assert made.returncode == 0, made.stderr
-        for route, route_args in ROUTES:
-            if args.routes and not any(word in route for word in args.routes):
-                continue
-            best: dict[str, tuple[float, float, float]] = {}
+        chosen = [(route, route_args) for route, route_args in ROUTES
+                  if not args.routes or any(word in route for word in args.routes)]
+        if any("CSV" in route_args for _, route_args in chosen):  # the routes that read a canonical CSV
+            made = run_process(shlex.split(args.a) + [str(data), "--to", "csv", "-o", str(csv)], args.timeout)
+            assert made.returncode == 0, made.stderr
+        for route, route_args in chosen:
+            runs: dict[str, list[tuple[float, float, float, float, float]]] = {}
             for _ in range(args.repeat):
-                for side, tool in (("a", args.a), ("b", args.b)):
+                for side, cmd in sides(args, route, route_args, data, csv, out):
                     shutil.rmtree(out / "hf", ignore_errors=True)
-                    run = run_process(command(tool, route_args, data, csv, out), args.timeout)
+                    run = run_process(cmd, args.timeout)
                     if run.returncode not in (0, 1):  # 1: the set's warnings fail nothing, but --strict may
                         raise SystemExit(f"{route} ({side}) failed: {run.stderr}")
-                    wall, cpu, rss = best.get(side, (float("inf"), float("inf"), 0.0))
-                    best[side] = (min(wall, run.seconds), min(cpu, run.cpu_seconds), max(rss, run.tree_rss_mb or 0.0))
-            (wa, ca, ra), (wb, cb, rb) = best["a"], best["b"]
-            rows.append({"route": route, "wall_a": wa, "wall_b": wb, "cpu_a": ca, "cpu_b": cb,
-                         "tree_rss_mb_a": ra, "tree_rss_mb_b": rb})
-            print(f"{route:22} wall {wa:6.2f} -> {wb:6.2f} ({wb / wa - 1:+.1%})   cpu {ca:6.2f} -> {cb:6.2f} "
-                  f"({cb / ca - 1:+.1%})   tree RSS {ra:4.0f} -> {rb:4.0f} MB", flush=True)
+                    runs.setdefault(side, []).append((run.seconds, run.cpu_seconds, run.tree_rss_mb or run.peak_rss_mb,
+                                                      run.tree_pss_mb or 0.0, run.load))
+            got = {side: summary(r) for side, r in runs.items()}
+            rows.append({"route": route, **got, "raw": runs})
+            a, b = got["a"], got["b"]
+            line = (f"{route:22} wall {a['wall_median']:6.2f} -> {b['wall_median']:6.2f} "
+                    f"({b['wall_median'] / a['wall_median'] - 1:+.1%})   cpu {a['cpu_median']:6.2f} -> "
+                    f"{b['cpu_median']:6.2f} ({b['cpu_median'] / a['cpu_median'] - 1:+.1%})   tree RSS "
+                    f"{a['tree_rss_mb']:4.0f} -> {b['tree_rss_mb']:4.0f} MB   load {a['load_min']:.1f}-{a['load_max']:.1f}")
+            for side in ("script", "pandas"):
+                if side in got:
+                    o = got[side]
+                    line += (f"\n{'':22} {side}: wall {o['wall_median']:6.2f} cpu {o['cpu_median']:6.2f}; "
+                             f"b / {side} wall {b['wall_median'] / o['wall_median']:.2f}x "
+                             f"cpu {b['cpu_median'] / o['cpu_median']:.2f}x; a / {side} wall "
+                             f"{a['wall_median'] / o['wall_median']:.2f}x")
+            print(line, flush=True)
     (BENCH / "out").mkdir(exist_ok=True)
-    (BENCH / "out" / "paired.json").write_text(json.dumps({"rows": args.rows, "repeat": args.repeat, "a": args.a,
-                                                          "b": args.b, "routes": rows}, indent=2), encoding="utf-8")
-    print("\n| route | wall before s | wall after s | change | CPU before s | CPU after s | change | tree RSS MB before / after |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    (BENCH / "out" / args.out).write_text(json.dumps({"rows": args.rows, "repeat": args.repeat, "a": args.a,
+                                                     "b": args.b, "routes": rows}, indent=2), encoding="utf-8")
+    print(table(rows))
+
+
+def table(rows: list[dict]) -> str:
+    """Medians (best in brackets); the load average the runs started under."""
+    lines = ["| route | side | wall s median (best) | CPU s median (best) | tree RSS MB | tree PSS MB | b / side "
+             "(wall, CPU) | load |", "|---|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        print(f"| {r['route']} | {r['wall_a']:.2f} | {r['wall_b']:.2f} | {r['wall_b'] / r['wall_a'] - 1:+.1%} "
-              f"| {r['cpu_a']:.2f} | {r['cpu_b']:.2f} | {r['cpu_b'] / r['cpu_a'] - 1:+.1%} "
-              f"| {r['tree_rss_mb_a']:.0f} / {r['tree_rss_mb_b']:.0f} |")
+        b = r["b"]
+        for side in ("a", "b", "script", "pandas"):
+            if side not in r:
+                continue
+            o = r[side]
+            ratio = "" if side == "b" else (f"{b['wall_median'] / o['wall_median']:.2f}x, "
+                                            f"{b['cpu_median'] / o['cpu_median']:.2f}x")
+            lines.append(f"| {r['route']} | {side} | {o['wall_median']:.2f} ({o['wall_best']:.2f}) | "
+                         f"{o['cpu_median']:.2f} ({o['cpu_best']:.2f}) | {o['tree_rss_mb']:.0f} | "
+                         f"{o['tree_pss_mb']:.0f} | {ratio} | {o['load_min']:.1f}-{o['load_max']:.1f} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -56,12 +56,13 @@ _ENUM_FIELDS = frozenset(
 )
 _FORMULA_START = FORMULA_START
 UNGUARDED = f"{FORMULA_CELLS}: write with --excel-safe to guard them (a leading ', which evalconv reads back)"
-_FORMULA_BYTES = re.compile(rb'(?:^|[,\n])"?[=+\-@\t\r]')  # in lines a worker wrote: a cell that may start so
 _QUOTED_START = "=+-@\t\r'"
 _GUARDED_FIRST = frozenset(_QUOTED_START)
 # In a line csv_line wrote, a cell that may start with one of these follows a comma (the first
 # cell is looked at on its own); a false alarm inside a quoted cell only costs a closer look.
-_EXCEL_LOOK = re.compile(",\"?[=+\\-@\t\r']")
+# An unquoted cell cannot start with CR (csv_line quotes it): `,\r` is the line's end after an
+# empty last cell, no formula.
+_EXCEL_LOOK = re.compile(",(?:\"[=+\\-@\t\r']|[=+\\-@\t'])")
 _QUOTE_LOOK = re.compile(",\"?'")
 _LINE_END = re.compile(r"\r\n?|\n")
 
@@ -465,28 +466,18 @@ class CSVWriter(LineWriter):
         return (fixed, -1) if fixed is not None else (_META_POSITION, self._meta_order[name])
 
     def write_lines(self, data: bytes, runs: list[tuple[int, Any]]) -> None:
-        """Lines `encode`d elsewhere, `runs` giving the columns each stretch was encoded under."""
+        """Lines `encode`d elsewhere, `runs` giving the columns each stretch was encoded under
+        (what `encode` noted of their rows, the engine notes: `per_row`)."""
         for i, (start, layout) in enumerate(runs):
             end = runs[i + 1][0] if i + 1 < len(runs) else len(data)
             if start == end:
                 continue
-            if self._unguarded is not None and _FORMULA_BYTES.search(data, start, end):
-                self._note_unguarded(data[start:end], layout)
             for name in layout:
                 if name not in self._known:
                     self._add_column(name)
             self._spool.new_run(layout)
             self._spooled = layout
             self._spool.add_bytes(data[start:end])
-
-    def _note_unguarded(self, data: bytes, layout: tuple[str, ...]) -> None:
-        """The rows with formula-looking cells among lines a worker wrote, as `write` notes them."""
-        assert self._unguarded is not None
-        for cells in csv.reader(data.decode("utf-8", "surrogatepass").splitlines(keepends=True), strict=True):
-            if formula_looking(cells):
-                named = dict(zip(layout, cells))
-                row_id = _unguard(named["id"]) if named.get("id") else jsonvalue.loads(named.get("id:json") or '""')
-                self._unguarded.notice_row(UNGUARDED, str(row_id))
 
     def close(self) -> None:
         # Excel reads UTF-8 without a BOM in the legacy code page (mojibake); evalconv strips it

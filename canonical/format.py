@@ -110,8 +110,9 @@ class LineWriter:
     # a JSON array's rows follow a comma, but for the first (JSON_ARRAY_JOINS).
     joins: tuple[str, str] | None = None
     # True: `encode` may note losses and `kept` says something of each row. False: `encode` notes
-    # nothing a writer of the same rows would not note again in `write_lines`, and `kept` changes
-    # only now and then (the canonical CSV: the columns the line was written under).
+    # something of few rows (notices, such as the CSV's formula-looking cells: whoever encodes
+    # elsewhere records them and notes them for the rows written), and `kept` changes only now
+    # and then (the canonical CSV: the columns the line was written under).
     per_row: ClassVar[bool] = True
 
     def __init__(self, out: TextIO) -> None:

@@ -8,6 +8,7 @@ follows it.
 from __future__ import annotations
 
 import difflib
+import functools
 from typing import Any
 
 BLUEPRINT = "blueprint"  # rows built from a pack name it in metadata.case.extensions[BLUEPRINT]["pack"]
@@ -48,6 +49,7 @@ def severity_rank(value: Any) -> int:
     return SEVERITY_ORDER.index(value) if value in SEVERITY_ORDER else -1
 
 
+@functools.lru_cache(maxsize=4096)  # a set repeats its off-vocabulary values; difflib costs ~50 us a value
 def nearest(value: str, vocabulary: tuple[str, ...]) -> str:
     """The documented value closest to `value` (case and spacing ignored first)."""
     folded = value.strip().lower()

@@ -6,7 +6,9 @@ declared `write_shape`:
   written when it opens, is the file's: the parent writes it). A writer that says something of
   each row (`per_row`) has its loss-report calls recorded and what it kept of each row listed,
   for the parent to replay (`split_writers.ReplayWriter`); one that does not leaves `runs`, what
-  it kept for each stretch of its bytes (the canonical CSV: the columns), for `write_lines`.
+  it kept for each stretch of its bytes (the canonical CSV: the columns), for `write_lines`, and
+  the few rows it noted something of (`noted`: the CSV's formula-looking cells), for the parent
+  to note for the rows it writes.
 - "columnar": the rows become one record batch of the canonical columns.
 """
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ..canonical.findings import Finding
 from ..canonical.format import Format, LineWriter, WriteOptions
 from ..canonical.row import Row
 from ..reports import ChunkLosses, LossRecorder
-from .payloads import Runs
+from .payloads import RowNotes, Runs
 from .split_writers import Part, RowRejected, encode_row, refusal, refused_finding, write_row
 
 _NOTHING = object()  # kept by no row yet
@@ -57,7 +59,9 @@ class ChunkWriter:
         self.runs: Runs | None = None
         self.parts: list[Part | None] | None = None
         self.losses: ChunkLosses | None = None
+        self.noted: RowNotes | None = None
         self._recorder: LossRecorder | None = None
+        self._rows = 0  # rows added so far (None included): the next row's index
         self._writer: Any = None
         self._last: Any = _NOTHING
         if fmt is None:
@@ -69,14 +73,17 @@ class ChunkWriter:
         recorder = LossRecorder()
         self._writer = fmt.open_writer(cast(TextIO, self.sink), recorder, options)
         self.sink.parts, self.sink.size = [], 0  # the header is the file's: the parent writes it
+        self._recorder = recorder
         if per_row(self._writer):
-            self._recorder, self.parts, self.losses = recorder, [], ChunkLosses()
+            self.parts, self.losses = [], ChunkLosses()
         else:
-            self.runs = []
+            self.runs, self.noted = [], RowNotes()
 
     def add(self, row: Row | None) -> Finding | None:
         """Row `row` (None: a row left out, which adds nothing) into the part; the writer's
         refusal of it, if it refused it."""
+        at = self._rows
+        self._rows += 1
         if self.parts is not None:
             assert self._recorder is not None and self.losses is not None
             part = None if row is None else encode_row(self._writer, self._recorder, row, self.sink, self.losses,
@@ -92,16 +99,24 @@ class ChunkWriter:
             if self.runs is None:
                 write_row(self._writer, row)  # columns
             else:
-                self._encode_line(row)
+                self._encode_line(row, at)
         except RowRefused as err:
             return refused_finding(err)
         return None
 
-    def _encode_line(self, row: Row) -> None:
+    def _encode_line(self, row: Row, at: int) -> None:
+        assert self._recorder is not None and self.noted is not None
         try:
-            text, kept = self._writer.encode(row)
-        except jsonvalue.JSONValueError as err:
-            raise refusal(row, err) from None
+            try:
+                text, kept = self._writer.encode(row)
+            except jsonvalue.JSONValueError as err:
+                raise refusal(row, err) from None
+        except RowRefused:
+            self._recorder.take()  # a writer notes nothing of a row it refuses
+            raise
+        noted = self._recorder.take()
+        if noted is not None:
+            self.noted.add(at, noted)
         if kept is not self._last:
             assert self.runs is not None
             self.runs.append((self.sink.size, kept))

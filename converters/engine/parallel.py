@@ -31,10 +31,10 @@ from ..canonical.row import Row
 from ..canonical.source import Lines, SourceRow
 from ..canonical.validator import Checked, Validator
 from ..registry import REGISTRY
-from ..reports import ChunkLosses, LossReport, ReadReport
+from ..reports import ChunkLosses, LossReport, ReadReport, replay
 from ..sources import InputChanged, Progress, changed, identity, tell
 from .chunk_writer import ChunkWriter, RowSlice, per_row
-from .payloads import CleanRows, Encoded, Runs, runs_in
+from .payloads import CleanRows, Encoded, RowNotes, Runs, noted_in, runs_in
 from .set_keys import SetKeys
 from .split_writers import EncodedOutput, ReplayWriter
 
@@ -137,13 +137,15 @@ def default_jobs() -> int:
 
 class EncodedWriter:
     """For a line writer that keeps nothing of each row: the workers' text, through the
-    writer's `write_lines`."""
+    writer's `write_lines`, and what the writer noted of the rows, in the parent's report."""
 
-    def __init__(self, writer: LineWriter) -> None:
-        self._writer = writer
+    def __init__(self, writer: LineWriter, report: LossReport) -> None:
+        self._writer, self._report = writer, report
 
     def write(self, rows: Encoded | CleanRows) -> None:
         assert rows.runs is not None  # what `encode` kept, a stretch at a time
+        for recorded in rows.noted:
+            replay(recorded, self._report)
         self._writer.write_lines(rows.data, rows.runs)
 
 
@@ -169,7 +171,7 @@ def writer_for(out: AtomicOutput | AtomicFolder | EncodedOutput, writer: RowWrit
         assert not isinstance(out, AtomicFolder)  # a folder format is columnar
         return ReplayWriter(out, writer, report)
     assert isinstance(writer, LineWriter)
-    return EncodedWriter(writer)
+    return EncodedWriter(writer, report)
 
 
 def _chunks(path: str, size: int | None = None, chunk: int | None = None) -> Iterator[tuple[int, int]]:
@@ -202,6 +204,7 @@ class _Chunk(NamedTuple):
     losses: ChunkLosses | None = None  # a split writer: the chunk's carried fields, a key at a time
     refused: dict | None = None  # i -> (the writer's refusal finding, the row's value), for rows it refused
     versions: dict | None = None  # rows by the schema version they say
+    noted: RowNotes | None = None  # a line writer that keeps nothing of each row: what it noted of some rows
 
 
 def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int, int], label: str,
@@ -237,7 +240,7 @@ def _check_chunk(path: str, start: int, end: int, expected: tuple[int, int, int,
     if writer.columns is not None:
         payload = RowSlice(payload, 0, payload.num_rows)
     return _Chunk(payload, ends, line_numbers, keys, notes, lines.number, error, writer.runs, writer.parts,
-                  writer.losses, refused, dict(validator.versions))
+                  writer.losses, refused, dict(validator.versions), writer.noted)
 
 
 class Workers:
@@ -323,7 +326,7 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
         if i > done and to is not None:  # the clean rows before this one (rejected rows wrote nothing)
             at = ends[done - 1] if done else 0
             yield CleanRows(i - done, data[at:row_from], runs_in(chunk.runs, at, row_from),
-                            *_split_parts(chunk, done, i, at))
+                            *_split_parts(chunk, done, i, at), noted=noted_in(chunk.noted, done, i))
         done = i + 1
         number, line = base + i + 1, lines[i] + line_base
         findings, rejected, value = notes.get(i, ((), False, None))
@@ -339,12 +342,13 @@ def _merge(path: str, start: int, end: int, future: Future, line_base: int, labe
             ok = False
         encoded = Encoded(data[row_from:ends[i]], runs_in(chunk.runs, row_from, ends[i]),
                           None if chunk.parts is None else [chunk.parts[i]],
-                          None if chunk.losses is None else (chunk.losses, i, i + 1)) if ok else None
+                          None if chunk.losses is None else (chunk.losses, i, i + 1),
+                          noted_in(chunk.noted, i, i + 1)) if ok else None
         yield Checked(SourceRow(value, line), number, located, encoded)
     if len(ids) > done and to is not None:
         at = ends[done - 1] if done else 0
         yield CleanRows(len(ids) - done, data[at:], runs_in(chunk.runs, at, len(data)),
-                        *_split_parts(chunk, done, len(ids), at))
+                        *_split_parts(chunk, done, len(ids), at), noted=noted_in(chunk.noted, done, len(ids)))
     if chunk.error is not None:
         message, line, field = chunk.error
         raise ReadError(message, source=label, line=None if line is None else line + line_base, field=field)

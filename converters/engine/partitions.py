@@ -39,7 +39,7 @@ from ..reports import ROWS_NAMED, ChunkLosses, FindingLog, LossReport, ReadRepor
 from ..validation import FileValidation
 from . import parallel
 from .chunk_writer import ChunkWriter, cuttable
-from .payloads import CleanRows, Encoded, runs_in
+from .payloads import CleanRows, Encoded, RowNotes, noted_in, runs_in
 from .set_keys import SetKeys
 from .split_writers import write_row
 
@@ -137,6 +137,7 @@ class WrittenBatch:
     parts: list[Any] | None = None  # a vendor writer: what each row left for the file's writer
     losses: ChunkLosses | None = None  # and the fields each row carried
     refused: dict[int, Finding] = field(default_factory=dict)
+    noted: RowNotes | None = None  # CSV: what the writer noted of some rows (formula-looking cells)
 
     @property
     def count(self) -> int:
@@ -179,7 +180,8 @@ def write_rows(rows: Iterable[Row | None], to: str, *, path: str | None = None, 
         if refusal is not None:
             refused[k] = refusal
         ends.append(writer.end())
-    return WrittenBatch(fmt.name, writer_options, writer.data(), ends, writer.runs, writer.parts, writer.losses, refused)
+    return WrittenBatch(fmt.name, writer_options, writer.data(), ends, writer.runs, writer.parts, writer.losses, refused,
+                        writer.noted)
 
 
 # The reduce ------------------------------------------------------------------------------
@@ -218,7 +220,7 @@ def _merge(checked: CheckedBatch, written: WrittenBatch | None,
         if k > done and written is not None:  # the clean rows before this one
             at = ends[done - 1] if done else 0
             yield CleanRows(k - done, data[at:row_from], runs_in(runs, at, row_from),
-                                     *_split_parts(written, done, k, at))
+                            *_split_parts(written, done, k, at), noted=noted_in(written.noted, done, k))
         done = k + 1
         number = first + k + 1
         located = list(notes.get(k, ()))
@@ -238,12 +240,13 @@ def _merge(checked: CheckedBatch, written: WrittenBatch | None,
             payload = row if written is None else Encoded(
                 data[row_from:ends[k]], runs_in(runs, row_from, ends[k]),
                 None if written.parts is None else [written.parts[k]],
-                None if written.losses is None else (written.losses, k, k + 1))
+                None if written.losses is None else (written.losses, k, k + 1), noted_in(written.noted, k, k + 1))
         yield Checked(SourceRow(value, None, number), number, located, payload)
     if checked.count > done and written is not None:
         at = ends[done - 1] if done else 0
         yield CleanRows(checked.count - done, data[at:], runs_in(runs, at, len(data)),
-                                 *_split_parts(written, done, checked.count, at))
+                        *_split_parts(written, done, checked.count, at),
+                        noted=noted_in(written.noted, done, checked.count))
     elif checked.count > done:  # validating only: the clean rows, counted
         yield CleanRows(checked.count - done, b"")
 
@@ -307,7 +310,7 @@ def _merge_written(part: WrittenBatch) -> Iterator[Any]:
         if k > done:
             at, end = ends[done - 1] if done else 0, ends[k - 1]
             yield CleanRows(k - done, data[at:end], runs_in(part.runs, at, end),
-                                     *_split_parts(part, done, k, at))
+                            *_split_parts(part, done, k, at), noted=noted_in(part.noted, done, k))
         done = k + 1
 
 

@@ -4,10 +4,13 @@ slice) and what the writer kept of them. The workers' checked rows carry these a
 the serial path's carry `Row`s."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from array import array
+import itertools
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..reports import ChunkLosses
+from ..reports import ChunkLosses, Recorded
 
 Runs = list[tuple[int, Any]]  # (byte offset, what the writer kept for the bytes from there)
 
@@ -20,6 +23,7 @@ class Encoded:
     runs: Runs | None = None  # a writer that wrote in runs (CSV: under which columns)
     parts: "list[Any] | None" = None  # a split writer: what to replay for the row
     losses: "tuple[ChunkLosses, int, int] | None" = None  # and its carried fields (chunk, row, row + 1)
+    noted: "list[Recorded]" = field(default_factory=list)  # a writer without per-row losses: its notes
 
     def texts(self) -> list[bytes]:
         return [self.data]
@@ -37,6 +41,7 @@ class CleanRows:
     ends: Any = None  # a split writer: (chunk's row ends, start, stop, where `data` starts in the chunk)
     losses: "tuple[ChunkLosses, int, int] | None" = None  # and the rows' carried fields (chunk, start, stop)
     findings: tuple = ()
+    noted: "list[Recorded]" = field(default_factory=list)  # a writer without per-row losses: the rows' notes
 
     def texts(self) -> list[bytes]:
         """Each row's text (a split writer's rows)."""
@@ -57,11 +62,41 @@ def runs_in(runs: Runs | None, start: int, end: int) -> Runs | None:
     if runs is None:
         return None
     out: Runs = []
-    for i, (at, what) in enumerate(runs):
-        until = runs[i + 1][0] if i + 1 < len(runs) else None
-        if until is not None and until <= start:
-            continue
+    # from the last run that starts at or before `start` (a chunk has dozens of runs, and is cut
+    # into as many payloads as it has rows with something to say)
+    for at, what in itertools.islice(runs, max(bisect_right(runs, start, key=_offset) - 1, 0), None):
         if at >= end:
             break
         out.append((max(at - start, 0), what))
     return out
+
+
+def _offset(run: tuple[int, Any]) -> int:
+    return run[0]
+
+
+class RowNotes:
+    """What a writer that keeps nothing of each row (`LineWriter.per_row` False: the canonical
+    CSV's formula-looking cells) noted while encoding a part's rows, by row index, in order: the
+    parent notes them for the rows it writes, as the writer would have (few rows note anything)."""
+
+    __slots__ = ("rows", "recorded")
+
+    def __init__(self) -> None:
+        self.rows = array("Q")
+        self.recorded: list[Recorded] = []
+
+    def add(self, i: int, recorded: Recorded) -> None:
+        self.rows.append(i)
+        self.recorded.append(recorded)
+
+    def between(self, start: int, stop: int) -> list[Recorded]:
+        """The notes of rows start..stop, in order."""
+        if not self.rows:
+            return []
+        lo = bisect_left(self.rows, start)
+        return self.recorded[lo:bisect_left(self.rows, stop, lo)]
+
+
+def noted_in(notes: RowNotes | None, start: int, stop: int) -> list[Recorded]:
+    return [] if notes is None else notes.between(start, stop)

@@ -407,3 +407,38 @@ def test_deepeval_csv_column_types_are_followed_across_the_chunks(tmp_path, text
     assert one[:2] == two[:2] and one[2].loss.notices == two[2].loss.notices
     numbered = [e for e in two[1]["carried"] if e["path"] == "$.expected" and "number" in e["reason"]]
     assert (len(numbered[0]["ids"]) == 200) if text_row is None else not numbered
+
+
+@pytest.mark.parametrize("excel_safe", [False, True])
+def test_regression_formula_looking_rows_are_noted_as_on_one_core(tmp_path, excel_safe):
+    """Issue 27 (speed): the parent found the CSV's formula-looking rows again by searching the
+    workers' bytes, and an empty last cell (`,\\r\\n`) looked like a CR cell, so it re-parsed
+    half the lines. The workers now record the notice as they encode each row and the parent
+    notes it for the rows it writes: the same rows, in the same order, as one core (a row whose
+    first cell alone looks like a formula, on a row that brings a new column, included; a
+    duplicate the set rules reject is written by neither, and noted by neither)."""
+    rows = []
+    for i in range(300):
+        value = row(f"r{i}", scenario="x" * (i % 40))
+        if i in (4, 120, 260):
+            value["input"] = f"=SUM(A{i})"
+        if i in (9, 140):  # only its first cell looks like a formula, and it brings a new column
+            value["metadata"][f"k{i}"] = "v"
+            value["id"] = value["metadata"]["case"]["caseId"] = f"-r{i}"
+        if i == 2:
+            value["metadata"]["note"] = "@ mention"
+        rows.append(value)
+    rows[150] = json.loads(json.dumps(rows[4]))  # a duplicate of a formula-looking row
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    seen = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"out{jobs}.csv"
+        result = evalconv.convert(str(path), str(out), to="csv", jobs=jobs, keep_going=True, excel_safe=excel_safe)
+        loss = {k: v for k, v in result.to_json()["loss"].items() if k != "output"}
+        seen[jobs] = (out.read_bytes(), loss)
+    assert seen[1] == seen[2]
+    named = [n for n in seen[2][1].get("notices", []) if "run as formulas" in n]
+    assert bool(named) is not excel_safe  # --excel-safe guards them: nothing to say
+    if named:
+        assert "(6 rows: 'r2', 'r4', '-r9', 'r120', '-r140', 'r260')" in named[0]

@@ -148,3 +148,30 @@ def test_a_workers_recorded_losses_replay_into_the_same_report(counting, rows, c
     writer.write(CleanRows(len(parts) - cut, b"", parts=parts[cut:], losses=(losses, cut, len(parts))))
     assert replayed.to_json() == direct.to_json()
     assert replayed.notices == direct.notices
+
+
+def _runs_in_by_scan(runs, start, end):
+    """`payloads.runs_in` as it was written first: a scan of every run."""
+    out = []
+    for i, (at, what) in enumerate(runs):
+        until = runs[i + 1][0] if i + 1 < len(runs) else None
+        if until is not None and until <= start:
+            continue
+        if at >= end:
+            break
+        out.append((max(at - start, 0), what))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=8), st.integers(0, 45), st.integers(0, 45))
+def test_runs_in_cuts_the_runs_as_a_scan_of_every_run_does(offsets, a, b):
+    """Issue 27 (speed): the runs of a stretch of a chunk are found by bisection (a chunk is cut
+    into as many stretches as it has rows with findings); empty runs and a stretch before the
+    first run included."""
+    from evalconv.engine.payloads import runs_in
+
+    runs = [(at, f"layout{i}") for i, at in enumerate(sorted(offsets))]
+    start, end = min(a, b), max(a, b)
+    assert runs_in(runs, start, end) == _runs_in_by_scan(runs, start, end)
+    assert runs_in(None, start, end) is None
