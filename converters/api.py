@@ -191,7 +191,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
             keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
             report: str | None = None, report_ids: bool = True, jobs: int | None = None,
             delimiter: str | None = None, allow_outside_refs: bool = False, engine: Any = None,
-            **options: Any) -> ConversionResult:
+            contexts: Any = None, **options: Any) -> ConversionResult:
     """Read, validate and write. Any invalid row: nothing is written (exit code 1), unless
     `keep_going`, when the valid rows are written and the rejected ones go to the ledger.
     `report`: also write the loss report there as JSON. The output and its side outputs (the
@@ -199,7 +199,11 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     that cannot be written (a full disk) stops the run with nothing published.
     `report_ids=False` keeps only per-field row counts in the loss report (flat memory).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial).
-    `engine`: a cluster's engine for a Parquet input (`--engine dask`: docs/scale.md)."""
+    `engine`: a cluster's engine for a Parquet input (`--engine dask`: docs/scale.md).
+    `contexts`: the ContextIndex a version-2 row's context references must resolve in
+    (`--contexts`): a reference that does not is an error, so the set is refused before a tool runs it."""
+    if contexts is not None and engine is not None:
+        raise UsageError("--contexts is checked in one process: leave out --engine dask")
     if output == STDIO:
         output = None
     fmt_out = _writer_format(to)
@@ -222,10 +226,10 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
                      allow_outside_refs=allow_outside_refs) as (fmt_in, rows, read_report), \
                 parallel.checked_rows(source, fmt_in.name, rows, to=fmt_out.name, encoding=encoding, jobs=jobs,
                                       label=label(source), options=writer_options, engine=engine,
-                                      output=output) as checker, \
+                                      output=output, contexts=contexts) as checker, \
                 _output(fmt_out, output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
-            validator = Validator(source=label(source))
+            validator = Validator(source=label(source), contexts=contexts)
             row_writer = checker.row_writer(writer, out, fmt_out.name, loss)  # a Row, or what the workers wrote
             valid_rows = 0
             for checked in checker.checked(validator):

@@ -115,6 +115,10 @@ delimiter_flag = click.option(
 outside_refs_flag = click.option(
     "--allow-outside-refs", "allow_outside_refs", is_flag=True,
     help="promptfoo: follow file:// and vars references that lead outside the input's folder.")
+contexts_flag = click.option(
+    "--contexts", "contexts_path", metavar="MANIFEST",
+    help="The sources and snapshots a run can use (JSONL or CSV: source, snapshot): a version-2 row's "
+         "context reference that is not in it is an error (evidence-unresolvable).")
 encoding_option = click.option("--encoding", metavar="NAME",
                                help="Input text encoding (default utf-8; e.g. cp1252 for old sheets).")
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from .. import api
+from ..canonical.contexts import load_contexts
 from ..canonical.errors import UsageError
 from ..atomic import target_kind
 from ..canonical.suggest import count
@@ -15,7 +16,7 @@ from ..output_paths import check_outputs
 from ..registry import REGISTRY
 from ..sources import delimiter_option, folder_format
 from .batch import run_folder
-from .common import delimiter_flag, outside_refs_flag
+from .common import contexts_flag, delimiter_flag, outside_refs_flag
 from .engine_options import engine_options, opened_engine
 from .common import ALL_FINDINGS_VIA_VALIDATE, encoding_option, from_option, handles_errors, main_output, print_findings
 from .common import aside, note, print_warnings, quiet_flag
@@ -63,6 +64,7 @@ def _flag(name: str, default: Any, meta: Any) -> click.Option:
               help="Worker processes: files at once for a folder (default 1); chunks of a large "
                    "JSONL file (default up to 2; 1 is serial).")
 @click.option("--summary", "summary_path", metavar="PATH", help="Folder: write the summary table as JSON.")
+@contexts_flag
 @quiet_flag
 @engine_options
 @handles_errors
@@ -70,11 +72,13 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
                     keep_going: bool, ledger: str | None, encoding: str | None, delimiter: str | None,
                     allow_outside_refs: bool,
                     include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
-                    summary_path: str | None, engine: str, scheduler: str | None, **options: Any) -> None:
+                    summary_path: str | None, contexts_path: str | None, engine: str, scheduler: str | None,
+                    **options: Any) -> None:
     """Convert IN (a file, a folder, or - for standard input) to FORMAT.
 
     If any row is invalid nothing is written and the exit code is 1, unless --keep-going.
-    A folder is mirrored under -o OUTDIR; one bad file never stops the others.
+    A folder is mirrored under -o OUTDIR; one bad file never stops the others. With --contexts,
+    a context reference the manifest does not list makes its row invalid (evidence-unresolvable).
     """
     to = to or _format_of_output(source, output)
     REGISTRY.writer_options(REGISTRY.get(to), None, options)  # another format's option: refused now
@@ -82,6 +86,9 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
     file_options = {declared[name].metadata["flag"]: value for name, value in options.items()
                     if declared[name].metadata["writes_file"] and value is not None}
     reading: dict[str, Any] = {"delimiter": delimiter_option(delimiter), "allow_outside_refs": allow_outside_refs}
+    manifests = (contexts_path,) if contexts_path else ()
+    if contexts_path:
+        reading["contexts"] = load_contexts(contexts_path)
     if engine != "default" and (jobs or 1) > 1:
         raise UsageError("-j goes with the default engine: --engine dask's workers are the cluster's")
     cluster = click.get_current_context().with_resource(opened_engine(engine, scheduler))  # closed on exit
@@ -95,7 +102,7 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
             raise UsageError("converting a folder needs -o OUTDIR", source=source)
         run_folder(source, output, to=to, from_=from_, include=include, exclude=exclude, jobs=jobs or 1,
                    keep_going=keep_going, encoding=encoding, options=options, summary_path=summary_path,
-                   read_options=reading)
+                   read_options=reading, manifests=manifests)
         return
     if include or exclude or summary_path:
         raise UsageError("--include, --exclude and --summary apply to a folder", source=source)
@@ -104,7 +111,7 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
     side = {"--report": report_path, "--ledger": ledger, **file_options}
     if default_ledger:
         side["--keep-going's ledger"] = api.ledger_path_for(source, output or "")
-    check_outputs([source], {**written, **side}, folders=replaced, stdout=to_stdout)
+    check_outputs([source, *manifests], {**written, **side}, folders=replaced, stdout=to_stdout)
     with progress.shown(data_to_terminal=to_stdout):
         result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
                              ledger=ledger, report=report_path, report_ids=bool(report_path), jobs=jobs, **reading,
