@@ -18,7 +18,7 @@ from .registry import REGISTRY
 from .reports import FindingLog, LossReport, ReadReport
 from .sources import STDIO, detect, label, reading
 from .engine.split_writers import refused_finding, write_row
-from .validation import FileValidation, ValidationReport, validate, validate_file
+from .validation import FileValidation, ValidationReport, refuse_contexts_on_a_cluster, validate, validate_file
 
 __all__ = ["ConversionResult", "FileValidation", "ReadResult", "ValidationReport", "convert", "detect",
            "read", "reading", "validate", "validate_file", "write"]
@@ -202,8 +202,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     `engine`: a cluster's engine for a Parquet input (`--engine dask`: docs/scale.md).
     `contexts`: the ContextIndex a version-2 row's context references must resolve in
     (`--contexts`): a reference that does not is an error, so the set is refused before a tool runs it."""
-    if contexts is not None and engine is not None:
-        raise UsageError("--contexts is checked in one process: leave out --engine dask")
+    refuse_contexts_on_a_cluster(contexts, engine)
     if output == STDIO:
         output = None
     fmt_out = _writer_format(to)
