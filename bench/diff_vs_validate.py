@@ -3,6 +3,7 @@ runs in flat memory at no worse than 2x the time of validate on one of them").
 
     python bench/diff_vs_validate.py                      # N = 100k and 1M (1M is slow: ~1 GB a set)
     python bench/diff_vs_validate.py --sizes 20000        # a quick look
+    python bench/diff_vs_validate.py --sizes 1000000 --before   # also diff edited as before its JSONL second pass
 
 BASE is bench/generate.py's set (version-1 rows). Two heads are derived from it, a line at a time:
 - `edited`: what a pull request does to a set, at scale: 1% of the cases change their expected
@@ -78,7 +79,12 @@ def _entry(m: Measured) -> dict:
             "tree_rss_mb": round(m.tree_rss_mb) if m.tree_rss_mb else None, "load": round(m.load, 2)}
 
 
-def one_size(evalconv: list[str], size: int, seed: int, repeat: int) -> dict:
+# `diff` as it was before a JSONL base's second pass read only the lines it needs: the full read.
+BEFORE = ("from evalconv.lifecycle import diff as d; d._jsonl_rows = lambda *args: None; "
+          "from evalconv.cli import main; main()")
+
+
+def one_size(evalconv: list[str], size: int, seed: int, repeat: int, before: bool = False) -> dict:
     base = dataset(size, seed)
     heads = {kind: head(base, kind) for kind in ("edited", "migrated")}
     commands = {
@@ -87,6 +93,9 @@ def one_size(evalconv: list[str], size: int, seed: int, repeat: int) -> dict:
         "diff edited": [*evalconv, "diff", str(base), str(heads["edited"]), "--format", "json"],
         "diff migrated": [*evalconv, "diff", str(base), str(heads["migrated"]), "--format", "json"],
     }
+    if before:
+        commands["diff edited, before"] = [sys.executable, "-c", BEFORE, "diff", str(base), str(heads["edited"]),
+                                           "--format", "json"]
     best: dict[str, Measured] = {}
     runs: dict[str, list[float]] = {name: [] for name in commands}
     for round_ in range(repeat):
@@ -113,13 +122,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=8)
+    parser.add_argument("--before", action="store_true", help="also time diff edited with the full second read")
     parser.add_argument("--evalconv", default=f"{sys.executable} -c 'from evalconv.cli import main; main()'")
     args = parser.parse_args(argv)
     evalconv = shlex.split(args.evalconv)
     rows = []
     for size in args.sizes:
         print(f"N = {size:,}  (uptime: {os.getloadavg()})", flush=True)
-        row = one_size(evalconv, size, args.seed, args.repeat)
+        row = one_size(evalconv, size, args.seed, args.repeat, args.before)
         rows.append(row)
         print(f"  diff / validate (wall): edited {row['edited_vs_validate']:.2f} "
               f"(-j1 {row['edited_vs_validate_j1']:.2f}), migrated {row['migrated_vs_validate']:.2f} "
