@@ -18,7 +18,7 @@ from .registry import REGISTRY
 from .reports import FindingLog, LossReport, ReadReport
 from .sources import STDIO, detect, label, reading
 from .engine.split_writers import refused_finding, write_row
-from .validation import FileValidation, ValidationReport, validate, validate_file
+from .validation import FileValidation, ValidationReport, refuse_contexts_on_a_cluster, validate, validate_file
 
 __all__ = ["ConversionResult", "FileValidation", "ReadResult", "ValidationReport", "convert", "detect",
            "read", "reading", "validate", "validate_file", "write"]
@@ -190,7 +190,7 @@ def _refused(checked: Any, err: RowRefused, source: str) -> Checked[Any]:
 def convert(source: str, output: str | None, *, to: str, from_: str | None = None,
             keep_going: bool = False, encoding: str | None = None, ledger: str | None = None,
             report: str | None = None, report_ids: bool = True, jobs: int | None = None,
-            engine: Any = None, **options: Any) -> ConversionResult:
+            engine: Any = None, contexts: Any = None, **options: Any) -> ConversionResult:
     """Read, validate and write. Any invalid row: nothing is written (exit code 1), unless
     `keep_going`, when the valid rows are written and the rejected ones go to the ledger.
     `report`: also write the loss report there as JSON. The output and its side outputs (the
@@ -199,8 +199,11 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
     `report_ids=False` keeps only per-field row counts in the loss report (flat memory).
     `jobs`: worker processes for a large JSONL file (default: up to 2; 1 is serial).
     `engine`: a cluster's engine for a Parquet input (`--engine dask`: docs/scale.md).
+    `contexts`: the ContextIndex a version-2 row's context references must resolve in
+    (`--contexts`): a reference that does not is an error, so the set is refused before a tool runs it.
     `options`: the input format's read options (`delimiter=";"`) and the target format's
     writer options (`excel_safe=True`), each checked by the format that declares it."""
+    refuse_contexts_on_a_cluster(contexts, engine)
     if output == STDIO:
         output = None
     fmt_out = _writer_format(to)
@@ -223,10 +226,10 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
         with reading(source, from_=from_, encoding=encoding, **read_options) as (fmt_in, rows, read_report), \
                 parallel.checked_rows(source, fmt_in.name, rows, to=fmt_out.name, encoding=encoding, jobs=jobs,
                                       label=label(source), options=writer_options, engine=engine,
-                                      output=output) as checker, \
+                                      output=output, contexts=contexts) as checker, \
                 _output(fmt_out, output) as out:  # opened after the workers start: they must not hold it
             writer = fmt_out.open_writer(out.stream, loss, writer_options)
-            validator = Validator(source=label(source))
+            validator = Validator(source=label(source), contexts=contexts)
             row_writer = checker.row_writer(writer, out, fmt_out.name, loss)  # a Row, or what the workers wrote
             valid_rows = 0
             for checked in checker.checked(validator):

@@ -76,7 +76,7 @@ def plan(root: str, outdir: str, *, to: str, include: tuple[str, ...] = (),
 
 
 def convert_one(source: str, label: str, output: str, to: str, from_: str | None, keep_going: bool,
-                encoding: str | None, options: dict[str, Any], engine: Any = None) -> FileOutcome:
+                encoding: str | None, options: dict[str, Any], engine: Any = None, contexts: Any = None) -> FileOutcome:
     """Convert one file of a folder. `options`: read and writer options; a read option goes to
     the files whose format reads with it (in a worker process too: the block is set here)."""
     outcome = FileOutcome(label, output)
@@ -84,7 +84,7 @@ def convert_one(source: str, label: str, output: str, to: str, from_: str | None
         os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
         with in_a_folder():
             result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
-                                 report_ids=False, jobs=1, engine=engine, **options)
+                                 report_ids=False, jobs=1, engine=engine, contexts=contexts, **options)
     except EvalconvError as err:
         outcome.status, outcome.output = "unreadable", None
         outcome.messages.append(err.render())
@@ -110,12 +110,12 @@ def convert_one(source: str, label: str, output: str, to: str, from_: str | None
 def convert_tree(root: str, outdir: str, *, to: str, from_: str | None = None,
                  include: tuple[str, ...] = (), exclude: tuple[str, ...] = (), jobs: int = 1,
                  keep_going: bool = False, encoding: str | None = None,
-                 options: dict[str, Any] | None = None, engine: Any = None,
+                 options: dict[str, Any] | None = None, engine: Any = None, contexts: Any = None,
                  on_done: Callable[[FileOutcome], None] | None = None) -> BatchResult:
     """Convert every set file under `root` into `outdir`. `options`: read and writer options, as
     `api.convert` takes them."""
     pairs = plan(root, outdir, to=to, include=include, exclude=exclude)
-    tasks = [(found.path, found.relative, out, to, from_, keep_going, encoding, options or {}, engine)
+    tasks = [(found.path, found.relative, out, to, from_, keep_going, encoding, options or {}, engine, contexts)
              for found, out in pairs if found.refused is None]
     outcomes: dict[str, FileOutcome] = {}
 

@@ -70,8 +70,7 @@ def validate_file(path: str, *, from_: str | None = None, encoding: str | None =
     `options`: what the file's format reads with (`delimiter=";"`, `allow_outside_refs=True`)."""
     if packs is not None and engine is not None:
         raise UsageError("--pack is checked in one process: leave out --engine dask")
-    if contexts is not None and engine is not None:
-        raise UsageError("--contexts is checked in one process: leave out --engine dask")
+    refuse_contexts_on_a_cluster(contexts, engine)
     if packs is not None:
         jobs = 1
     result = FileValidation(label(path), from_)
@@ -91,6 +90,12 @@ def validate_file(path: str, *, from_: str | None = None, encoding: str | None =
     except EvalconvError as err:
         result.unreadable = err.render()
     return result
+
+
+def refuse_contexts_on_a_cluster(contexts: Any, engine: Any) -> None:
+    """The cluster's workers check rows without the manifest: `--contexts` is one process's."""
+    if contexts is not None and engine is not None:
+        raise UsageError("--contexts is checked in one process: leave out --engine dask")
 
 
 def _required_paths(require: Iterable[str]) -> Iterator[str]:

@@ -52,3 +52,11 @@ EVIDENCE_ROW = v2("ev", contextRefs=[{"source": "kb|refunds", "snapshot": "2024-
                   linkedConcerns=["permission"])
 EVIDENCE_ROW["input"] = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
                                       {"role": "assistant", "content": {"$evidence": "redacted"}}]}
+
+
+REDACTED = {"$evidence": "redacted"}
+
+
+def refs(row_id: str, *references: dict) -> dict:
+    """A version-2 row that names these context references."""
+    return v2(row_id, contextRefs=list(references))

@@ -19,13 +19,13 @@ from typing import IO, Any, cast
 import yaml
 
 from .. import api
-from . import dataset_sheet, list_cells
+from . import dataset_sheet, evidence_cells, list_cells
 from .sheet import Columns, Sheet
 from .repeats import RepeatedInputs
 from .builder import count_starters, output_format
 from ..canonical import jsonvalue, paths
 from ..canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
-from ..canonical.errors import ReadError, UsageError
+from ..canonical.errors import ReadError, RowError, UsageError
 from ..canonical.opening import read_regular
 from ..canonical.safe_yaml import load_yaml
 from ..canonical.review import PLACEHOLDER
@@ -60,6 +60,19 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "$.metadata.case.linkedConcerns": ("linked_concerns", "concerns"),
     "$.metadata.case.passLogic": ("pass_logic", "pass_criteria"),
     "$.metadata.case.reviewerExpertise": ("reviewer_expertise",),
+    # schema version 2's evidence fields (evidence_cells.py reads their cells): names that say so,
+    # never a bare "scope" or "doc_id", which a version-1 sheet may use for something else
+    "$.metadata.case.schemaVersion": ("schema_version", "schemaversion"),
+    "$.metadata.case.contextRefs": ("context_refs", "contextrefs", "context_ref", "context_references",
+                                    "evidence_refs", "source_refs", "doc_refs", "document_refs"),
+    "$.metadata.case.contextRefs.source": ("context_source", "source_doc", "source_document", "evidence_source"),
+    "$.metadata.case.contextRefs.snapshot": ("snapshot", "context_snapshot", "doc_version", "document_version",
+                                             "source_version", "snapshot_id"),
+    "$.metadata.case.contextRefs.span": ("span", "context_span", "passage_span", "source_span"),
+    "$.metadata.case.targetTurn": ("target_turn", "targetturn", "turn_under_test", "judged_turn"),
+    "$.metadata.case.permission.callerRole": ("caller_role", "callerrole", "requester_role"),
+    "$.metadata.case.permission.resourceScope": ("resource_scope", "resourcescope", "allowed_resources",
+                                                 "permission_scope"),
     "$.metadata.reason": ("reason", "why", "rationale"),
     "$.metadata.notes": ("notes", "note", "comment", "comments"),
     "$.metadata.category": ("category", "type", "topic"),
@@ -246,6 +259,8 @@ def target_path(user: str, *, source: str, column: str) -> str:
             return paths.to_path(parts[:2]) if len(parts) == 2 else path
         if len(parts) == 3 and parts[2] in CASE_FIELD_KINDS and parts[2] not in ("caseId", "extensions"):
             return path
+        if path in evidence_cells.PART_TARGETS:  # case.contextRefs.snapshot, case.permission.callerRole
+            return path
         if len(parts) == 3 and parts[2] in OMITTED_FIELDS:
             raise UsageError(f"column '{column}': '{parts[2]}' is deliberately not a field of a case: "
                              f"{OMITTED_FIELDS[parts[2]]}; map it to metadata.{parts[2]}", source=source)
@@ -386,7 +401,10 @@ def is_list(target: str) -> bool:
 def _cell(value: Any, target: str, text_cells: bool, sep: str | None = None,
           tally: list_cells.ListTally | None = None, column: str = "") -> Any:
     """A cell as the value its field holds; None for a blank text cell (left out). `sep`: the
-    column's --list-sep (a string cell of any sheet splits at it; `$.expected` is split later)."""
+    column's --list-sep (a string cell of any sheet splits at it; `$.expected` is split later).
+    An evidence field's cell (version 2) is read by evidence_cells, which raises RowError."""
+    if evidence_cells.is_evidence(target):
+        return evidence_cells.cell(value, target, column, sep)
     if sep is not None and isinstance(value, str) and target != "$.expected":
         if not value.strip():
             return None
@@ -433,7 +451,10 @@ def _expected(value: Any, oracle: Any, text_cells: bool, sep: str | None = None,
 def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str | None = None,
                provenance: str = "imported", defaulted: dict[str, int] | None = None,
                list_seps: list_cells.ListSeps | None = None,
-               tally: list_cells.ListTally | None = None) -> Iterator[SourceRow]:
+               tally: list_cells.ListTally | None = None, schema_version: int | None = None) -> Iterator[SourceRow]:
+    """The sheet's records as rows. A cell that cannot be read (an evidence field's) makes its row
+    a `parse` finding naming the column. `schema_version`: written on every row without a
+    `case.schemaVersion` cell; without it, a row that fills a version-2 field is version 2."""
     defaulted = {} if defaulted is None else defaulted
     list_seps = list_seps or list_cells.ListSeps()
     seps = {column: list_seps.of(column, is_list(target) or target == "$.expected")
@@ -448,8 +469,17 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
     position = {column: i for i, column in enumerate(cmap.targets)}
     places = [(column, target, cast(list[str], paths.parse(target)))  # object keys only (`target_path`)
               for column, target in cmap.targets.items()]
+    part_columns = {t: c for c, t in cmap.targets.items() if t in evidence_cells.PART_TARGETS}
+    id_column = next((c for c, t in cmap.targets.items() if t == "$.id"), None)
     for line, record in sheet.records:
-        value, case, meta = _cells(record, places, position, seps, sheet.text_cells, tally)
+        try:
+            value, case, meta = _cells(record, places, position, seps, sheet.text_cells, tally, part_columns)
+        except RowError as err:
+            named = record.get(id_column) if id_column else None
+            yield SourceRow.failed(err, line, partial={"id": named.strip()} if isinstance(named, str) and named.strip()
+                                   else {})
+            continue
+        _version(case, schema_version, count)
         _fill_in(value, case, sheet, source=source, oracle_type=oracle_type, provenance=provenance, count=count,
                  used=used, expected_sep=seps.get(expected_column), tally=tally, expected_column=expected_column)
         ordered = {"caseId": value["id"], "oracleType": case.pop("oracleType"),
@@ -461,12 +491,24 @@ def sheet_rows(sheet: Sheet, cmap: ColumnMap, *, source: str, oracle_type: str |
         yield SourceRow(row, line)
 
 
+def _version(case: dict[str, Any], schema_version: int | None, count: Any) -> None:
+    if "schemaVersion" in case:
+        return
+    if schema_version is not None:
+        case["schemaVersion"] = schema_version
+    elif evidence_cells.uses_version_2(case):
+        case["schemaVersion"] = 2
+        count("schemaVersion: 2 (the row fills a version-2 field: contextRefs, targetTurn or permission)")
+
+
 def _cells(record: dict[str, Any], places: list[tuple[str, str, list[str]]], position: dict[str, int],
-           seps: dict[str, Any], text_cells: bool, tally: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+           seps: dict[str, Any], text_cells: bool, tally: Any,
+           part_columns: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """One sheet record's cells, by the map: (id/input/expected, case fields, other metadata)."""
     value: dict[str, Any] = {}
     case: dict[str, Any] = {}
     meta: dict[str, Any] = {}
+    evidence_parts: dict[str, dict[str, Any]] = {}
     # the row's own cells in column order: a sparse row of a wide sheet costs its cells only
     for column, target, parts in (places if len(record) == len(places) else
                                   (places[i] for i in sorted(position[c] for c in record if c in position))):
@@ -478,6 +520,8 @@ def _cells(record: dict[str, Any], places: list[tuple[str, str, list[str]]], pos
             if target == "$.id" and isinstance(cell, int) and not isinstance(cell, bool):
                 cell = str(cell)  # a dataset's integer ids
             value[target[2:]] = cell.strip() if target == "$.id" and isinstance(cell, str) else cell
+        elif parts[1] == "case" and len(parts) == 4:  # a reference's or the permission's part
+            evidence_parts.setdefault(parts[2], {})[parts[3]] = cell
         elif parts[1] == "case":
             case[parts[2]] = cell
         else:
@@ -485,6 +529,8 @@ def _cells(record: dict[str, Any], places: list[tuple[str, str, list[str]]], pos
             for part in parts[1:-1]:
                 node = node.setdefault(part, {})
             node[parts[-1]] = cell
+    if evidence_parts:
+        evidence_cells.assemble(case, evidence_parts, part_columns)
     return value, case, meta
 
 
@@ -518,7 +564,7 @@ def _fill_in(value: dict[str, Any], case: dict[str, Any], sheet: Sheet, *, sourc
 
 def import_sheet(sheet_path: str, output: str | None, *, to: str | None = None, map_path: str | None = None,
                  oracle_type: str | None = None, provenance: str = "imported", encoding: str | None = None,
-                 list_sep: tuple[str, ...] = (), **options: Any) -> ImportResult:
+                 list_sep: tuple[str, ...] = (), schema_version: int | None = None, **options: Any) -> ImportResult:
     """Read the sheet, map its columns, validate the rows and (when none is invalid) write them."""
     if output == STDIO:
         output = None
@@ -539,7 +585,7 @@ def import_sheet(sheet_path: str, output: str | None, *, to: str | None = None, 
     steps = len(sheet.records)
     for checked in checker.check_all(sheet_rows(sheet, cmap, source=label, oracle_type=oracle_type,
                                                 provenance=provenance, defaulted=defaulted, list_seps=seps,
-                                                tally=tally)):
+                                                tally=tally, schema_version=schema_version)):
         if checker.count % TELL_EVERY == 0 or checker.count == steps:
             tell(Progress(f"{label}: checking", checker.count, step=checker.count, steps=steps,
                           done=checker.count == steps))

@@ -23,12 +23,13 @@ WARNINGS_SHOWN = 3  # per file; a folder of many files must stay readable
 
 
 def run_folder(source: str, outdir: str, *, to: str, summary_path: str | None, include: tuple[str, ...],
-               exclude: tuple[str, ...], jobs: int, options: dict[str, Any], **kwargs: Any) -> None:
+               exclude: tuple[str, ...], jobs: int, options: dict[str, Any], manifests: tuple[str, ...] = (),
+               **kwargs: Any) -> None:
     pairs = plan(source, outdir, to=to, include=include, exclude=exclude)
     outputs = [out for _, out in pairs]
     ledgers = [ledger_path_for(found.path, out) for found, out in pairs] if kwargs.get("keep_going") else []
     in_outdir = [summary_path] if summary_path and _inside(summary_path, outdir) else []  # a folder the run makes
-    check_outputs([source], {"--summary": None if in_outdir else summary_path},
+    check_outputs([source, *manifests], {"--summary": None if in_outdir else summary_path},
                   created={"-o": outputs, "--keep-going's ledger": ledgers, "--summary": in_outdir},
                   stdout=True, include=include, skip=outdir)
     total = len(pairs)

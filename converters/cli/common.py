@@ -109,6 +109,10 @@ def echo_json(value: Any) -> None:
 
 from_option = click.option("--from", "from_", metavar="FORMAT",
                            help="Input format (default: from the extension, else the content).")
+contexts_flag = click.option(
+    "--contexts", "contexts_path", metavar="MANIFEST",
+    help="The sources and snapshots a run can use (JSONL or CSV: source, snapshot): a version-2 row's "
+         "context reference that is not in it is an error (evidence-unresolvable).")
 encoding_option = click.option("--encoding", metavar="NAME",
                                help="Input text encoding (default utf-8; e.g. cp1252 for old sheets).")
 

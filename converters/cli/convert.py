@@ -8,13 +8,16 @@ from typing import Any
 import click
 
 from .. import api
+from ..canonical.contexts import load_contexts
 from ..canonical.errors import UsageError
 from ..atomic import target_kind
 from ..canonical.suggest import count
 from ..output_paths import check_outputs
+from ..validation import refuse_contexts_on_a_cluster
 from ..registry import REGISTRY
 from ..sources import folder_format
 from .batch import run_folder
+from .common import contexts_flag
 from .format_flags import ReadAndWriteFlags
 from .engine_options import engine_options, opened_engine
 from .common import ALL_FINDINGS_VIA_VALIDATE, encoding_option, from_option, handles_errors, main_output, print_findings
@@ -40,17 +43,20 @@ from . import progress
               help="Worker processes: files at once for a folder (default 1); chunks of a large "
                    "JSONL file (default up to 2; 1 is serial).")
 @click.option("--summary", "summary_path", metavar="PATH", help="Folder: write the summary table as JSON.")
+@contexts_flag
 @quiet_flag
 @engine_options
 @handles_errors
 def convert_command(source: str, to: str | None, output: str | None, from_: str | None, report_path: str | None,
                     keep_going: bool, ledger: str | None, encoding: str | None,
                     include: tuple[str, ...], exclude: tuple[str, ...], jobs: int,
-                    summary_path: str | None, engine: str, scheduler: str | None, **options: Any) -> None:
+                    summary_path: str | None, contexts_path: str | None, engine: str, scheduler: str | None,
+                    **options: Any) -> None:
     """Convert IN (a file, a folder, or - for standard input) to FORMAT.
 
     If any row is invalid nothing is written and the exit code is 1, unless --keep-going.
-    A folder is mirrored under -o OUTDIR; one bad file never stops the others.
+    A folder is mirrored under -o OUTDIR; one bad file never stops the others. With --contexts,
+    a context reference the manifest does not list makes its row invalid (evidence-unresolvable).
     """
     to = to or _format_of_output(source, output)
     reading, writing = REGISTRY.split_options(options)
@@ -59,8 +65,11 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
     declared = REGISTRY.declared_options()
     file_options = {declared[name].metadata["flag"]: value for name, value in writing.items()
                     if declared[name].metadata["writes_file"] and value is not None}
+    manifests = (contexts_path,) if contexts_path else ()
+    contexts = load_contexts(contexts_path) if contexts_path else None
     if engine != "default" and (jobs or 1) > 1:
         raise UsageError("-j goes with the default engine: --engine dask's workers are the cluster's")
+    refuse_contexts_on_a_cluster(contexts, None if engine == "default" else engine)  # before a cluster starts
     cluster = click.get_current_context().with_resource(opened_engine(engine, scheduler))  # closed on exit
     if os.path.isdir(source) and folder_format(source, from_) is None:
         for flag, given in (*file_options.items(), ("--report", report_path), ("--ledger", ledger)):
@@ -70,7 +79,7 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
             raise UsageError("converting a folder needs -o OUTDIR", source=source)
         run_folder(source, output, to=to, from_=from_, include=include, exclude=exclude, jobs=jobs or 1,
                    keep_going=keep_going, encoding=encoding, options=options, summary_path=summary_path,
-                   engine=cluster)
+                   engine=cluster, contexts=contexts, manifests=manifests)
         return
     if include or exclude or summary_path:
         raise UsageError("--include, --exclude and --summary apply to a folder", source=source)
@@ -79,11 +88,11 @@ def convert_command(source: str, to: str | None, output: str | None, from_: str 
     side = {"--report": report_path, "--ledger": ledger, **file_options}
     if default_ledger:
         side["--keep-going's ledger"] = api.ledger_path_for(source, output or "")
-    check_outputs([source], {**written, **side}, folders=replaced, stdout=to_stdout)
+    check_outputs([source, *manifests], {**written, **side}, folders=replaced, stdout=to_stdout)
     with progress.shown(data_to_terminal=to_stdout):
         result = api.convert(source, output, to=to, from_=from_, keep_going=keep_going, encoding=encoding,
                              ledger=ledger, report=report_path, report_ids=bool(report_path), jobs=jobs,
-                             engine=cluster, **options)
+                             engine=cluster, contexts=contexts, **options)
     for notice in result.read.notices():
         aside(f"evalconv: {result.source}: edited in the file: {notice}")
     print_findings(result.log.errors, result.log.error_count, "errors", see_all=ALL_FINDINGS_VIA_VALIDATE)

@@ -10,7 +10,7 @@ from ..atomic import AtomicOutput, together
 from ..authoring.builder import output_format
 from ..canonical import jsonvalue
 from ..canonical.admissibility import ADMISSIBILITY
-from ..canonical.schema import enum
+from ..canonical.schema import VERSIONS, enum
 from ..output_paths import check_outputs
 from ..registry import REGISTRY
 from ..canonical.suggest import count
@@ -35,6 +35,9 @@ from . import progress
 @click.option("--list-sep", "list_sep", multiple=True, metavar="SEP|COLUMN=SEP",
               help="Split list cells at SEP (e.g. ';') instead of '|': every list field's, or COLUMN's "
                    "(then a list whatever its field). Repeatable.")
+@click.option("--schema-version", "schema_version", type=click.Choice([str(v) for v in VERSIONS]), default=None,
+              help="Write this schema version on every row whose sheet does not say one (default: 2 for a row "
+                   "that fills a version-2 field such as case.contextRefs, else none, which means 1).")
 @click.option("--excel-safe", is_flag=True, help="CSV: guard cells a spreadsheet would run as formulas.")
 @encoding_option
 @force_flag
@@ -42,7 +45,8 @@ from . import progress
 @handles_errors
 def import_command(sheet: str, output: str | None, to: str | None, map_path: str | None, suggest_map: bool,
                    oracle_type: str | None, provenance: str, report_path: str | None, excel_safe: bool,
-                   encoding: str | None, force: bool = False, list_sep: tuple[str, ...] = ()) -> None:
+                   encoding: str | None, force: bool = False, list_sep: tuple[str, ...] = (),
+                   schema_version: str | None = None) -> None:
     """Turn an ad-hoc sheet (CSV, TSV or JSONL, any column names), a Parquet file or a Hugging
     Face dataset folder into canonical rows.
 
@@ -65,6 +69,7 @@ def import_command(sheet: str, output: str | None, to: str | None, map_path: str
         with progress.shown(data_to_terminal=to_stdout):
             result = sheet_import.import_sheet(sheet, output, to=to, map_path=map_path, oracle_type=oracle_type,
                                                provenance=provenance, encoding=encoding, list_sep=list_sep,
+                                               schema_version=int(schema_version) if schema_version else None,
                                                **options)
         if report_path:
             with AtomicOutput(report_path) as out:

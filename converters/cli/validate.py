@@ -16,6 +16,7 @@ from ..canonical.suggest import count
 from ..registry import REGISTRY
 from .junit import Case, write_junit
 from ..output_paths import check_outputs
+from .common import contexts_flag
 from .engine_options import engine_options, opened_engine
 from .common import echo_json, encoding_option, from_option, handles_errors, print_findings
 from .common import note, print_warnings, quiet_flag
@@ -36,9 +37,7 @@ from .format_flags import ReadFlags
               help="Worker processes for a large JSONL file (default up to 2; 1 is serial).")
 @click.option("--pack", "packs", multiple=True, metavar="FILE",
               help="Also check case families against this task-family pack (repeatable; built-in packs always).")
-@click.option("--contexts", "contexts_path", metavar="MANIFEST",
-              help="The sources and snapshots a run can use (JSONL or CSV: source, snapshot): a version-2 "
-                   "row's context reference that is not in it is an error (evidence-unresolvable).")
+@contexts_flag
 @quiet_flag
 @engine_options
 @handles_errors

@@ -8,16 +8,19 @@ migration (rows that differ only in `metadata.case.schemaVersion`) is one findin
 """
 from __future__ import annotations
 
+import codecs
 import os
+from array import array
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from ..canonical import jsonvalue, paths
 from ..canonical.admissibility import ADMISSIBILITY, verdict
 from ..canonical.diff import diff_paths
-from ..canonical.errors import UsageError
+from ..canonical.errors import ReadError, UsageError
+from ..canonical.source import SourceRow
 from ..canonical.findings import CODES, Finding
 from ..canonical.jsonvalue import same
 from ..canonical.review import is_placeholder
@@ -272,10 +275,14 @@ def diff_pair(base: str | None, head: str | None, *, reason_path: str = "$.metad
     where = head_label or head or base_label or base
     table = DigestTable()
     versions = bytearray()  # a base row's schema version, by row number (1 byte a row)
+    lines = array("I")  # a JSONL base's line of each row, by row number: the second pass reads only those
     if base is not None:
         with reading(base, from_=from_, encoding=encoding) as (fmt, rows, _):
             result.base_format = fmt.name
+            by_line = fmt.name == "jsonl" and encoding in (None, "utf-8", "utf8", "utf-8-sig") and os.path.isfile(base)
             for number, src in enumerate(rows, 1):
+                if by_line:
+                    lines.append(src.line or 0)
                 version = schema_version(src.value)
                 versions.append(_version_byte(version))
                 result.base_versions[version] += 1
@@ -317,7 +324,8 @@ def diff_pair(base: str | None, head: str | None, *, reason_path: str = "$.metad
                     result.migrated += 1
             result.head_rows = number
     if base is not None and (held or table.unseen()):
-        _second_pass(base, from_, encoding, table, held, retired, result, findings, base_label or base)
+        base_rows = _jsonl_rows(base, table, lines) if lines else None
+        _second_pass(base, from_, encoding, table, held, retired, result, findings, base_label or base, base_rows)
     rewritten = _ledger_rewritten(base_ledger or (_ledger(base) if base is not None else None), _ledger(head))
     if rewritten is not None:
         findings.append(rewritten.locate(row=None, id=None, line=None, record=None, source=where))
@@ -368,35 +376,70 @@ def _ledger(head: str | None) -> str | None:
 
 def _second_pass(base: str, from_: str | None, encoding: str | None, table: DigestTable,
                  held: dict[int, tuple[int, Any, Any, Any]], retired: dict[str, Retirement], result: SetDiff,
-                 findings: list[Finding], label: str) -> None:
-    """The base again, for the old values of the rows that changed and the ids that left."""
+                 findings: list[Finding], label: str, base_rows: Iterator[tuple[int, SourceRow]] | None = None) -> None:
+    """The base again, for the old values of the rows that changed and the ids that left
+    (`base_rows`: just those rows, numbered, when they can be found without reading the others)."""
+    if base_rows is not None:
+        _revisit(base_rows, table, held, retired, result, findings, label)
+        return
     with reading(base, from_=from_, encoding=encoding) as (_, rows, _report):
-        for number, src in enumerate(rows, 1):
-            row_id = _id(src.value)
-            if row_id is None:
+        _revisit(enumerate(rows, 1), table, held, retired, result, findings, label)
+
+
+def _revisit(numbered: Iterable[tuple[int, SourceRow]], table: DigestTable, held: dict[int, tuple[int, Any, Any, Any]],
+             retired: dict[str, Retirement], result: SetDiff, findings: list[Finding], label: str) -> None:
+    """The base's rows again: the removed cases, and the old values of the changed ones."""
+    for number, src in numbered:
+        row_id = _id(src.value)
+        if row_id is None:
+            continue
+        key = id_key(row_id)
+        slot = table.find(key)
+        if slot < 0 or table.row(slot) != number:  # a repeated id: the first row speaks for it
+            continue
+        flags = table.flags(key) or 0
+        if not flags & SEEN:
+            record = retired.get(row_id)
+            result.removed.append({"id": row_id, "base_row": number, "line": src.line,
+                                   "retired": record.to_json() if record else None})
+            if record is None:
+                findings.append(Finding(
+                    "removed-without-retirement",
+                    f"case '{row_id}' is gone and no retirement record says why: retire it with "
+                    f"`evalconv retire SET --id {row_id} --why TEXT`, which keeps it in the set's ledger",
+                    "$").locate(row=number, id=row_id, line=src.line, record=src.record, source=label))
+        elif flags & CHANGED and key in held:
+            head_row, line, record, new = held.pop(key)
+            result.changed.append(_change(row_id, head_row, number, src.value, new))
+            found = _changed_findings(src.value, new)
+            if (record_ := retired.get(row_id)) is not None and record_.digest != content_digest(new):
+                found.append(_reused(record_))
+            findings += _located(found, head_row, row_id, line, record, result.head or label)
+
+
+def _jsonl_rows(path: str, table: DigestTable, lines: "array[int]") -> Iterator[tuple[int, SourceRow]]:
+    """A JSONL base's rows that the second pass needs, numbered: their lines are parsed, the others
+    skipped as bytes (the first pass parsed every line). A line that no longer holds the row the
+    first pass read there means the file changed meanwhile: refused, as a read refuses it."""
+    wanted = {lines[number - 1]: number for number in table.revisited()}
+    found = 0
+    with open(path, "rb") as f:
+        for line, raw in enumerate(f, 1):
+            number = wanted.get(line)
+            if number is None:
                 continue
-            key = id_key(row_id)
-            slot = table.find(key)
-            if slot < 0 or table.row(slot) != number:  # a repeated id: the first row speaks for it
-                continue
-            flags = table.flags(key) or 0
-            if not flags & SEEN:
-                record = retired.get(row_id)
-                result.removed.append({"id": row_id, "base_row": number, "line": src.line,
-                                       "retired": record.to_json() if record else None})
-                if record is None:
-                    findings.append(Finding(
-                        "removed-without-retirement",
-                        f"case '{row_id}' is gone and no retirement record says why: retire it with "
-                        f"`evalconv retire SET --id {row_id} --why TEXT`, which keeps it in the set's ledger",
-                        "$").locate(row=number, id=row_id, line=src.line, record=src.record, source=label))
-            elif flags & CHANGED and key in held:
-                head_row, line, record, new = held.pop(key)
-                result.changed.append(_change(row_id, head_row, number, src.value, new))
-                found = _changed_findings(src.value, new)
-                if (record_ := retired.get(row_id)) is not None and record_.digest != content_digest(new):
-                    found.append(_reused(record_))
-                findings += _located(found, head_row, row_id, line, record, result.head or label)
+            try:
+                value = jsonvalue.loads(raw[3:] if line == 1 and raw.startswith(codecs.BOM_UTF8) else raw)
+            except (jsonvalue.JSONValueError, UnicodeDecodeError):
+                value = None
+            row_id = _id(value)
+            slot = table.find(id_key(row_id)) if row_id is not None else -1
+            if slot < 0 or table.row(slot) != number:
+                break
+            found += 1
+            yield number, SourceRow(value, line)
+    if found != len(wanted):
+        raise ReadError("the file changed while diff read it: run diff again", source=path)
 
 
 def _located(found: list[Finding], row: int, row_id: str, line: int | None, record: int | None,

@@ -4,6 +4,7 @@ fill), not a Python object a row."""
 from __future__ import annotations
 
 from array import array
+from typing import Iterator
 
 SEEN = 1  # the other side has this id
 CHANGED = 2  # ... with other content
@@ -61,6 +62,12 @@ class DigestTable:
         """The marks of `key`, or None when the table does not hold it."""
         slot = self.find(key)
         return None if slot < 0 else self._flags[slot]
+
+    def revisited(self) -> Iterator[int]:
+        """The rows (by number) whose ids the other side does not have, or has with other content."""
+        for key, flag, row in zip(self._keys, self._flags, self._rows):
+            if key and (not flag & SEEN or flag & CHANGED):
+                yield row
 
     def unseen(self) -> int:
         """How many ids the other side does not have."""

@@ -11,13 +11,10 @@ import evalconv
 from conftest import row
 from evalconv.canonical.contexts import load_contexts
 from evalconv.canonical.findings import CODES
-from versioned_sets import CANONICAL, findings, run, v2, write_set
+from versioned_sets import CANONICAL, REDACTED, findings, refs, run, v2, write_set
 
 EVIDENCE_CODES = ("evidence-without-snapshot", "evidence-unresolvable", "conversation-unordered",
                   "conversation-without-target-turn", "permission-without-scope", "ambiguous-empty")
-REDACTED = {"$evidence": "redacted"}
-
-
 _NUMBERS = itertools.count()
 
 
@@ -25,10 +22,6 @@ def chat(*roles: str, **case) -> dict:
     value = v2(f"chat-{'-'.join(roles)}-{next(_NUMBERS)}", **case)
     value["input"] = {"messages": [{"role": r, "content": f"turn {i}"} for i, r in enumerate(roles)]}
     return value
-
-
-def refs(row_id: str, *references: dict) -> dict:
-    return v2(row_id, contextRefs=list(references))
 
 
 # (row, the (code, path) findings it must give): every rule and its edges

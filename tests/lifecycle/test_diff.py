@@ -279,3 +279,55 @@ def test_diff_reports_exactly_the_edits_made(rows, data):
     assert {i for c, i in found if c == "removed-without-retirement"} == removed
     assert {i for c, i in found if c == "new-without-reason"} == added
     assert {i for c, i in found if c == "id-reused"} == reused
+
+
+def _awkward_base(tmp_path: Path) -> tuple[Path, Path]:
+    """A JSONL base with a BOM, CRLF, blank lines, a bad line, a repeated id and a row without
+    one; a head that changes, removes and adds cases."""
+    base = golden()[:8]
+    lines = [jsonvalue.dumps(r) for r in base]
+    lines.insert(2, "")
+    lines.insert(4, "{not json")
+    lines.insert(5, jsonvalue.dumps({**base[3], "expected": "a repeat of the id"}))
+    lines.append(jsonvalue.dumps({"input": "no id"}))
+    b = tmp_path / "base.jsonl"
+    b.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode("utf-8") + b"\r\n")
+    head = copy.deepcopy(base)
+    head[0]["expected"] = "changed"
+    head[3]["metadata"]["case"]["version"] = "9"
+    del head[5]
+    head.append(row("added-here"))
+    return b, write(tmp_path / "head.jsonl", head)
+
+
+def test_regression_a_jsonl_base_is_read_again_only_at_the_rows_that_changed_with_the_same_report(tmp_path, monkeypatch):
+    """The second pass over a JSONL base parses only the lines of changed and removed cases (the
+    1M-row diff bench); the report is the one a full second read gives."""
+    b, h = _awkward_base(tmp_path)
+    fast = lifecycle_diff.diff(str(b), str(h)).to_json()
+    parsed = []
+    real_loads = jsonvalue.loads
+    monkeypatch.setattr(jsonvalue, "loads", lambda text: parsed.append(1) or real_loads(text))
+    lifecycle_diff.diff(str(b), str(h))
+    base_lines = len([line for line in b.read_bytes().split(b"\n") if line.strip()])
+    head_lines = len(h.read_text("utf-8").splitlines())
+    assert len(parsed) == base_lines + head_lines + 3  # the changed, the edited repeat's first row, the removed
+    monkeypatch.setattr(jsonvalue, "loads", real_loads)
+    monkeypatch.setattr(lifecycle_diff, "_jsonl_rows", lambda *args: None)  # the full second read
+    assert lifecycle_diff.diff(str(b), str(h)).to_json() == fast
+    counts = fast["counts"]
+    assert (counts["changed"], counts["removed"], counts["added"]) == (2, 1, 1)
+
+
+def test_regression_a_jsonl_base_that_changes_between_the_passes_is_refused(tmp_path, monkeypatch):
+    b, h = _awkward_base(tmp_path)
+    real = lifecycle_diff._jsonl_rows
+
+    def rewritten(path, table, lines):
+        Path(path).write_text("\n" * 3, encoding="utf-8")  # the base replaced after the first pass
+        return real(path, table, lines)
+
+    monkeypatch.setattr(lifecycle_diff, "_jsonl_rows", rewritten)
+    done = run("diff", b, h)
+    assert done.exit_code == 2 and "the file changed while diff read it" in done.output
+    assert len(done.output.strip().splitlines()) == 1

@@ -113,8 +113,9 @@ _FIELDS: dict[str, FieldLoss] = {
 _FIELDS["contextRefs"] = FieldLoss(
     "$.metadata.case.contextRefs", "carried", _KEPT,
     "a context reference names a source and the snapshot it was written against; DeepEval's context and "
-    "retrieval_context are lists of passage text (metadata.referenceContexts maps to context), so references "
-    "are carried, not mapped; DeepEval does not act on them")
+    "retrieval_context are lists of passage text (metadata.referenceContexts maps to context) and a golden has "
+    "no field for a source id, its snapshot, its span or an evidence marker, so references are carried, not "
+    "mapped; DeepEval does not act on them")
 for _field in CASE_FIELDS:
     _FIELDS.setdefault(_field, FieldLoss(f"$.metadata.case.{_field}", "carried", _KEPT, _NO_PLACE))
 for _group, _names in RESTORED.items():

@@ -64,6 +64,23 @@ REASONS = {
                       "user_input, reference, reference_tool_calls, rubrics and reference_topics only); "
                       + _CARRIED,
 }
+# A version-2 row's context references (metadata.case.contextRefs) on a single-turn sample: each
+# reference's source is written as reference_context_ids (what Ragas' ID-based context recall and
+# precision compare with retrieved_context_ids); the references are carried whole either way.
+FROM_REFS = "referenceContextIdsFromContextRefs"  # the envelope's mark: the ids are the references' sources
+_NO_VERSION = ("a reference's snapshot (the version of the source it was written against), its span and "
+               "any evidence marker have no Ragas field, so the references are " + _CARRIED)
+REFS_REASONS = {
+    "sources": "reference_context_ids hold each reference's source (Ragas' ID-based context recall and "
+               "precision compare them with retrieved_context_ids); " + _NO_VERSION
+               + "; an edit of reference_context_ids in the file is read back into the references' sources",
+    "kept": "metadata.referenceContextIds fills reference_context_ids already: the references are not "
+            "mapped; " + _NO_VERSION,
+    "marker": "a reference whose source is an evidence marker ({\"$evidence\": ...}) has no id for "
+              "reference_context_ids: the references are not mapped; " + _NO_VERSION,
+    "multi": "a multi-turn sample has no reference_context_ids (ragas 0.4.3's MultiTurnSample): the "
+             "references are not mapped; " + _NO_VERSION,
+}
 # The case fields a rubric judge reads, written as Ragas rubrics on a rubric case an LLM judge grades.
 RUBRIC_FIELDS = ("expectedBehavior", "evaluationCriteria", "unacceptableBehavior")
 RUBRIC_REASON = ("LLM-judged rubric cases: Ragas' rubric metrics (InstanceRubrics) read the sample's "
@@ -76,12 +93,6 @@ def _case_entry(name: str) -> FieldLoss:
         return FieldLoss("$.metadata.case.extensions", "carried", "evalconv.metadata.case.extensions; "
                          "extensions.ragas.{rubrics, persona_name, query_style, query_length, "
                          "reference_topics} also native", "the Ragas sample fields that are not case data")
-    if name == "contextRefs":
-        return FieldLoss("$.metadata.case.contextRefs", "carried", "evalconv.metadata.case.contextRefs",
-                         "a context reference names a source and the snapshot it was written against; Ragas' "
-                         "reference_context_ids hold passage ids without a version and reference_contexts the "
-                         "passage text (metadata.referenceContextIds and referenceContexts map there), so "
-                         "references are carried in the sample's `evalconv` key, not mapped")
     return FieldLoss(f"$.metadata.case.{name}", "carried", f"evalconv.metadata.case.{name}", REASONS["case"])
 
 
@@ -91,7 +102,10 @@ FIELD_MAP: tuple[FieldLoss, ...] = (
               "sample's messages (user/assistant/tool as human/ai/tool)", "what Ragas' metrics read as the question"),
     FieldLoss("$.expected", "native", "reference (text); expected tool calls as reference_tool_calls "
               "(multi-turn); anything else carried", "Ragas' reference-based metrics read it"),
-    *(_case_entry(name) for name in CASE_FIELDS),
+    *(_case_entry(name) for name in CASE_FIELDS if name != "contextRefs"),
+    FieldLoss("$.metadata.case.contextRefs", "native", "reference_context_ids: each reference's source "
+              "(single-turn samples, when metadata.referenceContextIds does not fill it)", REFS_REASONS["sources"]),
+    FieldLoss("$.metadata.case.contextRefs", "carried", "evalconv.metadata.case.contextRefs", _NO_VERSION),
     *(FieldLoss(f"$.metadata.case.{name}", "native", "rubrics", RUBRIC_REASON) for name in RUBRIC_FIELDS),
     FieldLoss("$.metadata.referenceContexts", "native", "reference_contexts",
               "a label: the passages a correct answer rests on (context recall/precision read them)"),

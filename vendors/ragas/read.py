@@ -18,7 +18,7 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 
 from .._common import records as rec
-from .fields import (CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS,
+from .fields import (CONTEXTS, ENVELOPE, EXTENSION_FIELDS, FROM_REFS, MULTI_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS,
                      TYPE_TO_ROLE, VENDOR, WRITTEN)
 from .write import build_sample, csv_cell, digest, digest_text
 
@@ -99,7 +99,7 @@ def _own_row(sample: dict[str, Any], env: dict[str, Any], report: ReadReporter, 
         value["expected"] = sample["reference"]
     if not multi:
         for field, key in CONTEXTS.items():
-            if field in sample:
+            if field in sample and not (field == "reference_context_ids" and env.get(FROM_REFS) is True):
                 metadata[key] = sample[field]
         run = {k: sample[k] for k in RUN_FIELDS if k in sample}
         if run:
@@ -174,6 +174,9 @@ def _take_edit(value: dict[str, Any], field: str, theirs: Any, sample: dict[str,
         else:
             value["expected"] = _calls(theirs) if field == "reference_tool_calls" else theirs
         return "$.expected", True
+    if field == "reference_context_ids" and env.get(FROM_REFS) is True:  # written from the references
+        _set(case, "contextRefs", refs_from_ids(case.get("contextRefs"), theirs))
+        return "$.metadata.case.contextRefs", True
     if field in CONTEXTS:
         _set(metadata, CONTEXTS[field], theirs)
         return f"$.metadata.{CONTEXTS[field]}", True
@@ -191,6 +194,22 @@ def _take_edit(value: dict[str, Any], field: str, theirs: Any, sample: dict[str,
         if not case["extensions"]:
             del case["extensions"]
     return f"$.metadata.case.extensions.{VENDOR}.{field}", field in EXTENSION_FIELDS
+
+
+def refs_from_ids(refs: Any, ids: Any) -> Any:
+    """Context references after an edit of the reference_context_ids written from them: a source
+    still listed keeps its reference (snapshot, span); a new one is a reference without a
+    snapshot, which the validator asks a person to name (evidence-without-snapshot)."""
+    if not isinstance(ids, list):
+        return None if ids is None else ids  # not a list of ids: the schema says what is wrong
+    unused = [ref for ref in refs if isinstance(ref, dict)] if isinstance(refs, list) else []
+    out = []
+    for source in ids:
+        kept = next((ref for ref in unused if ref.get("source") == source), None)
+        if kept is not None:
+            unused.remove(kept)
+        out.append(kept if kept is not None else {"source": source})
+    return out
 
 
 def _set(target: dict[str, Any], key: str, value: Any) -> None:

@@ -18,8 +18,8 @@ from evalconv.canonical.reporting import LossReporter
 from evalconv.canonical.row import Row
 
 from .._common.grading import llm_judge_may_grade
-from .fields import (CARRIED, CONTEXTS, ENVELOPE, EXTENSION_FIELDS, MULTI_FIELDS, REASONS, ROLE_TO_TYPE,
-                     RUBRIC_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS, VENDOR, WRITTEN)
+from .fields import (CARRIED, CONTEXTS, ENVELOPE, EXTENSION_FIELDS, FROM_REFS, MULTI_FIELDS, REASONS, REFS_REASONS,
+                     ROLE_TO_TYPE, RUBRIC_FIELDS, RUN_FIELDS, RUN_KEY, SINGLE_FIELDS, VENDOR, WRITTEN)
 
 REASONS_TURN = ("in a multi-turn dataset a text input is written as one human message; the exact value "
                 "is carried in the sample's `evalconv` key")
@@ -90,6 +90,7 @@ def build_sample(row: Row, report: LossReporter, multi: bool, csv_cells: bool = 
             sample[field] = metadata.pop(key)
     contexts_carried = [(paths.join("$.metadata", key), REASONS["contexts.multi"])
                         for key in CONTEXTS.values() if multi and key in metadata]
+    refs_reason = _context_refs(row, sample, env, multi)
     run = metadata.get(RUN_KEY)
     # An empty CSV cell reads as no value, and a NUL has no place in one: such run output stays carried.
     if not multi and _run_fields(run) and not (csv_cells and (run.get("response") == "" or _has_nul(run))):
@@ -105,7 +106,8 @@ def build_sample(row: Row, report: LossReporter, multi: bool, csv_cells: bool = 
     env["metadata"] = metadata
     native = RUBRIC_FIELDS if sample.get("rubrics") == rubrics and rubrics else ()
     carried = [("$.id", CARRIED["$.id"])]
-    carried += [_CASE_CARRIED[name] for name in row.case if name not in native]
+    carried += [(_CASE_CARRIED[name][0], refs_reason) if name == "contextRefs" and refs_reason else _CASE_CARRIED[name]
+                for name in row.case if name not in native]
     carried += contexts_carried
     carried += [(paths.join("$.metadata", key), REASONS["metadata"]) for key in metadata
                 if key != "case" and not (multi and key in CONTEXTS.values())]
@@ -113,6 +115,24 @@ def build_sample(row: Row, report: LossReporter, multi: bool, csv_cells: bool = 
     env[WRITTEN] = {field: digest(value, csv_cells) for field, value in sample.items()}
     sample[ENVELOPE] = env
     return sample
+
+
+def _context_refs(row: Row, sample: dict[str, Any], env: dict[str, Any], multi: bool) -> str | None:
+    """A version-2 row's context references as reference_context_ids (their sources), where a
+    single-turn sample can hold them; the reason the loss report gives (None: the default)."""
+    refs = row.case.get("contextRefs")
+    if not isinstance(refs, list) or not refs:
+        return None
+    if multi:
+        return REFS_REASONS["multi"]
+    if "reference_context_ids" in sample:
+        return REFS_REASONS["kept"]
+    sources = [ref.get("source") if isinstance(ref, dict) else None for ref in refs]
+    if not all(isinstance(source, str) and source for source in sources):
+        return REFS_REASONS["marker"]
+    sample["reference_context_ids"] = sources
+    env[FROM_REFS] = True
+    return REFS_REASONS["sources"]
 
 
 def digest(value: Any, csv_cells: bool) -> str:
