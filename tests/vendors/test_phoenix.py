@@ -215,3 +215,20 @@ def test_a_nul_in_a_csv_column_name_is_refused_in_one_line_and_jsonl_keeps_it():
         _csv([r])
     assert "\n" not in str(err.value)
     write_text("phoenix", [r], path="x.phoenix.jsonl")  # JSON escapes it
+
+
+def test_regression_issue29_the_csv_writer_parsed_every_nested_cell_back_to_prove_it(monkeypatch):
+    """2.7x JSONL -> CSV's CPU at 100k rows: each list or dict cell went through ast.literal_eval
+    to prove it reads back; a shallow literal of JSON values always does, so only a deep one is."""
+    import evalconv
+    import evalconv.vendors.phoenix.csv_export as csv_export
+
+    parsed = []
+    real = csv_export.cell_value
+    monkeypatch.setattr(csv_export, "cell_value", lambda cell: (parsed.append(cell), real(cell))[1])
+    _csv(evalconv.read(str(GOLDEN)).rows)
+    assert parsed == []
+    deep = Row.from_json({"id": "c1", "input": {"deep": [[[]]] * 30 + [{"a": [1]}] * 40}, "expected": "x",
+                          "metadata": {"case": case()}})
+    text, _, _ = _csv([deep])
+    assert parsed and read_text("phoenix", text, path="x.csv")[0][0].row == deep

@@ -34,6 +34,7 @@ from .write import NO_GRADER, build_example, check_row, note_carried, program_ch
 CELLS = "cells"  # envelope key: part -> key -> the exact value of a cell that holds its JSON text
 CSV_FORMULAS = unguarded_formulas("Phoenix", "the server's CSV upload")
 _ORDER = {part: i for i, part in enumerate(CSV_PARTS)}
+_SURELY_SHALLOW = 64  # brackets; Python's parser refuses nesting beyond 200
 
 
 def cell_value(cell: str) -> Any:
@@ -62,7 +63,10 @@ def _cell(value: Any) -> tuple[str, bool]:
             return value, True
     elif isinstance(value, (dict, list)):
         text = repr(value)
-        if jsonvalue.same(cell_value(text), value):
+        # The literal of JSON values parses back to them (floats' repr is exact, NaN is refused)
+        # unless it nests deeper than Python's parser takes: with fewer brackets than that it
+        # cannot, and parsing every cell to prove it would treble the writer's time.
+        if text.count("[") + text.count("{") < _SURELY_SHALLOW or jsonvalue.same(cell_value(text), value):
             return text, True
     return jsonvalue.dumps(value), False
 
