@@ -3,13 +3,14 @@
     python bench/run.py                 # N = 10k, 100k and 1M (about 15 minutes on 2 idle cores)
     python bench/run.py --quick         # N = 20k, for trying things
     python bench/run.py --sizes 100000 --evalconv "python -c 'from evalconv.cli import main; main()'"
-    python bench/run.py --sizes 50000 --writers --no-pandas   # the vendor writers against JSONL -> CSV
+    python bench/run.py --sizes 20000,100000 --writers --no-pandas --repeat 2   # every writer against JSONL -> CSV
 
 Every route runs as its own process, so its wall time includes interpreter start-up and its
 peak memory is that process's max RSS (from wait4); the whole process tree's (parent and worker
 processes) is sampled from /proc every 20 ms, as summed RSS and as PSS (pages the forked workers
 share with the parent counted once). JSONL -> vendor routes also get their time as a multiple of
-JSONL -> CSV in the same run. Results go to bench/out/results.json and
+JSONL -> CSV in the same run; with --writers, each writer variant runs in turn with JSONL -> CSV
+(CSV, writer, CSV, writer...) and its ratio is read against those paired CSV runs. Results go to bench/out/results.json and
 bench/out/results.md; the table is printed as well. Generated data is cached in bench/out/data.
 """
 from __future__ import annotations
@@ -160,34 +161,76 @@ def run_process(cmd: list[str], timeout: float) -> Measured:
 def measure(size: int, route: str, tool: str, cmd: list[str], repeat: int, timeout: float,
             check_lines: Path | None = None) -> Result:
     """Up to `repeat` runs (fewer when a run is long); the best wall time, the highest peak RSS."""
-    best: Measured | None = None
-    times, rss, tree_rss, tree_pss = [], 0.0, 0.0, 0.0
+    runs: list[Measured] = []
     for _ in range(repeat):
         m = run_process(cmd, timeout)
         if m.returncode != 0:
-            last = m.stderr.strip().splitlines()[-1:] or ["(no output)"]
-            why = f"killed after {timeout:.0f} s" if m.timed_out else f"exit {m.returncode}: {last[0][:160]}"
-            print(f"  ! {route:<22} {tool:<9} {why}", flush=True)
-            return Result(size, route, tool, None, m.peak_rss_mb, ok=False, note=why)
-        times.append(round(m.seconds, 3))
-        rss = max(rss, m.peak_rss_mb)
-        tree_rss, tree_pss = max(tree_rss, m.tree_rss_mb or 0), max(tree_pss, m.tree_pss_mb or 0)
-        best = m if best is None or m.seconds < best.seconds else best
+            return failed(size, route, tool, m, timeout)
+        runs.append(m)
         if m.seconds > REPEAT_UNDER_S:
             break
-    assert best is not None
-    result = Result(size, route, tool, best.seconds, rss, cpu_seconds=best.cpu_seconds,
-                    rows_per_s=size / best.seconds, load=best.load, runs=times,
-                    tree_rss_mb=max(tree_rss, rss) if tree_rss else None, tree_pss_mb=tree_pss or None)
+    result = summary(size, route, tool, runs)
     if check_lines is not None:
         with open(check_lines, "rb") as f:
             lines = sum(1 for _ in f)
         if lines != size:
             result.ok, result.note = False, f"wrote {lines} lines, expected {size}"
-    print(f"  {route:<22} {tool:<9} {best.seconds:7.2f} s {best.cpu_seconds:7.2f} cpu-s "
-          f"{result.rows_per_s:>9,.0f} rows/s {rss:7.0f} MB (tree {fmt(result.tree_rss_mb, '.0f', '-')} RSS, "
-          f"{fmt(result.tree_pss_mb, '.0f', '-')} PSS)  load {best.load:.1f} {result.note}", flush=True)
+    report(result, runs)
     return result
+
+
+def measure_paired(size: int, route: str, cmd: list[str], base_route: str, base_cmd: list[str], repeat: int,
+                   timeout: float) -> tuple[Result, Result | None]:
+    """`base_cmd` and `cmd` run in turn, `repeat` times (base, cmd, base, cmd...), so that each
+    route's best run and its base's were taken under the same load; (route, base) results, the
+    route's `vs_csv` read against this base."""
+    runs: list[Measured] = []
+    base_runs: list[Measured] = []
+    for _ in range(repeat):
+        b = run_process(base_cmd, timeout)
+        if b.returncode != 0:
+            return failed(size, route, "evalconv", b, timeout, f"its base {base_route} failed: "), None
+        base_runs.append(b)
+        m = run_process(cmd, timeout)
+        if m.returncode != 0:
+            return failed(size, route, "evalconv", m, timeout), None
+        runs.append(m)
+    base = summary(size, f"{base_route} (paired with {route})", "evalconv", base_runs)
+    result = summary(size, route, "evalconv", runs)
+    if base.seconds and result.seconds:
+        result.vs_csv = result.seconds / base.seconds
+        result.cpu_vs_csv = result.cpu_seconds / base.cpu_seconds if result.cpu_seconds and base.cpu_seconds else None
+    result.note = (f"paired: {base_route} {base.seconds:.2f} s, {base.cpu_seconds:.2f} CPU-s, "
+                   f"tree {fmt(base.tree_rss_mb, '.0f', '-')} MB RSS") if base.seconds and base.cpu_seconds else ""
+    report(base, base_runs)
+    report(result, runs)
+    return result, base
+
+
+def failed(size: int, route: str, tool: str, m: Measured, timeout: float, prefix: str = "") -> Result:
+    last = m.stderr.strip().splitlines()[-1:] or ["(no output)"]
+    why = prefix + (f"killed after {timeout:.0f} s" if m.timed_out else f"exit {m.returncode}: {last[0][:160]}")
+    print(f"  ! {route:<22} {tool:<9} {why}", flush=True)
+    return Result(size, route, tool, None, m.peak_rss_mb, ok=False, note=why)
+
+
+def summary(size: int, route: str, tool: str, runs: list[Measured]) -> Result:
+    """The best run's wall and CPU time; the highest peak RSS, of the process and of its tree."""
+    best = min(runs, key=lambda m: m.seconds)
+    rss = max(m.peak_rss_mb for m in runs)
+    tree_rss = max(m.tree_rss_mb or 0 for m in runs)
+    tree_pss = max(m.tree_pss_mb or 0 for m in runs)
+    return Result(size, route, tool, best.seconds, rss, cpu_seconds=best.cpu_seconds,
+                  rows_per_s=size / best.seconds, load=best.load, runs=[round(m.seconds, 3) for m in runs],
+                  tree_rss_mb=max(tree_rss, rss) if tree_rss else None, tree_pss_mb=tree_pss or None)
+
+
+def report(result: Result, runs: list[Measured]) -> None:
+    best = min(runs, key=lambda m: m.seconds)
+    print(f"  {result.route:<22} {result.tool:<9} {best.seconds:7.2f} s {best.cpu_seconds:7.2f} cpu-s "
+          f"{result.rows_per_s:>9,.0f} rows/s {result.peak_rss_mb:7.0f} MB (tree "
+          f"{fmt(result.tree_rss_mb, '.0f', '-')} RSS, {fmt(result.tree_pss_mb, '.0f', '-')} PSS)  "
+          f"load {best.load:.1f} {result.note}", flush=True)
 
 
 def skipped(size: int, route: str, tool: str, why: str) -> Result:
@@ -319,12 +362,14 @@ class Bench:
 
     def _written_extensions(self, fmt: dict) -> list[str | None]:
         """One file name per variant the writer writes (promptfoo's YAML, JSON, JSONL and CSV...):
-        the most specific extension of each last suffix, kept when a one-row write takes it."""
+        the most specific extension of each kind of name (`.x.jsonl` and `.jsonl` are one kind for
+        the format x), kept when a one-row write takes it."""
         if not fmt["extensions"]:
             return [None]
         found: dict[str, str] = {}
-        for ext in fmt["extensions"]:
-            found.setdefault(ext.rsplit(".", 1)[-1].replace("yml", "yaml"), ext)
+        for ext in fmt["extensions"]:  # `.openai-evals.jsonl` and `.jsonl` alike, `.registry.jsonl` apart
+            kind = ext.removeprefix(f".{fmt['name']}").replace(".yml", ".yaml")
+            found.setdefault(kind if kind.startswith(".") else ext, ext)
         one_row = self.out("one-row.jsonl")
         with open(dataset(10_000, self.seed), encoding="utf-8") as f:
             one_row.write_text(f.readline(), encoding="utf-8")
@@ -345,7 +390,8 @@ class Bench:
         ext = ext or (fmt["extensions"][0] if fmt["extensions"] else ".out")
         dst = self.out(f"set{ext}" if ext.startswith(".") else f"set.{ext}")
         route = f"JSONL -> {name}" if first else f"JSONL -> {name} ({ext})"
-        written = self.ec(size, route, [str(src), "--from", "jsonl", "--to", name, "-o", str(dst)])
+        args = [str(src), "--from", "jsonl", "--to", name, "-o", str(dst)]
+        written = self.paired(size, route, args, src) if self.writers_only else self.ec(size, route, args)
         if name == "parquet" and not self.writers_only:  # pandas' one-liner for the same job (docs/pandas.md)
             self.pandas_route(size, "JSONL -> parquet", "jsonl2parquet", src, self.out("pandas.parquet"))
         if fmt["read"] and written.ok and dst.exists() and not self.writers_only:
@@ -358,6 +404,21 @@ class Bench:
                 read.note = (read.note + " (not a streaming format: read whole)").strip()
         shutil.rmtree(dst, ignore_errors=True) if dst.is_dir() else dst.unlink(missing_ok=True)
         self._clean("vendor-back.jsonl")
+
+    def paired(self, size: int, route: str, args: list[str], src: Path) -> Result:
+        """`route` timed in turn with JSONL -> CSV (`measure_paired`): its ratio to the canonical
+        CSV route is read from runs taken under the same load."""
+        why = self._too_big(size, route, "evalconv")
+        if why:
+            result = skipped(size, route, "evalconv", why)
+            self.results.append(result)
+            return result
+        base_args = [str(src), "--from", "jsonl", "--to", "csv", "-o", str(self.out("paired.csv"))]
+        result, base = measure_paired(size, route, [*self.evalconv, *args], "JSONL -> CSV",
+                                      [*self.evalconv, *base_args], self.repeat(size), timeout=2 * self.max_seconds)
+        self.results += [result] if base is None else [base, result]
+        self._clean("paired.csv")
+        return result
 
     def directory(self, size: int, src: Path) -> None:
         route = f"dir of {DIR_FILES} JSONL -> CSV"
@@ -414,7 +475,9 @@ def compute_ratios(results: list[Result]) -> None:
         if pandas and r.tool != "pandas":
             r.pandas_vs = pandas.seconds / r.seconds
         csv = find(r.size, "JSONL -> CSV", "evalconv")
-        if csv and r.tool == "evalconv" and r.route.startswith("JSONL -> ") and r.route != "JSONL -> CSV":
+        paired = r.vs_csv is not None or "(paired with" in r.route  # read against its own base already
+        if csv and r.tool == "evalconv" and r.route.startswith("JSONL -> ") and r.route != "JSONL -> CSV" \
+                and not paired:
             r.vs_csv = r.seconds / csv.seconds
             r.cpu_vs_csv = r.cpu_seconds / csv.cpu_seconds if r.cpu_seconds and csv.cpu_seconds else None
 
@@ -563,7 +626,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vendors", type=lambda s: s.split(","), help="only these vendor formats")
     parser.add_argument("--no-pandas", action="store_true")
     parser.add_argument("--writers", action="store_true",
-                        help="only JSONL -> CSV and JSONL -> each vendor: the vendor writers' ratios")
+                        help="only JSONL -> CSV and JSONL -> each vendor, each timed in turn with JSONL -> CSV: "
+                             "the vendor writers' ratios")
     parser.add_argument("--max-gb", type=float, default=6.0,
                         help="skip a run whose peak memory, projected from a smaller size, is above this")
     parser.add_argument("--max-route-seconds", type=float, default=240.0,

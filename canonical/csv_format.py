@@ -414,7 +414,7 @@ class CSVWriter(LineWriter):
         self._columns: list[str] = []
         self._known: set[str] = set()
         self._meta_order: dict[str, int] = {}  # metadata.<key> -> first-seen position
-        self._spool = _Spool()
+        self._spool = Spool()
         for name in REQUIRED_COLUMNS:  # always there, even when a row's value needs case:json
             self._add_column(name)
         self._spooled = self._layout  # the columns of the spool's last run
@@ -485,7 +485,7 @@ class CSVWriter(LineWriter):
         self._spool.replay(self._out, tuple(self._columns))
 
 
-class _Spool:
+class Spool:
     """Rows waiting for the header: in memory up to SPOOL_MEMORY bytes, then in a temp file."""
 
     def __init__(self) -> None:

@@ -8,9 +8,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalconv.vendors.promptfoo import emit
-from evalconv.vendors.promptfoo import format as promptfoo
-from evalconv.vendors.promptfoo.emit import dump_item, dump_item_by_events
+from evalconv.vendors._common import yaml_emit as emit
+from evalconv.vendors._common.yaml_emit import DUMPER, YAML_BREAKS, dump_item_by_events, yaml_item
 
 # Text that exercises YAML's quoting rules: indicators, tags' look-alikes, breaks next to spaces
 # and quotes, escapes, characters outside the BMP, BOM.
@@ -38,11 +37,11 @@ _JSON_LONG_KEYS = _json(st.one_of(_TEXT, _LONG_KEY))
 
 
 def _plain_dump(test: object) -> str:
-    return yaml.dump([test], Dumper=promptfoo._FAST_DUMPER, allow_unicode=True, sort_keys=False, width=1_000_000)
+    return yaml.dump([test], Dumper=DUMPER, allow_unicode=True, sort_keys=False, width=1_000_000)
 
 
 def _dump(test: object) -> str:
-    return dump_item(test, promptfoo._FAST_DUMPER, promptfoo._YAML_BREAKS)
+    return yaml_item(test)
 
 
 @settings(max_examples=400)
@@ -54,7 +53,7 @@ def test_the_direct_text_is_what_yaml_dump_gives(test):
 @settings(max_examples=150)
 @given(st.dictionaries(st.one_of(_TEXT, _LONG_KEY), _JSON_LONG_KEYS, max_size=6))
 def test_the_events_path_gives_the_text_yaml_dump_gives(test):
-    assert dump_item_by_events(test, promptfoo._FAST_DUMPER, promptfoo._YAML_BREAKS) == _plain_dump(test)
+    assert dump_item_by_events(test, DUMPER, YAML_BREAKS) == _plain_dump(test)
 
 
 def test_an_ordinary_test_takes_the_direct_path(monkeypatch):

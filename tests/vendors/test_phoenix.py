@@ -153,3 +153,82 @@ def test_a_bad_example_is_a_finding_naming_its_field(text, field):
 def test_roundtrip_command_passes():
     result = CliRunner().invoke(cli, ["roundtrip", str(GOLDEN), "--via", "phoenix"])
     assert result.exit_code == 0, result.output + result.stderr
+
+
+# --- the CSV export layout (issue 29: it was read but not written) -------------------------------
+
+def _csv(rows):
+    import csv
+    import io
+
+    text, loss = write_text("phoenix", rows, path="x.phoenix.csv")
+    return text, list(csv.DictReader(io.StringIO(text, newline=""))), loss
+
+
+def test_regression_issue29_the_csv_export_was_read_but_not_written():
+    import evalconv
+
+    rows = evalconv.read(str(GOLDEN)).rows
+    text, records, _ = _csv(rows)
+    header = text.split("\r\n", 1)[0].split(",")
+    assert header[0] == "example_id" and header[1:] == sorted(header[1:], key=lambda c: (
+        ("input_", "output_", "metadata_").index(c.split("_", 1)[0] + "_"), c))
+    assert [r["example_id"] for r in records] == [r.id for r in rows]
+    checked, report = read_text("phoenix", text, path="x.phoenix.csv")
+    assert [c.row for c in checked] == rows
+    assert report.inferred.entries == {} and report.edited.entries == {}
+
+
+def test_csv_cells_are_text_and_what_a_cell_cannot_give_back_is_carried_and_named():
+    r = Row.from_json({"id": "c1", "input": {"n": 3, "flag": True, "none": None, "empty": "", "looks": "[1, 2]",
+                                             "text": "plain", "nested": {"a": [1, 2.5]}},
+                       "expected": "Paris", "metadata": {"case": case(), "score": 0.5, "tags": ["a"]}})
+    text, records, loss = _csv([r])
+    cells = records[0]
+    assert cells["input_n"] == "3" and cells["input_flag"] == "true" and cells["input_none"] == "null"
+    assert cells["input_empty"] == '""' and cells["input_looks"] == '"[1, 2]"'
+    assert cells["input_text"] == "plain" and cells["input_nested"] == "{'a': [1, 2.5]}"  # as the export writes
+    assert cells["metadata_tags"] == "['a']" and cells["metadata_score"] == "0.5"
+    carried = {path for path, _ in loss.carried.entries}
+    assert {"$.input", "$.metadata.score"} <= carried and "$.metadata.tags" not in carried
+    checked, report = read_text("phoenix", text, path="x.phoenix.csv")
+    assert checked[0].row == r and report.edited.entries == {}
+
+
+def test_a_csv_cell_edited_after_export_wins_and_is_named():
+    r = Row.from_json({"id": "c1", "input": {"n": 3, "q": "x"}, "expected": "Paris",
+                       "metadata": {"case": case()}})
+    text, _, _ = _csv([r])
+    edited = text.replace("c1,3,x,", "c1,4,x,", 1)
+    assert edited != text
+    checked, report = read_text("phoenix", edited, path="x.phoenix.csv")
+    assert checked[0].row.input == {"n": "4", "q": "x"}  # the cell, as Phoenix would read it: text
+    assert ("$.input", "edited in Phoenix: the native value differs from the copy evalconv carried; "
+                       "the edit wins") in report.edited.entries
+
+
+def test_a_nul_in_a_csv_column_name_is_refused_in_one_line_and_jsonl_keeps_it():
+    from evalconv.canonical.errors import RowRefused
+
+    r = Row.from_json({"id": "c1", "input": {"a\x00b": "x"}, "expected": "Paris", "metadata": {"case": case()}})
+    with pytest.raises(RowRefused, match="NUL") as err:
+        _csv([r])
+    assert "\n" not in str(err.value)
+    write_text("phoenix", [r], path="x.phoenix.jsonl")  # JSON escapes it
+
+
+def test_regression_issue29_the_csv_writer_parsed_every_nested_cell_back_to_prove_it(monkeypatch):
+    """2.7x JSONL -> CSV's CPU at 100k rows: each list or dict cell went through ast.literal_eval
+    to prove it reads back; a shallow literal of JSON values always does, so only a deep one is."""
+    import evalconv
+    import evalconv.vendors.phoenix.csv_export as csv_export
+
+    parsed = []
+    real = csv_export.cell_value
+    monkeypatch.setattr(csv_export, "cell_value", lambda cell: (parsed.append(cell), real(cell))[1])
+    _csv(evalconv.read(str(GOLDEN)).rows)
+    assert parsed == []
+    deep = Row.from_json({"id": "c1", "input": {"deep": [[[]]] * 30 + [{"a": [1]}] * 40}, "expected": "x",
+                          "metadata": {"case": case()}})
+    text, _, _ = _csv([deep])
+    assert parsed and read_text("phoenix", text, path="x.csv")[0][0].row == deep

@@ -176,3 +176,75 @@ def test_files_phoenix_wrote_read_as_the_manifest_says(phoenix):
             assert [{k: v for k, v in r.metadata.items() if k != "case"} for r in rows] == want["metadata"]
         if "splits" in want:
             assert [r.case.get("extensions", {}).get("phoenix", {}).get("splits") for r in rows] == want["splits"]
+
+
+class CSVStandIn:
+    """The server's side of `create_dataset(csv_file_path=...)`: the upload's form and its gzip
+    file as the client sends them; the examples the server then holds (its CSV upload reads every
+    cell as text, under the column's own name)."""
+
+    def __init__(self) -> None:
+        self.form: dict[str, list[str]] = {}
+        self.csv = b""
+
+    def __call__(self, request):
+        import gzip
+        from email.parser import BytesParser
+
+        import httpx
+        path = request.url.path
+        if path.endswith("arize_phoenix_version"):
+            return httpx.Response(200, text="20.26.1")
+        if request.method == "POST" and path.endswith("/v1/datasets/upload"):
+            head = f"Content-Type: {request.headers['content-type']}\r\n\r\n".encode()
+            for part in BytesParser().parsebytes(head + request.content).get_payload():
+                name = part.get_param("name", header="content-disposition")
+                data = part.get_payload(decode=True)
+                if name == "file":
+                    self.csv = gzip.decompress(data)
+                else:
+                    self.form.setdefault(name, []).append(data.decode())
+            return httpx.Response(200, json={"data": {"dataset_id": _gid("Dataset", 1),
+                                                      "version_id": _gid("DatasetVersion", 1)}})
+        if path.endswith("/examples"):
+            import csv
+            import io
+            records = list(csv.DictReader(io.StringIO(self.csv.decode("utf-8"), newline="")))
+            examples = [{"id": r["example_id"], **{kind: {k: r[k] for k in self.form.get(f"{kind}_keys[]", [])}
+                                                   for kind in ("input", "output", "metadata")},
+                         "updated_at": "2026-12-01T00:00:00+00:00"} for r in records]
+            return httpx.Response(200, json={"data": {"version_id": _gid("DatasetVersion", 1), "examples": examples}})
+        if path.endswith(f"/v1/datasets/{_gid('Dataset', 1)}"):
+            return httpx.Response(200, json={"data": {"id": _gid("Dataset", 1), "name": self.form["name"][0]}})
+        return httpx.Response(404, json={"detail": f"no route {path}"})
+
+
+def test_phoenix_uploads_the_csv_export_layout_evalconv_writes(phoenix, tmp_path):
+    """Issue 29: the CSV variant. Phoenix's client reads the file's header itself, checks the keys
+    against it (no duplicate columns, every key a column, at least one row) and sends the file as
+    it is; evalconv reads the same file back to the rows that went out."""
+    import csv
+
+    import httpx
+    from phoenix.client import Client
+
+    out = tmp_path / "set.phoenix.csv"
+    assert evalconv.convert(str(GOLDEN), str(out), to="phoenix").exit_code == 0
+    header = next(csv.reader(out.open(encoding="utf-8", newline="")))
+    keys = {kind: [c for c in header if c.startswith(f"{kind}_")] for kind in ("input", "output", "metadata")}
+    server = CSVStandIn()
+    client = Client(http_client=httpx.Client(base_url="http://phoenix.test", transport=httpx.MockTransport(server)))
+    dataset = client.datasets.create_dataset(name="golden", csv_file_path=out, input_keys=keys["input"],
+                                             output_keys=keys["output"], metadata_keys=keys["metadata"],
+                                             example_id_key="example_id")
+    assert server.csv == out.read_bytes()  # the file as evalconv wrote it
+    assert server.form["example_id_key"] == ["example_id"]
+    assert sorted(server.form["input_keys[]"]) == sorted(keys["input"])
+    rows = evalconv.read(str(GOLDEN)).rows
+    assert [e["id"] for e in dataset.examples] == [r.id for r in rows]
+    refund = dataset.examples[0]  # the server keeps the column names as keys, cells as text
+    assert refund["input"]["input_input"] == rows[0].input and refund["output"]["output_expected"] == rows[0].expected
+    dataset.to_dataframe()
+    assert evalconv.read(str(out), from_="phoenix").rows == rows
+    with pytest.raises(ValueError, match="not found|not in|missing|[Kk]eys"):  # the client checks keys against the header
+        client.datasets.create_dataset(name="golden", csv_file_path=out, input_keys=["input_nope"])

@@ -3,6 +3,7 @@ are kept and named, absent and null expected outputs, dataset-level evaluators, 
 from __future__ import annotations
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from hypothesis import given, settings
 
@@ -11,6 +12,7 @@ from conftest import ROOT
 from evalconv.canonical.row import Row
 from evalconv.cli import cli
 from evalconv.registry import REGISTRY
+from evalconv.vendors._common import yaml_emit
 from evalconv.vendors._common.grading import effective_evaluator
 from evalconv.vendors.pydantic_evals.evaluators import JUDGES, not_checked_reason, oracle_table, plan, spec_name
 from roundtrip_helpers import read_text, write_text
@@ -39,6 +41,27 @@ def test_the_oracle_decides_the_evaluators_never_a_judge_on_an_exact_case_never_
         assert set(names) & ASSERTIONS, names  # some assertion decides the case: none passes by having no check
         if chosen.blocked:
             assert [not_checked_reason(s) for s in chosen.specs] == [chosen.blocked]
+
+
+def _pyyaml_text(text: str) -> str:
+    """What PyYAML writes, with the writer's dumper, for the dataset `text` holds."""
+    return yaml.dump(yaml.safe_load(text), Dumper=yaml_emit.DUMPER, allow_unicode=True, sort_keys=False,
+                     width=1_000_000)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=any_format_rows())
+def test_issue29_speed_the_yaml_written_without_pyyaml_is_pyyamls_text(rows):
+    """The YAML writer was 4.5x the canonical CSV route (PyYAML per case); the cases now go
+    through the shared emitter (`_common/yaml_emit.py`), which must write PyYAML's text exactly."""
+    text, _ = write_text("pydantic-evals", rows, path="x.yaml")
+    assert text == _pyyaml_text(text)
+
+
+def test_issue29_speed_the_golden_cases_never_fall_back_to_pyyaml(monkeypatch):
+    monkeypatch.setattr(yaml_emit, "dump_item_by_events", lambda *a: pytest.fail("took the events path"))
+    text, _ = write_text("pydantic-evals", evalconv.read(str(GOLDEN)).rows, path="x.yaml")
+    assert text == _pyyaml_text(text)
 
 
 def test_the_docs_oracle_table_is_rendered_from_the_code():

@@ -19,15 +19,16 @@ OUTPUT_KEY = "expected"
 # An output of one of these keys alone, in a file evalconv did not write, is a wrapped reference.
 OUTPUT_KEYS = (OUTPUT_KEY, "output", "answer", "response", "reference", "ideal")
 # Phoenix's CSV export: one column per key, prefixed (`_get_content_csv`), and the example id.
-CSV_PREFIXES = ("input_", "output_", "metadata_")
+CSV_PARTS = ("input", "output", "metadata")
+CSV_PREFIXES = tuple(f"{part}_" for part in CSV_PARTS)
 CSV_ID = "example_id"
 
 _CASE_REASON = ("Phoenix has no case profile; carried in the example's metadata (metadata.case), which "
                 "evaluators get as `metadata` (evalconv.vendors.phoenix.evaluators reads it)")
 
 REASONS = {
-    "csv.text": "Phoenix's CSV holds text cells: this value is written as JSON text and carried exactly in "
-                "metadata_evalconv",
+    "csv.text": "Phoenix's CSV holds text cells: a number, true, false, null, an empty text or a text that "
+                "reads as a Python literal is written as JSON text and carried exactly in metadata_evalconv",
 }
 
 
@@ -44,13 +45,16 @@ FIELD_MAP: tuple[FieldLoss, ...] = (
     FieldLoss("$.id", "native", "id (create_dataset keeps it as the example id; CSV: example_id)",
               "a stable id, so a set kept in git diffs cleanly"),
     FieldLoss("$.input", "native", "input: a dict as it is (a chat is {\"messages\": [...]}); any other value "
-              "as {\"input\": value}", "Phoenix takes dicts only; the task gets this dict as `input`"),
+              "as {\"input\": value}; CSV: a column input_<key> a key, a value no text cell gives back also "
+              "carried in metadata_evalconv", "Phoenix takes dicts only; the task gets this dict as `input`"),
     FieldLoss("$.expected", "native", "output: a dict as it is; any other value as {\"expected\": value}; "
-              "no expected value as {}", "evaluators get it as `expected` / `reference`; the task never sees it"),
+              "no expected value as {}; CSV: a column output_<key> a key, carried as input is",
+              "evaluators get it as `expected` / `reference`; the task never sees it"),
     *(_case_entry(name) for name in CASE_FIELDS),
     FieldLoss("$.metadata.evalconv", "carried", "metadata.evalconv.shadowed.evalconv",
               "metadata.evalconv holds evalconv's bookkeeping (which values were wrapped) in Phoenix"),
-    FieldLoss("$.metadata.<other keys>", "native", "metadata.<key>",
+    FieldLoss("$.metadata.<other keys>", "native", "metadata.<key> (CSV: a column metadata_<key>, carried as "
+              "input is)",
               "evaluators get the example's metadata; the task does not"),
 )
 CARRIED = {f.path: f.reason for f in FIELD_MAP if f.fate == "carried"}

@@ -1,7 +1,8 @@
 """Arize Phoenix datasets: examples as `create_dataset(examples=[...])` takes them, in and out.
 
-The writer writes JSONL, one example a line; the reader also takes a JSON array, the server's
-examples, Phoenix's CSV export and its openai_evals / openai_ft JSONL exports. Details:
+The writer writes JSONL, one example a line, or Phoenix's CSV export layout (`.csv`); the reader
+also takes a JSON array, the server's examples, that CSV export and its openai_evals / openai_ft
+JSONL exports. Details:
 docs/vendors/phoenix.md.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from evalconv.canonical.head import header_cells, record_keys
 from evalconv.canonical.reporting import LossReporter, ReadReporter
 from evalconv.canonical.source import Lines, SourceRow
 
+from .csv_export import ExampleCSVWriter
 from .fields import CSV_ID, CSV_PREFIXES, EXAMPLE_KEYS, FIELD_MAP, VENDOR
 from .read import SERVER_FIELDS, read_examples
 from .write import ExampleWriter
@@ -23,9 +25,10 @@ _KNOWN = frozenset(EXAMPLE_KEYS) | frozenset(SERVER_FIELDS)
 class PhoenixFormat(Format):
     write_shape = "line-per-row"  # a row's text is its own
     name = VENDOR
-    title = "Arize Phoenix dataset examples (JSONL for create_dataset; reads its CSV and JSONL exports too)"
+    title = "Arize Phoenix dataset examples (JSONL for create_dataset, or its CSV export layout; reads its exports)"
     extensions = (".phoenix.jsonl", ".phoenix.json", ".phoenix.csv", ".jsonl", ".json", ".csv")
-    variants = (Variant("jsonl", "JSONL examples", (".jsonl",)),)
+    variants = (Variant("jsonl", "JSONL examples", (".jsonl",)),
+                Variant("csv", "Phoenix's CSV export layout (example_id, input_*, output_*, metadata_*)", (".csv",)))
     streaming_read = True
     streaming_write = True
     field_map = FIELD_MAP
@@ -47,7 +50,10 @@ class PhoenixFormat(Format):
     def read(self, lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return read_examples(lines, report)
 
-    def open_writer(self, out: TextIO, report: LossReporter, options: WriteOptions) -> ExampleWriter:
+    def open_writer(self, out: TextIO, report: LossReporter,
+                    options: WriteOptions) -> ExampleWriter | ExampleCSVWriter:
+        if (options.variant or self.write_variant(options.path)) == "csv":
+            return ExampleCSVWriter(out, report)
         return ExampleWriter(out, report)
 
 

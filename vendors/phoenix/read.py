@@ -9,18 +9,19 @@ so. Any other example gets a case profile inferred from its output, each inferen
 """
 from __future__ import annotations
 
-import ast
 import csv
 from typing import Any, Iterator
 
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.errors import RowError
+from evalconv.canonical.paths import join
 from evalconv.canonical.reporting import QuietLoss, ReadReporter
 from evalconv.canonical.row import Row
 from evalconv.canonical.source import MAX_LINE_BYTES, Lines, SourceRow
 
 from .._common import records as rec
 from .fields import CSV_ID, CSV_PREFIXES, EXAMPLE_KEYS, INPUT_KEY, OUTPUT_KEY, OUTPUT_KEYS, VENDOR
+from .csv_export import CELLS, cell_text, cell_value
 from .write import ABSENT, STARTER_KEY, WRAPPED, build_example, output_key
 
 csv.field_size_limit(MAX_LINE_BYTES)
@@ -33,12 +34,13 @@ def read_examples(lines: Lines, report: ReadReporter) -> Iterator[SourceRow]:
         return row_value(record, index, report)
 
     return rec.read_records(lines, build, lambda first, rest: rec.csv_records(
-        first, rest, lines, lambda record, index: row_value(_from_cells(record, index, report), index, report),
+        first, rest, lines, lambda record, index: row_value(_from_cells(record, index, report), index, report, True),
         required=CSV_ID, vendor="Phoenix CSV export"))
 
 
-def row_value(example: dict[str, Any], index: int, report: ReadReporter) -> dict[str, Any]:
-    """The canonical row of one example (raises RowError)."""
+def row_value(example: dict[str, Any], index: int, report: ReadReporter, from_csv: bool = False) -> dict[str, Any]:
+    """The canonical row of one example (raises RowError); `from_csv`: a row of the CSV export
+    layout, which has no splits or span_id and carries the values its cells cannot give back."""
     if "input" not in example and isinstance(example.get("messages"), list):
         example = _from_openai_export(example, index, report)
     for key in ("input", "output"):
@@ -53,16 +55,19 @@ def row_value(example: dict[str, Any], index: int, report: ReadReporter) -> dict
         raise RowError("metadata must be an object", "$.metadata", None)
     case = metadata.get("case")
     if isinstance(case, dict) and isinstance(case.get("caseId"), str) and isinstance(case.get("oracleType"), str):
-        return _own_row(example, metadata, report)
+        return _own_row(example, metadata, report, from_csv)
     return _foreign_row(example, metadata, index, report)
 
 
-def _own_row(example: dict[str, Any], metadata: dict[str, Any], report: ReadReporter) -> dict[str, Any]:
+def _own_row(example: dict[str, Any], metadata: dict[str, Any], report: ReadReporter,
+             from_csv: bool = False) -> dict[str, Any]:
     row_id = metadata["case"]["caseId"]
     if example.get("id") not in (None, row_id):
         report.ignore("$.id", row_id, f"Phoenix's example id {example['id']!r} is not the case id; the case id is kept")
     envelope = metadata.get(rec.ENVELOPE)
     envelope = envelope if isinstance(envelope, dict) else {}
+    if from_csv:
+        _restore_cells(example, metadata, envelope.get(CELLS), row_id, report)
     meta = {k: v for k, v in metadata.items() if k != rec.ENVELOPE}
     rec.restore_shadowed(meta, envelope, (rec.ENVELOPE,))
     if envelope.get("starter"):
@@ -77,8 +82,24 @@ def _own_row(example: dict[str, Any], metadata: dict[str, Any], report: ReadRepo
         report.edit("$.expected", row_id, EDITED)
     value["metadata"] = meta
     _ignore_server_fields(example, row_id, report)
-    _take_edits(value, example, report)
+    _take_edits(value, example, report, () if from_csv else ("splits", "span_id"))
     return value
+
+
+def _restore_cells(example: dict[str, Any], metadata: dict[str, Any], exact: Any, row_id: str,
+                   report: ReadReporter) -> None:
+    """The values the CSV's cells could not give back, from the envelope, wherever the cell still
+    holds the JSON text evalconv wrote for it; otherwise the cell was edited, and the edit wins."""
+    if not isinstance(exact, dict):
+        return
+    for part, path in (("input", "$.input"), ("output", "$.expected"), ("metadata", "$.metadata")):
+        values = exact.get(part)
+        where = metadata if part == "metadata" else example[part]
+        for key, value in (values.items() if isinstance(values, dict) else ()):
+            if jsonvalue.same(where.get(key), cell_value(cell_text(value))):
+                where[key] = value
+            else:
+                report.edit(join(path, key) if part == "metadata" else path, row_id, EDITED)
 
 
 def _unwrapped(value: dict[str, Any], key: str, marker: Any, path: str, row_id: str, report: ReadReporter) -> Any:
@@ -92,8 +113,10 @@ def _unwrapped(value: dict[str, Any], key: str, marker: Any, path: str, row_id: 
     return value
 
 
-def _take_edits(value: dict[str, Any], example: dict[str, Any], report: ReadReporter) -> None:
-    """A wrapped value whose dict gained keys in Phoenix, and splits / span_id changed there."""
+def _take_edits(value: dict[str, Any], example: dict[str, Any], report: ReadReporter,
+                native: tuple[str, ...]) -> None:
+    """A wrapped value whose dict gained keys in Phoenix, and the `native` splits / span_id
+    changed there (the CSV has neither: their carried copies stand)."""
     try:
         written = build_example(Row.from_json(value), QuietLoss())
     except Exception:  # the carried copy is not a valid row; the validator will say why
@@ -105,7 +128,7 @@ def _take_edits(value: dict[str, Any], example: dict[str, Any], report: ReadRepo
     if "expected" in value and not jsonvalue.same(written["output"], example["output"]):
         value["expected"] = example["output"]
         report.edit("$.expected", row_id, EDITED)
-    for key in ("splits", "span_id"):
+    for key in native:
         if not jsonvalue.same(written.get(key), example.get(key)):
             ext = case.setdefault("extensions", {}).setdefault(VENDOR, {})
             if not isinstance(ext, dict):
@@ -191,21 +214,9 @@ def _from_cells(record: dict[str, str], index: int, report: ReadReporter) -> dic
             raise RowError(f"column {column!r} is not one Phoenix's CSV export writes "
                            "(example_id, input_*, output_*, metadata_*)", f"$.{column}", None)
         if cell != "":
-            example[prefix[:-1]][column[len(prefix):]] = _cell_value(cell)
+            example[prefix[:-1]][column[len(prefix):]] = cell_value(cell)
     if not example["metadata"].get("case"):
         report.infer("$.input", example.get("id") or rec.generated_id(VENDOR, index),
                      "a Phoenix CSV export row: input_*, output_* and metadata_* columns are the example's keys, "
                      "cells as text (nested values read from their Python literals)")
     return example
-
-
-def _cell_value(cell: str) -> Any:
-    text = cell.strip()
-    if text[:1] in "[{":
-        try:
-            value = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return cell
-        if isinstance(value, (dict, list)):
-            return value
-    return cell

@@ -62,12 +62,17 @@ def build_example(row: Row, report: LossReporter | None) -> dict[str, Any]:
         if key in ext and _fits(key, ext[key]):
             example[key] = ext[key]
     if report is not None:
-        generic = CARRIED["$.metadata.case.caseId"]
-        report.carry_all(((f"$.metadata.case.{name}", CARRIED.get(f"$.metadata.case.{name}", generic))
-                          for name in row.case), row.id)
-        if rec.ENVELOPE in row.metadata:
-            report.carry("$.metadata.evalconv", row.id, CARRIED["$.metadata.evalconv"])
+        note_carried(row, report)
     return example
+
+
+def note_carried(row: Row, report: LossReporter) -> None:
+    """The fields an example carries in its metadata, noted."""
+    generic = CARRIED["$.metadata.case.caseId"]
+    report.carry_all(((f"$.metadata.case.{name}", CARRIED.get(f"$.metadata.case.{name}", generic))
+                      for name in row.case), row.id)
+    if rec.ENVELOPE in row.metadata:
+        report.carry("$.metadata.evalconv", row.id, CARRIED["$.metadata.evalconv"])
 
 
 def _fits(key: str, value: Any) -> bool:
@@ -75,6 +80,14 @@ def _fits(key: str, value: Any) -> bool:
     if key == "span_id":
         return isinstance(value, str)
     return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+
+
+def check_row(row: Row) -> None:
+    """Refuse, before anything is noted, a value Phoenix's JSON cannot hold (NaN, infinities)."""
+    rec.check_value(row.input, row.id, "$.input", "Phoenix")
+    if row.has_expected:
+        rec.check_value(row.expected, row.id, "$.expected", "Phoenix")
+    rec.check_value(row.metadata, row.id, "$.metadata", "Phoenix")
 
 
 class ExampleWriter(BaseLineWriter):
@@ -88,10 +101,7 @@ class ExampleWriter(BaseLineWriter):
         self._checked = self._unchecked = 0
 
     def encode(self, row: Row) -> tuple[str, bool]:
-        rec.check_value(row.input, row.id, "$.input", "Phoenix")
-        if row.has_expected:
-            rec.check_value(row.expected, row.id, "$.expected", "Phoenix")
-        rec.check_value(row.metadata, row.id, "$.metadata", "Phoenix")
+        check_row(row)
         return jsonvalue.dumps(build_example(row, self._report)) + "\n", program_checks(row)
 
     def keep(self, kept: bool) -> None:

@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, TextIO
 
-import yaml
 from evalconv.canonical import jsonvalue
 from evalconv.canonical.cells import formula_looking, unguarded_formulas
 from evalconv.canonical.format import (JSON_ARRAY_JOINS, FieldLoss, Format, LineWriter, RowWriter, SideFiles,
@@ -28,11 +27,11 @@ from evalconv.canonical.suggest import count as count_of
 from evalconv.canonical.vocabulary import is_starter
 
 from .._common.records import CSVLines
+from .._common.yaml_emit import yaml_item
 from . import files
 from .refs import PromptfooReadOptions
 from .config import check_config_option, shape_of, write_config
 from .csv_tests import HEADER, csv_assertion, place_csv
-from .emit import dump_item
 from .oracle import oracle_table
 from .write import Placement, attach_metadata, place
 
@@ -192,7 +191,7 @@ class PromptfooWriter(LineWriter):
             return jsonvalue.dumps(test) + "\n"
         if self._kind == "json":
             return JSON_ARRAY_JOINS[1] + jsonvalue.dumps(test, indent=True).replace("\n", "\n  ")
-        return dump_item(test, _FAST_DUMPER, _YAML_BREAKS)
+        return yaml_item(test)
 
     def close(self) -> None:
         if self._kind == "json":
@@ -321,33 +320,5 @@ class _Notes:
 def _shown_ids(count: int, ids: list[str]) -> str:
     return ", ".join(ids) + (f" and {count - len(ids)} more" if count > len(ids) else "")
 
-
-class _Dumper(yaml.SafeDumper):
-    """Safe YAML whose strings holding YAML line breaks (NEL, LS, PS) are double-quoted, so the
-    breaks are written as escapes and read back as the characters they were. No anchors or
-    aliases: a value shared by the test and its metadata is written out twice."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-_YAML_BREAKS = re.compile("[\x85\u2028\u2029]")
-
-
-def _represent_str(dumper: yaml.representer.SafeRepresenter, text: str) -> yaml.ScalarNode:
-    style = '"' if _YAML_BREAKS.search(text) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
-
-
-_Dumper.add_representer(str, _represent_str)
-
-if hasattr(yaml, "CSafeDumper"):  # libyaml's emitter: the same YAML, several times faster
-    class _CDumper(yaml.CSafeDumper):
-        ignore_aliases = _Dumper.ignore_aliases
-
-    _CDumper.add_representer(str, _represent_str)
-    _FAST_DUMPER: Any = _CDumper
-else:
-    _FAST_DUMPER = _Dumper
 
 FORMAT = PromptfooFormat()

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.admissibility import ADMISSIBILITY
 from evalconv.canonical.row import Row
 
-from .._common.grading import PEOPLE, effective_evaluator
+from .._common.grading import PEOPLE, effective_evaluator, sample_pairings
 from .read import MEMBERSHIP_SUFFIX, cannot_pass, cannot_pass_reason
 from .text import escape, loads_at_load_time, needs_escape, unescape
 
@@ -143,37 +142,16 @@ def _judged(row: Row, oracle: str) -> tuple[list[dict[str, Any]], list[str]]:
 
 # --- the docs table -----------------------------------------------------------------------------
 
-_SAMPLES: dict[str, Any] = {
-    "reference-answer": "Paris", "acceptable-set": ["Paris", "paris"],
-    "expected-tool-calls": [{"name": "lookup_order", "arguments": {"id": 7}}],
-    "expected-final-state": {"order": "refunded"},
-}
-
-
-def _sample(oracle: str, evaluator: str | None) -> Row:
-    case = {"caseId": "x", "oracleType": oracle, "expectedBehavior": "Answers well.", "provenance": "expert-authored",
-            "evaluationCriteria": ["Names Paris"], "unacceptableBehavior": ["Names Lyon"]}
-    if evaluator:
-        case["evaluator"] = evaluator
-    value = {"id": "x", "input": "q", "metadata": {"case": case}}
-    if oracle in _SAMPLES:
-        value["expected"] = _SAMPLES[oracle]
-    return Row.from_json(value)
-
-
 def oracle_table(csv_cell: Callable[[Row], str]) -> str:
     """Every admissible (oracle type, evaluator) pairing, and no evaluator, with what `plan`
-    writes for a sample row (reference, criteria `[Names Paris]`, unacceptable `[Names Lyon]`),
-    and the one `__expected1` cell `csv_cell` writes for it."""
+    writes for its sample row (`grading.sample_row`), and the one `__expected1` cell `csv_cell`
+    writes for it."""
     lines = ["| oracle type | evaluator | promptfoo assertions (YAML, JSON, JSONL) | CSV `__expected1` |",
              "|---|---|---|---|"]
-    for oracle, verdicts in ADMISSIBILITY.items():
-        for evaluator in (None, *(e for e, (v, _) in verdicts.items() if v != "barred")):
-            result = plan(_sample(oracle, evaluator))
-            label = evaluator or f"(none: {result.evaluator})"
-            checks = "; ".join(_describe(a) for a in result.asserts)
-            cell = csv_cell(_sample(oracle, evaluator)).replace("\n", "\\n").replace("|", "\\|")
-            lines.append(f"| {oracle} | {label} | {checks} | `{cell}` |")
+    for oracle, label, sample in sample_pairings():
+        checks = "; ".join(_describe(a) for a in plan(sample).asserts)
+        cell = csv_cell(sample).replace("\n", "\\n").replace("|", "\\|")
+        lines.append(f"| {oracle} | {label} | {checks} | `{cell}` |")
     return "\n".join(lines)
 
 

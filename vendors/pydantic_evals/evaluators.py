@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalconv.canonical import jsonvalue
-from evalconv.canonical.admissibility import ADMISSIBILITY
 from evalconv.canonical.row import Row
 
-from .._common.grading import PEOPLE, effective_evaluator
+from .._common.grading import PEOPLE, effective_evaluator, sample_pairings
 from .fields import VENDOR
 
 NOT_CHECKED_PREFIX = "not checked by pydantic-evals: "
@@ -224,35 +223,13 @@ def judge(row: Row, oracle: str) -> Any:
 
 # --- the docs table -----------------------------------------------------------------------------
 
-_SAMPLES: dict[str, Any] = {
-    "reference-answer": "Paris", "acceptable-set": ["Paris", "paris"],
-    "expected-tool-calls": [{"name": "lookup_order", "arguments": {"id": 7}}],
-    "expected-final-state": {"order": "refunded"},
-}
-
-
-def _sample(oracle: str, evaluator: str | None) -> Row:
-    case = {"caseId": "x", "oracleType": oracle, "expectedBehavior": "Answers well.", "provenance": "expert-authored",
-            "evaluationCriteria": ["Names Paris"], "unacceptableBehavior": ["Names Lyon"]}
-    if evaluator:
-        case["evaluator"] = evaluator
-    value = {"id": "x", "input": "q", "metadata": {"case": case}}
-    if oracle in _SAMPLES:
-        value["expected"] = _SAMPLES[oracle]
-    return Row.from_json(value)
-
-
 def oracle_table() -> str:
     """Every admissible (oracle type, evaluator) pairing, and no evaluator, with the evaluators
-    `plan` writes for a sample row (reference `Paris`, set `[Paris, paris]`, criteria
-    `[Names Paris]`, unacceptable `[Names Lyon]`)."""
+    `plan` writes for its sample row (`grading.sample_row`)."""
     lines = ["| oracle type | evaluator | pydantic-evals evaluators written |", "|---|---|---|"]
-    for oracle, verdicts in ADMISSIBILITY.items():
-        for evaluator in (None, *(e for e, (v, _) in verdicts.items() if v != "barred")):
-            result = plan(_sample(oracle, evaluator))
-            label = evaluator or f"(none: {result.evaluator})"
-            checks = "; ".join(_describe(s) for s in result.specs)
-            lines.append(f"| {oracle} | {label} | {checks} |")
+    for oracle, label, sample in sample_pairings():
+        checks = "; ".join(_describe(s) for s in plan(sample).specs)
+        lines.append(f"| {oracle} | {label} | {checks} |")
     return "\n".join(lines)
 
 

@@ -6,10 +6,7 @@ metadata with the case profile, for evaluators only), `expected_output`, and the
 """
 from __future__ import annotations
 
-import re
 from typing import Any, TextIO
-
-import yaml
 
 from evalconv.canonical.format import LineWriter as BaseLineWriter
 from evalconv.canonical import jsonvalue
@@ -18,6 +15,7 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.validator import review_mark
 
 from .._common import records as rec
+from .._common.yaml_emit import yaml_item
 from .evaluators import NOT_CHECKED_PREFIX, normal_form, plan
 from .fields import CARRIED, STARTER_KEY
 
@@ -72,37 +70,6 @@ def build_case(row: Row, report: LossReporter) -> dict[str, Any]:
     elif chosen.evaluator != "llm-judge" and row.case_fields.get("unacceptableBehavior"):
         report.notice_row(UNACCEPTABLE_NOTICE, row.id)
     return case
-
-
-class _Dumper(yaml.SafeDumper):
-    """Safe YAML whose strings holding YAML line breaks (NEL, LS, PS) are double-quoted, so they
-    read back as the characters they were; no anchors or aliases."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-_YAML_BREAKS = re.compile("[\x85\u2028\u2029]")
-
-
-def _represent_str(dumper: yaml.representer.SafeRepresenter, text: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"' if _YAML_BREAKS.search(text) else None)
-
-
-_Dumper.add_representer(str, _represent_str)
-if hasattr(yaml, "CSafeDumper"):  # libyaml's emitter: the same YAML, several times faster
-    class _CDumper(yaml.CSafeDumper):
-        ignore_aliases = _Dumper.ignore_aliases
-
-    _CDumper.add_representer(str, _represent_str)
-    DUMPER: Any = _CDumper
-else:  # pragma: no cover
-    DUMPER = _Dumper
-
-
-def yaml_item(case: dict[str, Any]) -> str:
-    """One case as an item of a YAML block sequence (`- name: ...`)."""
-    return yaml.dump([case], Dumper=DUMPER, allow_unicode=True, sort_keys=False, width=1_000_000)
 
 
 class DatasetWriter(BaseLineWriter):

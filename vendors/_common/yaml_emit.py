@@ -1,8 +1,8 @@
-"""One promptfoo test as a YAML block-sequence item, fast: the same text `yaml.dump([test])` gives
-with the writer's dumper (libyaml's emitter), written directly.
+"""One item of a YAML block sequence (a promptfoo test, a pydantic-evals case), fast: the same
+text `yaml.dump([item])` gives with `DUMPER` (libyaml's emitter), written directly.
 
 PyYAML spends most of a row's time in Python (a representer dispatch per value, two tag
-resolutions per scalar) and in handing each event to libyaml. A test is JSON values in block
+resolutions per scalar) and in handing each event to libyaml. An item is JSON values in block
 style at a width nobody reaches, so its text follows from a few rules, written here as libyaml
 0.2.5 applies them (`yaml_emitter_analyze_scalar`, `select_scalar_style`, the scalar writers):
 
@@ -72,7 +72,42 @@ class _Multiline(str):
     """A single-quoted scalar's text with its line breaks; the continuation indent comes later."""
 
 
-def dump_item(test: dict[str, Any], dumper: Any, breaks: re.Pattern[str]) -> str:
+class _Dumper(yaml.SafeDumper):
+    """Safe YAML whose strings holding YAML line breaks (NEL, LS, PS) are double-quoted, so the
+    breaks are written as escapes and read back as the characters they were. No anchors or
+    aliases: a value an item holds twice is written out twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+YAML_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _represent_str(dumper: yaml.representer.SafeRepresenter, text: str) -> yaml.ScalarNode:
+    style = '"' if YAML_BREAKS.search(text) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+if hasattr(yaml, "CSafeDumper"):  # libyaml's emitter: the same YAML, several times faster
+    class _CDumper(yaml.CSafeDumper):
+        ignore_aliases = _Dumper.ignore_aliases
+
+    _CDumper.add_representer(str, _represent_str)
+    DUMPER: Any = _CDumper
+else:  # pragma: no cover
+    DUMPER = _Dumper
+
+
+def yaml_item(item: Any) -> str:
+    """`item` as one item of a block sequence (`- key: ...`): `yaml.dump([item], Dumper=DUMPER,
+    allow_unicode=True, sort_keys=False, width=1_000_000)`, byte for byte."""
+    return dump_item(item, DUMPER, YAML_BREAKS)
+
+
+def dump_item(test: Any, dumper: Any, breaks: re.Pattern[str]) -> str:
     """`yaml.dump([test], Dumper=dumper, allow_unicode=True, sort_keys=False, width=1_000_000)`,
     where `dumper` is libyaml's safe dumper that double-quotes strings `breaks` finds and makes
     no aliases."""
