@@ -4,6 +4,7 @@ graded by evalconv's case_scorer (tool calls read from the trace's TOOL spans)."
 from __future__ import annotations
 
 import json
+import os
 import warnings
 
 import pytest
@@ -28,7 +29,11 @@ def mlflow(tmp_path_factory):
     found.set_tracking_uri(f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db")
     found.set_experiment("evalconv-interop")
     yield found
+    # set_experiment is process-wide (a module global and MLFLOW_EXPERIMENT_ID): a later test in this
+    # worker (a docs recipe on a fresh store) failed with "No Experiment with id=1 exists".
     found.set_tracking_uri(None)
+    os.environ.pop("MLFLOW_EXPERIMENT_ID", None)
+    found.tracking.fluent._active_experiment_id = None
 
 
 def _dataset(mlflow, name: str, records: list[dict]):
