@@ -17,7 +17,9 @@ process the route starts sampled every 0.2 s, so a Dask worker's own peak is kno
   cases. Target: the SQL process under 0.2x the report's time. The numbers must be equal.
 - The same views over the store's files as Parquet (attempts.parquet / results.parquet written by
   DuckDB with each line's number): does a Parquet store answer faster, and by how much?
-  These three run in `--pairs` rounds, back to back in a rotated order within a round (the load
+- `evalconv runs sql STORE --cases SET "SELECT * FROM evalconv_pass_rate" --format json`: the same
+  view as a user asks for it, the command line's start included (the report's route has it too).
+  These four run in `--pairs` rounds, back to back in a rotated order within a round (the load
   of a shared machine moves between rounds, not within one): the median round's ratio is the
   claim, wall and CPU, every round's beside it with the load.
 
@@ -194,17 +196,19 @@ def sql_routes(args: argparse.Namespace, out: dict) -> None:
     commands = {"report STORE": [*EVALCONV, "report", str(store), "--cases", str(cases), "--format", "json"],
                 "duckdb evalconv_pass_rate (JSONL store)": [sys.executable, "-c", _SQL_CHILD, str(store), str(cases), "jsonl"],
                 "duckdb evalconv_pass_rate (Parquet store)": [sys.executable, "-c", _SQL_CHILD, str(store), str(cases),
-                                                              "parquet"]}
+                                                              "parquet"],
+                "evalconv runs sql (JSONL store)": [*EVALCONV, "runs", "sql", str(store), "--cases", str(cases),
+                                                    "SELECT * FROM evalconv_pass_rate", "--format", "json"]}
     names = list(commands)
     rounds: list[dict] = []
     for n in range(args.pairs):
-        order = names[n % 3:] + names[:n % 3]
+        order = names[n % len(names):] + names[:n % len(names)]
         measured = {name: measure(commands[name]) for name in order}
         measured["load"] = os.getloadavg()[0]
         rounds.append(measured)
         report = measured["report STORE"]
         print(f"round {n + 1} (load {measured['load']:.2f}): " + ", ".join(
-            f"{name.split(' (')[0].replace('duckdb evalconv_pass_rate', 'sql')}"
+            f"{name.split(' (')[0].replace('duckdb evalconv_pass_rate', 'sql').replace('evalconv runs sql', 'runs sql')}"
             f"{' ' + name.split('(')[1][:-7] if '(' in name else ''} {measured[name]['seconds']:.2f} s "
             f"({measured[name]['cpu_seconds']:.2f} CPU)" for name in order), flush=True)
         assert report["exit"] in (0, 1), report["stderr"]
@@ -214,18 +218,25 @@ def sql_routes(args: argparse.Namespace, out: dict) -> None:
         numbers = {k: got["overall"][k] for k in ("passed", "failed", "unscored", "excluded")}
         checks.append({"check": f"SQL over the {label} store: the report's numbers",
                        "ok": numbers == {k: expected[k] for k in numbers}, "value": got})
+    command_row = json.loads(rounds[0][names[3]]["stdout"])[0]["rows"][0]
+    checks.append({"check": "`evalconv runs sql` over the JSONL store: the report's numbers", "value": command_row,
+                   "ok": all(command_row[k] == expected[k] for k in ("passed", "failed", "unscored", "excluded"))})
     for name in names:  # the median round's process, and every round's wall and CPU
         walls = [r[name]["seconds"] for r in rounds]
         routes[name] = dict(min((r[name] for r in rounds), key=lambda m: abs(m["seconds"] - _median(walls))),
                             rounds_wall=walls, rounds_cpu=[r[name]["cpu_seconds"] for r in rounds])
     ratios = {label: ([r[name]["seconds"] / r[names[0]]["seconds"] for r in rounds],
                       [r[name]["cpu_seconds"] / r[names[0]]["cpu_seconds"] for r in rounds])
-              for label, name in (("JSONL", names[1]), ("Parquet", names[2]))}
+              for label, name in (("JSONL", names[1]), ("Parquet", names[2]), ("runs sql", names[3]))}
     out["sql_rounds"] = {"loads": [round(r["load"], 2) for r in rounds],
                          **{f"{label} / report wall": [round(x, 3) for x in wall] for label, (wall, _) in ratios.items()},
                          **{f"{label} / report CPU": [round(x, 3) for x in cpu] for label, (_, cpu) in ratios.items()}}
     wall, cpu = ratios["JSONL"]
     checks.append({"check": f"SQL process / report process <= {SQL_RATIO} (median of {args.pairs} paired rounds, wall)",
+                   "value": round(_median(wall), 3), "ok": _median(wall) < SQL_RATIO})
+    checks.append({"check": "the same, CPU time (median)", "value": round(_median(cpu), 3), "ok": _median(cpu) < SQL_RATIO})
+    wall, cpu = ratios["runs sql"]
+    checks.append({"check": f"`evalconv runs sql` process / report process <= {SQL_RATIO} (median, wall)",
                    "value": round(_median(wall), 3), "ok": _median(wall) < SQL_RATIO})
     checks.append({"check": "the same, CPU time (median)", "value": round(_median(cpu), 3), "ok": _median(cpu) < SQL_RATIO})
     order = measure([sys.executable, "-c", _ORDER_CHILD, str(store / "results.jsonl")])

@@ -15,7 +15,7 @@ def main() -> Any:
     # OpenBLAS (under numpy, which pyarrow loads) allocates a buffer per thread as it loads and
     # exits the process when it cannot; evalconv does no linear algebra: one thread.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from . import _stopping as stopping  # not under cli/: importing cli/ loads every command
+    from . import _stopping as stopping  # not under cli/: importing cli/ loads click and the common helpers
 
     stopping.install()
     try:

@@ -8,10 +8,11 @@ the others down.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import os
 import pkgutil
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable
 
 from .canonical.errors import UsageError
@@ -226,12 +227,24 @@ def vendor_packages() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(vendors.__path__) if m.ispkg and not m.name.startswith("_"))
 
 
+@functools.lru_cache(maxsize=1)
+def _installed_entry_points() -> Any:  # EntryPoints (SelectableGroups before Python 3.12: the same select())
+    return entry_points()
+
+
+def plugin_entry_points(group: str) -> list[EntryPoint]:
+    """The installed packages' entry points in `group` (none when EVALCONV_NO_PLUGINS is set), read
+    once a process for the formats and the harness readers alike (each read scans every package)."""
+    if os.environ.get("EVALCONV_NO_PLUGINS"):
+        return []
+    return list(_installed_entry_points().select(group=group))
+
+
 REGISTRY = Registry()
 for _name, _target in CANONICAL:
     REGISTRY.register(_name, _target, fallback=True)
 for _vendor in vendor_packages():  # a package name's `_` is the format name's `-` (pydantic_evals: pydantic-evals)
     REGISTRY.register(_vendor.replace("_", "-"), f"{VENDORS}.{_vendor}:FORMAT")
 
-if not os.environ.get("EVALCONV_NO_PLUGINS"):
-    for _ep in entry_points(group="evalconv.formats"):
-        REGISTRY.register(_ep.name, _ep.value)
+for _ep in plugin_entry_points("evalconv.formats"):
+    REGISTRY.register(_ep.name, _ep.value)

@@ -18,19 +18,7 @@ from .. import __version__
 from .. import _stopping as stopping
 from .common import set_quiet
 from ..canonical.suggest import did_you_mean
-from .convert import convert_command
-from .diff import diff_command
-from .explain import explain_command
-from .import_ import import_command
-from .report import report_command, runs_group
-from .retire import retire_command
-from .runs_sql import runs_sql_command
-from .info import formats_command, schema_command
-from .migrate import migrate_command
-from .new import new_command
-from .roundtrip import roundtrip_command
-from .stats import stats_command
-from .validate import validate_command
+from .lazy import LazyCommands
 
 
 class _DefaultToConvert(click.Group):
@@ -79,21 +67,14 @@ def cli() -> None:
     set_quiet(False)  # a command's -q sets it again (many runs share one process in tests and callers)
 
 
-cli.add_command(convert_command)
-cli.add_command(validate_command)
-cli.add_command(formats_command)
-cli.add_command(schema_command)
-cli.add_command(roundtrip_command)
-cli.add_command(stats_command)
-cli.add_command(new_command)
-cli.add_command(explain_command)
-cli.add_command(import_command)
-cli.add_command(report_command)
-cli.add_command(runs_group)
-runs_group.add_command(runs_sql_command)
-cli.add_command(diff_command)
-cli.add_command(migrate_command)
-cli.add_command(retire_command)
+# Each command's module is imported when the command is named (or listed with its help).
+cli.commands = LazyCommands({
+    "convert": ".convert:convert_command", "validate": ".validate:validate_command",
+    "formats": ".info:formats_command", "schema": ".info:schema_command",
+    "roundtrip": ".roundtrip:roundtrip_command", "stats": ".stats:stats_command", "new": ".new:new_command",
+    "explain": ".explain:explain_command", "import": ".import_:import_command", "report": ".report:report_command",
+    "runs": ".runs:runs_group", "diff": ".diff:diff_command", "migrate": ".migrate:migrate_command",
+    "retire": ".retire:retire_command"})
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE in sysexits.h

@@ -200,12 +200,7 @@ def _verdict_lines(verdicts: dict[str, Any]) -> list[str]:
     return out
 
 
-@click.group("runs")
-def runs_group() -> None:
-    """The run store: attempts and results beside the cases, append-only."""
-
-
-@runs_group.command("import")
+@click.command("import")
 @click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
 @click.option("--store", required=True, metavar="DIR", help="The run store folder (created if needed).")
 @_harness_option

@@ -15,12 +15,11 @@ import importlib
 import importlib.util
 import os
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, Callable, Iterator, Protocol
 
 from ..canonical import runs
 from ..canonical.errors import ReadError, UsageError
-from ..registry import VENDORS, vendor_packages
+from ..registry import VENDORS, plugin_entry_points, vendor_packages
 from ..sources import TELL_EVERY, Progress, size_of, tell, watched
 
 Record = runs.Record  # ("attempt" | "result" | "ledger", a typed record)
@@ -96,8 +95,7 @@ def _found() -> list[tuple[str, Callable[[], Any]]]:
         module = f"{VENDORS}.{vendor}.results"
         if importlib.util.find_spec(module) is not None:
             found.append((module, functools.partial(_reader_of, module)))
-    if not os.environ.get("EVALCONV_NO_PLUGINS"):
-        found += [(ep.value, ep.load) for ep in entry_points(group="evalconv.readers")]
+    found += [(ep.value, ep.load) for ep in plugin_entry_points("evalconv.readers")]
     return found
 
 

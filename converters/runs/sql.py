@@ -53,11 +53,16 @@ def duckdb_module() -> Any:
     return duckdb
 
 
+_EXAMPLE_REF = "langsmith-example-id"  # the one harness-spelled caseRef kind the views link by
+
+
 class _CaseTable(RunReport):
-    """The report's own reading of the case set, keeping each case's input text as well."""
+    """The report's own reading of the case set, keeping each case's input text as well (and
+    spelling each case id only in the caseRef kind the views link by)."""
 
     def __init__(self, by: Iterable[str]) -> None:
         super().__init__(by)
+        self._refs = {kind: spelled for kind, spelled in self._refs.items() if kind == _EXAMPLE_REF}
         self.input_text: dict[int, str] = {}
 
     def _add_case(self, value: dict[str, Any]) -> None:
@@ -102,7 +107,7 @@ def _cases_tables(con: Any, cases: Sequence[str], by: Sequence[str]) -> None:
     table = _CaseTable(by)
     for path in cases:
         table.add_cases(path)
-    spelled = table._refs.get("langsmith-example-id", (None, {}))[1]
+    spelled = table._refs.get(_EXAMPLE_REF, (None, {}))[1]
     example_id = {index: ref for ref, index in spelled.items()}
     linkable = {index for index in table._inputs.values() if index >= 0}
     _table(con, "evalconv_cases", _CASE_COLUMNS, [
@@ -165,18 +170,18 @@ def query(store: str, cases: str | Sequence[str], queries: Sequence[str] = DEFAU
     """`evalconv runs sql`: the views registered on a new in-memory connection, then each query's
     answer. A query DuckDB refuses is a one-line usage error naming it."""
     duckdb = duckdb_module()
-    con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")
-    register(con, store, cases, by=by)
-    out = []
-    for text in queries:
-        try:
-            result = con.execute(text)
-            columns = [d[0] for d in result.description or ()]
-            out.append(Answer(text, columns, result.fetchall() if columns else []))
-        except duckdb.Error as err:
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise UsageError(f"the query {text!r} failed: {first}") from None
+    with duckdb.connect() as con:  # closed on the way out, the database's memory released with it
+        con.execute("SET enable_progress_bar = false")
+        register(con, store, cases, by=by)
+        out = []
+        for text in queries:
+            try:
+                result = con.execute(text)
+                columns = [d[0] for d in result.description or ()]
+                out.append(Answer(text, columns, result.fetchall() if columns else []))
+            except duckdb.Error as err:
+                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                raise UsageError(f"the query {text!r} failed: {first}") from None
     return out
 
 

@@ -495,9 +495,10 @@ def test_a_signal_during_start_up_prints_one_line(signum):
     assert (process.returncode, err.decode()) == (code, f"evalconv: {word}\n")
 
 
-@pytest.mark.parametrize("module", ["click", "evalconv.api", "evalconv.cli.convert"])
+@pytest.mark.parametrize("module", ["click", "evalconv.cli.common", "evalconv.registry", "evalconv.cli.info"])
 def test_ctrl_c_while_a_module_loads_prints_one_line(module):
-    """A real SIGINT delivered at a set point of start-up: while `module` is being imported."""
+    """A real SIGINT delivered at a set point of start-up: while `module` is being imported (the
+    command line's own modules first, then the ones `formats` loads when it is named)."""
     code = f"""
 import os, signal, sys
 class Interrupt:
