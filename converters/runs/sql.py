@@ -1,14 +1,15 @@
 """SQL over the run store: DuckDB views joining a store's results, attempts and a case set.
 
 `register(con, store, cases)` reads the case set with evalconv's own reader and validator (the
-cases `evalconv report` counts, their slices, the ids and inputs attempts link by) into two
+cases `evalconv report` counts, their slices, the ids and inputs attempts link by) into three
 tables, and defines views over the store's JSONL files that DuckDB scans itself (nothing is
 copied; a query reads the files as they are then). docs/scale.md lists them and says which of the
 report's rules the SQL expresses and which stay in `evalconv report`.
 
 The views follow `runs/report.py` rule for rule where they can:
-- an attempt links to its case by `caseId`, else by its `caseRef` (a name, a LangSmith example id
-  from evalconv's export, an input text no other case shares); an attempt id is counted once;
+- an attempt links to its case by `caseId`, else by its `caseRef` (a name, an id only one tool
+  spells, such as a LangSmith example id or an Opik item id of evalconv's export, an input text no
+  other case shares); an attempt id is counted once;
 - each evaluator's newest result on an attempt (the later line of results.jsonl) is its verdict,
   the harness's newest `role: verdict` result is the harness's verdict;
 - the admissibility map (`evalconv_admissibility`, made from canonical/admissibility.py) bars
@@ -53,16 +54,11 @@ def duckdb_module() -> Any:
     return duckdb
 
 
-_EXAMPLE_REF = "langsmith-example-id"  # the one harness-spelled caseRef kind the views link by
-
-
 class _CaseTable(RunReport):
-    """The report's own reading of the case set, keeping each case's input text as well (and
-    spelling each case id only in the caseRef kind the views link by)."""
+    """The report's own reading of the case set, keeping each case's input text as well."""
 
     def __init__(self, by: Iterable[str]) -> None:
         super().__init__(by)
-        self._refs = {kind: spelled for kind, spelled in self._refs.items() if kind == _EXAMPLE_REF}
         self.input_text: dict[int, str] = {}
 
     def _add_case(self, value: dict[str, Any]) -> None:
@@ -87,7 +83,8 @@ def _scan(path: str, columns: dict[str, str]) -> str:
 
 _CASE_COLUMNS = {"case_no": "BIGINT", "case_id": "VARCHAR", "oracle_type": "VARCHAR", "case_family": "VARCHAR",
                  "starter": "BOOLEAN", "release_gate": "BOOLEAN", "severity": "VARCHAR", "reason": "VARCHAR",
-                 "langsmith_example_id": "VARCHAR", "input_text": "VARCHAR"}
+                 "input_text": "VARCHAR"}
+_REF_COLUMNS = {"kind": "VARCHAR", "value": "VARCHAR", "case_id": "VARCHAR"}
 _SLICE_COLUMNS = {"case_id": "VARCHAR", "slice": "VARCHAR", "value": "VARCHAR"}
 
 
@@ -101,19 +98,20 @@ def _table(con: Any, name: str, columns: dict[str, str], rows: list[dict[str, An
 
 
 def _cases_tables(con: Any, cases: Sequence[str], by: Sequence[str]) -> None:
-    """The report's own table of the cases: each case's LangSmith example id as the report spells it
-    (from the harness reader's `case_refs`; NULL when no reader spells such refs, as the report
-    then links none), and its input text where no other case shares it."""
+    """The report's own table of the cases, with its input text where no other case shares it, and
+    each case id as every harness reader spells it in the caseRef kinds only its tool uses (a
+    LangSmith example id, an Opik item id: the readers' `case_refs`, as the report links them)."""
     table = _CaseTable(by)
     for path in cases:
         table.add_cases(path)
-    spelled = table._refs.get(_EXAMPLE_REF, (None, {}))[1]
-    example_id = {index: ref for ref, index in spelled.items()}
     linkable = {index for index in table._inputs.values() if index >= 0}
     _table(con, "evalconv_cases", _CASE_COLUMNS, [
         {"case_no": i, "case_id": c.id, "oracle_type": c.oracle, "case_family": c.family, "starter": c.starter,
-         "release_gate": c.gated, "severity": c.severity, "reason": c.reason, "langsmith_example_id": example_id.get(i),
+         "release_gate": c.gated, "severity": c.severity, "reason": c.reason,
          "input_text": table.input_text.get(i) if i in linkable else None} for i, c in enumerate(table.cases)])
+    _table(con, "evalconv_case_refs", _REF_COLUMNS, [
+        {"kind": kind, "value": ref, "case_id": table.cases[index].id}
+        for kind, (_, spelled) in table._refs.items() for ref, index in spelled.items()])
     _table(con, "evalconv_case_slices", _SLICE_COLUMNS, [
         {"case_id": c.id, "slice": name, "value": value} for c in table.cases for name in table.by for value in c.slices[name]])
 
@@ -196,12 +194,11 @@ WITH scanned AS (
     QUALIFY row_number() OVER (PARTITION BY id ORDER BY line_no) = 1
 )
 SELECT a.id AS attempt_id, a.line_no, coalesce(nullif(a.harness.name, ''), 'unknown') AS harness, a.harness.run AS run, a.system.name AS system,
-       a.status, coalesce(by_id.case_id, by_name.case_id, by_example.case_id, by_input.case_id) AS case_id
+       a.status, coalesce(by_id.case_id, by_name.case_id, by_ref.case_id, by_input.case_id) AS case_id
 FROM scanned a
 LEFT JOIN evalconv_cases by_id ON by_id.case_id = a.caseId
 LEFT JOIN evalconv_cases by_name ON a.caseRef.kind = 'name' AND by_name.case_id = a.caseRef.value
-LEFT JOIN evalconv_cases by_example ON a.caseRef.kind = 'langsmith-example-id'
-    AND by_example.langsmith_example_id = a.caseRef.value
+LEFT JOIN evalconv_case_refs by_ref ON by_ref.kind = a.caseRef.kind AND by_ref.value = a.caseRef.value
 LEFT JOIN evalconv_cases by_input ON a.caseRef.kind = 'input' AND by_input.input_text = a.caseRef.value;
 
 CREATE OR REPLACE VIEW evalconv_results AS

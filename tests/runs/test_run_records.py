@@ -156,3 +156,14 @@ def test_the_ledger_kinds_in_runs_md_are_generated_from_the_table():
     page = (ROOT / "docs" / "runs.md").read_text(encoding="utf-8")
     assert runs.ledger_kinds_markdown() in page, \
         "regenerate the ledger kinds in docs/runs.md from canonical.runs.ledger_kinds_markdown()"
+
+
+def test_regression_the_attempt_schema_names_every_harness_reader_and_case_ref_kind():
+    # Opik's reader landed without its name in the schema: `runs import` put every Opik attempt in
+    # the ledger as an invalid record, while `report` on the file itself counted them.
+    from evalconv.runs.readers import RESULTS_REGISTRY, case_refs
+
+    properties = runs.attempt_schema()["properties"]
+    assert set(properties["harness"]["properties"]["name"]["enum"]) == set(RESULTS_REGISTRY.readers) | {"evalconv"}
+    kinds = {kind for reader in RESULTS_REGISTRY.readers.values() for kind in case_refs(reader)}
+    assert set(properties["caseRef"]["properties"]["kind"]["enum"]) == kinds | {"name", "input"}

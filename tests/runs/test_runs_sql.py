@@ -196,3 +196,22 @@ def test_runs_sql_a_bad_query_or_no_duckdb_is_one_line_exit_2(tmp_path, monkeypa
     missing = _cli("runs", "sql", store, "--cases", cases)
     assert missing.exit_code == 2
     assert missing.stderr.strip() == "evalconv: error: SQL over the run store needs DuckDB: pip install 'evalconv[dask]'"
+
+
+def test_regression_attempts_named_by_an_opik_item_id_link_in_sql_as_in_the_report(tmp_path):
+    # The views linked a caseRef only when it was a LangSmith example id; the report links every
+    # kind a harness reader spells (Opik's dataset item ids too), so the two counted differently.
+    from evalconv.vendors.opik.write import item_id
+
+    export = RUNS / "opik" / "experiment_export.json"
+    data = json.loads(export.read_text(encoding="utf-8"))
+    for item in data["items"]:  # as an export whose items lost the carried case profile
+        case_id = item["dataset_item_data"]["metadata"]["case"]["caseId"]
+        item["dataset_item_data"] = {"input": item["dataset_item_data"]["input"]}
+        item["dataset_item_id"] = item_id(case_id)
+    bare = tmp_path / "experiment_export.json"
+    bare.write_text(json.dumps(data), encoding="utf-8")
+    store = tmp_path / "store"
+    import_runs(str(store), [(str(bare), RESULTS_REGISTRY.read(str(bare)))])
+    expected = assert_sql_is_the_report(store, RUNS / "opik" / "cases.opik.jsonl")
+    assert expected["attempts"] == len(data["items"]) and expected["overall"]["failed"] + expected["overall"]["passed"]
