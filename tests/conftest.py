@@ -27,8 +27,8 @@ if (NODE_BIN / "node").exists() and not os.environ.get("PATH", "").startswith(f"
     os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
-def run_cli(args: list[str], capsys) -> tuple[int, str]:
-    """The CLI in this process: its exit code and what it printed on stderr."""
+def run_main(args: list[str], capsys) -> tuple[int, str, str]:
+    """The CLI in this process: its exit code and what it printed on stdout and stderr."""
     from evalconv.cli import main
 
     try:
@@ -36,7 +36,14 @@ def run_cli(args: list[str], capsys) -> tuple[int, str]:
         code = 0
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else 0
-    return code, capsys.readouterr().err
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_cli(args: list[str], capsys) -> tuple[int, str]:
+    """The CLI in this process: its exit code and what it printed on stderr."""
+    code, _, err = run_main(args, capsys)
+    return code, err
 
 
 def case(case_id: str = "cs-1", oracle: str = "reference-answer", **extra) -> dict:

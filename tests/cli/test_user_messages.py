@@ -6,22 +6,15 @@ import json
 
 import pytest
 
-from conftest import ROOT, row
+from conftest import ROOT, row, run_main
 from evalconv import api
-from evalconv.cli import INTERNAL_ERROR, cli, main
+from evalconv.cli import INTERNAL_ERROR, cli
 
 REQUIRED = ["id", "input", "expected", "case.caseId", "case.oracleType", "case.expectedBehavior", "case.provenance"]
 CELLS = ["r-1", "Où est ma commande ; 日本?", "Lundi", "r-1", "reference-answer", "Donne la date.", "expert-authored"]
 
 
-def run(args: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 0
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+run = run_main  # the CLI in this process: exit code, stdout, stderr
 
 
 def sheet(tmp_path, delimiter: str, *, name: str = "excel.csv", bom: bool = True) -> str:

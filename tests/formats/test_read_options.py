@@ -11,7 +11,7 @@ import json
 import pytest
 
 import evalconv
-from conftest import ROOT, row
+from conftest import ROOT, row, run_main
 from evalconv.canonical.csv_format import CSVReadOptions
 from evalconv.canonical.format import Format, ReadOptions, option
 from evalconv.canonical.source import Lines
@@ -30,15 +30,7 @@ def jsonl(path) -> str:
     return str(path)
 
 
-def run(args: list[str], capsys) -> tuple[int, str, str]:
-    from evalconv.cli import main
-    try:
-        main(args)
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 0
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+run = run_main  # the CLI in this process: exit code, stdout, stderr
 
 
 def test_a_declared_read_option_reaches_the_reader():
