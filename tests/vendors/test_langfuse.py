@@ -6,6 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
 
 import evalconv
 from conftest import ROOT
@@ -14,7 +15,7 @@ from evalconv.canonical.row import Row
 from evalconv.cli import cli
 from evalconv.registry import REGISTRY
 from evalconv.vendors.langfuse.evaluators import verdict
-from evalconv.vendors.langfuse.write import item_id, js_normal
+from evalconv.vendors.langfuse.write import changes_in_javascript, item_id, js_normal
 from roundtrip_helpers import read_text, write_text
 
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
@@ -148,3 +149,29 @@ def test_a_bad_item_is_one_line_naming_file_line_and_field(tmp_path, text, says)
     assert result.exit_code == 1, result.output
     line = next(line for line in result.stderr.splitlines() if says in line)
     assert line.startswith(f"{path}:")
+
+
+def _exact_types(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_exact_types(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_exact_types(a[k], b[k]) for k in a)
+    return a == b
+
+
+_NUMBERS = st.one_of(st.integers(min_value=-2 ** 80, max_value=2 ** 80), st.integers(min_value=2 ** 52, max_value=2 ** 54),
+                     st.floats(allow_nan=False, allow_infinity=False),
+                     st.sampled_from([1.0, -0.0, 0.5, 2.0 ** 60, 1e21, 1e22, 2 ** 60, 2 ** 53 + 1]))
+_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.text(max_size=3), _NUMBERS),
+                       lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=2), inner, max_size=3)),
+                       max_leaves=8)
+
+
+@settings(max_examples=500)
+@given(_VALUES)
+def test_changes_in_javascript_says_whether_js_normal_changes_a_value_or_a_type(value):
+    # One walk that stops at the first changing number replaced building js_normal(value) and
+    # comparing it (a third of the writer's time): the answer must be the comparison's.
+    assert changes_in_javascript(value) is not _exact_types(js_normal(value), value)

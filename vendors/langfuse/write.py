@@ -56,18 +56,20 @@ def js_normal(value: Any) -> Any:
 
 
 def changes_in_javascript(value: Any) -> bool:
-    normal = js_normal(value)
-    return not (jsonvalue.same(normal, value) and _same_types(normal, value))
-
-
-def _same_types(a: Any, b: Any) -> bool:
-    if type(a) is not type(b):
+    """Whether `js_normal` changes the value or a type in it: one walk that stops at the first
+    number that changes (the same answer as comparing `js_normal(value)` with it, without building it)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
         return False
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same_types(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same_types(a[k], b[k]) for k in a)
-    return True
+    if isinstance(value, float):
+        return math.isfinite(value) and value.is_integer() and abs(value) < 1e21
+    if isinstance(value, int):
+        if abs(value) <= _SAFE_INTEGER:
+            return False
+        number = float(value)
+        return not (math.isfinite(number) and number.is_integer() and abs(number) < 1e21) or int(number) != value
+    if isinstance(value, list):
+        return any(changes_in_javascript(v) for v in value)
+    return any(changes_in_javascript(v) for v in value.values())
 
 
 def extension(row: Row) -> dict[str, Any]:
@@ -77,7 +79,10 @@ def extension(row: Row) -> dict[str, Any]:
 
 def refuse_nul(row: Row) -> None:
     """Postgres jsonb (Langfuse's store) cannot hold a NUL character."""
-    todo: list[Any] = [row.to_json()]
+    value = row.to_json()
+    if "\\u0000" not in jsonvalue.dumps(value):  # JSON text escapes a NUL so: absent, no text holds one
+        return
+    todo: list[Any] = [value]
     while todo:
         item = todo.pop()
         if isinstance(item, str) and "\x00" in item:
