@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections import Counter
 
 from conftest import ROOT
@@ -51,3 +52,14 @@ def test_tests_mirror_the_packages():
     assert folders <= ROOMS, folders - ROOMS
     for room in folders - {"formats", "canonical", "vendors"}:
         assert (ROOT / "converters" / room / "__init__.py").exists(), room
+
+
+def test_every_test_path_the_docs_and_code_name_exists():
+    """A moved test module leaves no stale `tests/...py` path in the docs, comments or docstrings."""
+    named = re.compile(r"(?<![\w/])tests/[\w/]*test_\w+\.py")
+    stale = []
+    for path in [*ROOT.glob("*.md"), *ROOT.joinpath("docs").rglob("*.md"), *ROOT.joinpath("converters").rglob("*.py"),
+                 *ROOT.joinpath("canonical").rglob("*.py"), *ROOT.joinpath("vendors").rglob("*.py"), *_test_modules()]:
+        stale += [f"{path.relative_to(ROOT)}: {m}" for m in named.findall(path.read_text("utf-8"))
+                  if not (ROOT / m).exists() and "packs" not in path.name]
+    assert stale == []
