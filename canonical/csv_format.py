@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import codecs
 import csv
+import io
 import itertools
+import os
 from dataclasses import dataclass
 import re
 import shlex
@@ -410,7 +412,6 @@ class CSVWriter(LineWriter):
         self._excel_safe = excel_safe
         # Without --excel-safe, a notice names the rows with formula-looking cells (UNGUARDED).
         self._unguarded = None if excel_safe else report
-        self._needs_look = _EXCEL_LOOK if excel_safe else _QUOTE_LOOK
         self._columns: list[str] = []
         self._known: set[str] = set()
         self._meta_order: dict[str, int] = {}  # metadata.<key> -> first-seen position
@@ -433,13 +434,14 @@ class CSVWriter(LineWriter):
             self._widen(cells)
         row_cells_ = list(map(cells.get, self._columns, self._blanks))
         line = csv_line(row_cells_)
-        # One C-speed search says whether any cell may need a leading apostrophe at all.
-        if self._needs_look.search(line) or row_cells_[0][:1] in _GUARDED_FIRST:
+        # One C-speed search says whether any cell may need a leading apostrophe, or look like a
+        # formula, at all (its matches are a superset of _QUOTE_LOOK's; guarding keeps them).
+        look = _EXCEL_LOOK.search(line) is not None or row_cells_[0][:1] in _GUARDED_FIRST
+        if look and (self._excel_safe or _QUOTE_LOOK.search(line) or row_cells_[0][:1] in _GUARDED_FIRST):
             line = self._guarded(row_cells_)
         if len(line) > MAX_LINE_BYTES // 4:
             _check_readable(row.id, line, row_cells_)
-        if self._unguarded is not None and (_EXCEL_LOOK.search(line) or row_cells_[0][:1] in _GUARDED_FIRST) \
-                and formula_looking(row_cells_):
+        if look and self._unguarded is not None and formula_looking(row_cells_):
             self._unguarded.notice_row(UNGUARDED, row.id)
         return line, self._layout
 
@@ -494,6 +496,7 @@ class Spool:
         self._pending = 0
         self._runs: list[tuple[int, tuple[str, ...]]] = []  # (byte offset, columns)
         self._size = 0
+        self._surrogates = False  # a line held a lone surrogate: replayed as text, which refuses it
 
     def add(self, line: str) -> None:
         self._lines.append(line)
@@ -517,7 +520,11 @@ class Spool:
 
     def _flush(self) -> None:
         if self._lines:
-            data = "".join(self._lines).encode("utf-8", "surrogatepass")
+            text = "".join(self._lines)
+            try:
+                data = text.encode("utf-8")
+            except UnicodeEncodeError:
+                data, self._surrogates = text.encode("utf-8", "surrogatepass"), True
             assert self._file is not None, "written after replay"
             self._file.write(data)
             self._size += len(data)
@@ -533,11 +540,45 @@ class Spool:
                 end = self._runs[i + 1][0] if i + 1 < len(self._runs) else self._size
                 spool.seek(start)
                 if layout == columns:
-                    _copy(spool, end - start, out)
+                    if self._surrogates or not _copy_bytes(spool, start, end - start, out):
+                        _copy(spool, end - start, out)
                 else:
                     _widen_run(spool, end, layout, columns, out)
         finally:
             spool.close()
+
+
+def _copy_bytes(spool: Any, start: int, size: int, out: TextIO) -> bool:
+    """The spool's bytes start..start+size onto `out`'s UTF-8 byte stream as they are (in the
+    kernel where it can: `copy_file_range`), not decoded and encoded again; False, with nothing
+    written, when `out` has no such stream (a StringIO, another encoding)."""
+    target = getattr(out, "buffer", None)
+    encoding = getattr(out, "encoding", None)
+    if target is None or encoding is None or codecs.lookup(encoding).name != "utf-8":
+        return False
+    out.flush()
+    if getattr(spool, "_rolled", False) and hasattr(os, "copy_file_range"):
+        target.flush()
+        copied = False
+        try:
+            source, sink = spool.fileno(), target.fileno()
+            while size > 0:
+                done = os.copy_file_range(source, sink, size, start)
+                if done <= 0:
+                    break
+                start, size, copied = start + done, size - done, True
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass  # another file system, a pipe, no descriptor: the bytes through memory, from where it stopped
+        if copied:  # the descriptor moved under the buffered stream: tell it where it is
+            target.seek(0, os.SEEK_END)
+        spool.seek(start)
+    while size > 0:
+        data = spool.read(min(size, 1 << 20))
+        if not data:
+            break
+        size -= len(data)
+        target.write(data)
+    return True
 
 
 def _copy(spool: Any, size: int, out: TextIO) -> None:

@@ -40,3 +40,22 @@ def test_ids_in_batches_agree_with_a_dict(ids, batch):
     got = [(start + i, first) for start in range(0, len(ids), batch)
            for i, first in bulk.first_uses(ids[start:start + batch], start + 1)]
     assert got == expected
+
+
+def test_regression_a_growth_holds_one_table_of_64_twice_not_the_whole_table():
+    """At a million ids the table's last growth held the old arrays (16 MB) beside the new ones
+    (32 MB) and a zeroed bytes object as large as each new array: the parent's peak memory. Now
+    a growth copies one of 64 tables, so the peak is barely above what the table holds."""
+    import tracemalloc
+
+    ids = [f"case-{i:06d}" for i in range(100_000)]
+    tracemalloc.start()
+    try:
+        table = IdTable()
+        for start in range(0, len(ids), 1000):
+            table.first_uses(ids[start:start + 1000], start + 1)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(table) == 100_000
+    assert peak - held < held / 8, (held, peak)  # one table of 64 twice, not half the whole again
