@@ -20,7 +20,7 @@ import tempfile
 from typing import Any, Iterator, TextIO
 
 from . import jsonvalue, paths
-from .cells import FORMULA_CELLS, FORMULA_START, formula_looking, json_cell, merge_metadata_json, split_metadata, split_typed
+from .cells import FORMULA_CELLS, FORMULA_START, formula_looking, json_cell, merge_metadata_json, split_metadata
 from .cells import shown as _shown
 from .errors import ReadError, RowError, UsageError
 from .format import Format, LineWriter, SpreadsheetOptions, WriteOptions
@@ -51,6 +51,7 @@ _FIXED_POSITION = {name: i for i, name in enumerate(HEADER)}
 _META_POSITION = _FIXED_POSITION[CASE_JSON]  # sorts after case:json (ties: by first-seen order)
 _FIXED_POSITION[METADATA_JSON] = len(HEADER) + 1
 REQUIRED_COLUMNS = ("id", "input", *(f"case.{f}" for f in REQUIRED_CASE_FIELDS))
+HELD_BYTES = 1024 * 1024  # the spool writes to its file this much at a time
 SPOOL_MEMORY = 8 * 1024 * 1024  # rows held in memory before the writer spools them to a temp file
 _ENUM_FIELDS = frozenset(
     name for name, spec in row_schema()["definitions"]["caseProfile"]["properties"].items()
@@ -497,6 +498,8 @@ class Spool:
         self._runs: list[tuple[int, tuple[str, ...]]] = []  # (byte offset, columns)
         self._size = 0
         self._surrogates = False  # a line held a lone surrogate: replayed as text, which refuses it
+        self._held: list[bytes] = []  # encoded, not yet in the file
+        self._held_size = 0
 
     def add(self, line: str) -> None:
         self._lines.append(line)
@@ -505,13 +508,13 @@ class Spool:
             self._flush()
 
     def add_bytes(self, data: bytes) -> None:
-        self._flush()
-        assert self._file is not None, "written after replay"
-        self._file.write(data)
-        self._size += len(data)
+        if self._lines:
+            self._flush()
+        self._hold(data)
 
     def new_run(self, layout: tuple[str, ...]) -> None:
-        self._flush()
+        if self._lines:
+            self._flush()
         if self._runs and self._runs[-1][1] == layout:
             return
         if self._runs and self._runs[-1][0] == self._size:
@@ -519,19 +522,34 @@ class Spool:
         self._runs.append((self._size, layout))
 
     def _flush(self) -> None:
+        """The lines `add`ed, encoded, onto the bytes held."""
         if self._lines:
             text = "".join(self._lines)
             try:
                 data = text.encode("utf-8")
             except UnicodeEncodeError:
                 data, self._surrogates = text.encode("utf-8", "surrogatepass"), True
-            assert self._file is not None, "written after replay"
-            self._file.write(data)
-            self._size += len(data)
             self._lines, self._pending = [], 0
+            self._hold(data)
+
+    def _hold(self, data: bytes) -> None:
+        # The engine hands over a few rows at a time (a row with a finding ends a stretch): one
+        # write a MiB, not one a stretch.
+        self._held.append(data)
+        self._held_size += len(data)
+        self._size += len(data)
+        if self._held_size >= HELD_BYTES:
+            self._write()
+
+    def _write(self) -> None:
+        if self._held:
+            assert self._file is not None, "written after replay"
+            self._file.write(b"".join(self._held) if len(self._held) > 1 else self._held[0])
+            self._held, self._held_size = [], 0
 
     def replay(self, out: TextIO, columns: tuple[str, ...]) -> None:
         self._flush()
+        self._write()
         spool, self._file = self._file, None
         assert spool is not None, "replayed twice"
         try:
@@ -622,6 +640,7 @@ _LIST_FIELDS = frozenset(f for f in PLAIN_CASE_FIELDS if CASE_FIELD_KINDS[f] == 
 _CASE_COLUMNS = {f: f"case.{f}" for f in CASE_FIELDS}
 _JSON_COLUMN_FIELDS = frozenset(JSON_CASE_FIELDS)
 _TYPED_CASE_FIELDS = _JSON_COLUMN_FIELDS | INTEGER_CASE_FIELDS  # a string there is not the field's plain cell
+_PLAIN_TEXT_FIELDS = frozenset(_CASE_COLUMNS) - _TYPED_CASE_FIELDS - _LIST_FIELDS  # a non-empty string is its cell
 _META_COLUMN = "metadata."
 
 
@@ -644,13 +663,15 @@ def row_cells(row: Row) -> dict[str, str]:
     A plain cell holds a non-empty string without a NUL; any other value takes a typed column."""
     cells: dict[str, str] = {}
     for key, value in (("id", row.id), ("input", row.input), ("expected", row.expected)):
-        plain, typed = split_typed(value, True)  # text_cells
-        if plain is not None:
-            cells[key] = plain
-        elif typed is not None:
-            cells[key + ":json"] = typed
+        if type(value) is str and value and "\x00" not in value:  # split_typed's plain cell, inline
+            cells[key] = value
+        elif value is not ABSENT:
+            cells[key + ":json"] = jsonvalue.dumps(value)
     overflow: dict[str, Any] = {}
     for name, value in row.case.items():  # only the fields the row has, usually a handful
+        if type(value) is str and value and name in _PLAIN_TEXT_FIELDS and "\x00" not in value:
+            cells[_CASE_COLUMNS[name]] = value  # the common case first
+            continue
         if name in _LIST_FIELDS:
             cell = _list_cell(value)
             if cell is None:
