@@ -18,6 +18,11 @@ the routes they have (JSONL -> CSV, CSV -> JSONL; pandas only up to `--pandas-ma
 needs 15 GB at 1M rows), so that the ratios to them are paired too. Each side's median wall and
 CPU time are printed beside the best, with the 1-minute load average the runs started under:
 on a machine others share, read the medians and the CPU time.
+
+Each side runs once, unmeasured, before the rounds, with its bytecode written to bench/out/pycache
+(`run.bytecode_cache`): an installed package imports compiled bytecode, while this machine's
+PYTHONDONTWRITEBYTECODE would have every process compile evalconv's modules again at start
+(0.1-0.2 CPU seconds). `--no-bytecode` and `--no-warmup` measure as before 2026-12-05.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from run import BENCH, dataset, run_process  # beside this script: Python puts its folder first on sys.path
+from run import BENCH, bytecode_cache, dataset, run_process  # beside this script: Python puts its folder first on sys.path
 
 ROUTES = [  # (route, arguments; IN is the JSONL data, CSV the canonical CSV of it, OUT an output)
     ("JSONL -> CSV", ["IN", "--to", "csv", "-o", "OUT.csv"]),
@@ -103,7 +108,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pandas-max-rows", type=int, default=200_000)
     parser.add_argument("--out", default="paired.json", help="file name under bench/out")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="leave PYTHONDONTWRITEBYTECODE as it is (each process compiles evalconv's modules again)")
+    parser.add_argument("--no-warmup", action="store_true", help="no unmeasured first round")
     args = parser.parse_args(argv)
+    if not args.no_bytecode:
+        bytecode_cache()
     data = dataset(args.rows, args.seed)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -116,6 +126,10 @@ def main(argv: list[str] | None = None) -> None:
             assert made.returncode == 0, made.stderr
         for route, route_args in chosen:
             runs: dict[str, list[tuple[float, float, float, float, float]]] = {}
+            if not args.no_warmup:  # unmeasured: each side's modules compiled (as at install), the data in the page cache
+                for _side, cmd in sides(args, route, route_args, data, csv, out):
+                    shutil.rmtree(out / "hf", ignore_errors=True)
+                    run_process(cmd, args.timeout)
             for _ in range(args.repeat):
                 for side, cmd in sides(args, route, route_args, data, csv, out):
                     shutil.rmtree(out / "hf", ignore_errors=True)

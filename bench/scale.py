@@ -44,6 +44,8 @@ BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out" / "scale"
 DATA = BENCH / "out" / "data"
 
+from run import installed_bytecode  # noqa: E402  (beside this script)
+
 EVALCONV = [sys.executable, "-c", "from evalconv.cli import main; main()"]
 DASK_RATIO, SQL_RATIO, FLAT = 1.25, 0.2, 1.25
 
@@ -92,23 +94,6 @@ def measure(cmd: list[str]) -> dict:
     return {"seconds": round(seconds, 2), "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "descendant_peaks_mb": workers, "exit": code,
             "stderr": stderr if code not in (0, 1) else "", "stdout": stdout}
-
-
-def installed_bytecode() -> str:
-    """Let every child import evalconv from bytecode, as an installed package does (pip compiles
-    it at install): compiled once into bench/out/pycache, whatever PYTHONDONTWRITEBYTECODE says."""
-    import compileall
-    import importlib.util
-
-    prefix = str(OUT.parent / "pycache")
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    os.environ["PYTHONPYCACHEPREFIX"] = prefix
-    sys.pycache_prefix = prefix
-    for package in ("evalconv", "evalconv.canonical", "evalconv.vendors"):
-        spec = importlib.util.find_spec(package)
-        assert spec is not None and spec.origin is not None
-        compileall.compile_dir(os.path.dirname(spec.origin), quiet=1)
-    return prefix
 
 
 def parquet_set(rows: int) -> Path:
