@@ -11,6 +11,7 @@ from conftest import row
 from evalconv.canonical.admissibility import ADMISSIBILITY, OMITTED_FIELDS
 from evalconv.canonical.schema import enum
 from evalconv.canonical.source import SourceRow
+from evalconv.canonical.findings import CODES, Finding
 from evalconv.canonical.validator import Validator
 from evalconv.engine.set_keys import SetKeys
 
@@ -237,3 +238,13 @@ def test_set_rules_a_chunk_at_a_time_agree_with_a_row_at_a_time(keys, chunk):
         for i, found in chunked.set_findings_many(batch, start + 1).items():
             got[start + i] = [f.to_json() for f in found]
     assert got == {i: found for i, found in expected.items() if found}
+
+
+@given(st.sampled_from(sorted(CODES)), st.text(max_size=30), st.text(max_size=10),
+       st.none() | st.integers(1, 10**9), st.none() | st.text(max_size=8), st.none() | st.integers(1, 10**9),
+       st.none() | st.integers(1, 10**9), st.none() | st.text(max_size=8))
+def test_a_finding_crosses_between_processes_unchanged(code, message, path, row, row_id, line, record, source):
+    """Findings are pickled as their arguments (`Finding.__reduce__`, for the workers' speed)."""
+    finding = Finding(code, message, path, row, row_id, line, record, source)
+    back = pickle.loads(pickle.dumps(finding, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == finding and type(back) is Finding and back.severity == finding.severity
