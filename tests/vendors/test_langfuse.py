@@ -15,7 +15,8 @@ from evalconv.canonical.row import Row
 from evalconv.cli import cli
 from evalconv.registry import REGISTRY
 from evalconv.vendors.langfuse.evaluators import verdict
-from evalconv.vendors.langfuse.write import changes_in_javascript, item_id, js_normal
+from evalconv.vendors._common import records
+from evalconv.vendors.langfuse.write import build_item, changes_in_javascript, item_id, js_normal
 from roundtrip_helpers import read_text, write_text
 
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
@@ -175,3 +176,17 @@ def test_changes_in_javascript_says_whether_js_normal_changes_a_value_or_a_type(
     # One walk that stops at the first changing number replaced building js_normal(value) and
     # comparing it (a third of the writer's time): the answer must be the comparison's.
     assert changes_in_javascript(value) is not _exact_types(js_normal(value), value)
+
+
+@settings(max_examples=300)
+@given(_VALUES, _VALUES, st.dictionaries(st.text(min_size=1, max_size=3), _VALUES, max_size=3))
+def test_fingerprints_are_of_what_javascript_gives_back(input_, expected, extra):
+    """The writer fingerprints a value as it is unless a number in it changes in JavaScript (it
+    used to build js_normal of every value): the sums are still those of js_normal's values."""
+    from evalconv.reports import LossReport
+
+    metadata = {**extra, "case": {"caseId": "cs-1", "oracleType": "reference-answer"}}
+    row = Row.from_json({"id": "cs-1", "input": input_, "expected": expected, "metadata": metadata})
+    sums = build_item(row, "set", LossReport("langfuse"))["metadata"]["evalconv"]["sums"]
+    assert sums == {"input": records.fingerprint(js_normal(input_)), "expectedOutput": records.fingerprint(js_normal(expected)),
+                    "metadata": {k: records.fingerprint(js_normal(v)) for k, v in metadata.items()}}

@@ -255,10 +255,20 @@ class CSVLines:
         return text
 
 
-def check_value(value: Any, row_id: str, path: str, vendor: str, max_depth: int | None = None) -> None:
+def json_bytes(value: Any) -> bytes | None:
+    """orjson's JSON bytes of `value`, or None where orjson cannot write it (an integer beyond 64
+    bits, deep nesting)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return None
+
+
+def check_value(value: Any, row_id: str, path: str, vendor: str, max_depth: int | None = None, *,
+                dumped: bytes | None = None) -> None:
     """Refuse what the vendor would silently change: NaN, infinities, and (Braintrust) nesting
-    deeper than its copier keeps."""
-    if _finite(value) and (max_depth is None or _within(value, max_depth)):
+    deeper than its copier keeps. `dumped`: `json_bytes(value)`, when the caller has it."""
+    if _finite(value, dumped) and (max_depth is None or _within(value, max_depth)):
         return  # the usual case, found without building a path for every value; else say where
     todo: list[tuple[Any, str, int]] = [(value, path, 1)]
     while todo:
@@ -274,13 +284,13 @@ def check_value(value: Any, row_id: str, path: str, vendor: str, max_depth: int 
             todo.extend((v, paths.join(at, k), depth + 1) for k, v in pairs)
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: Any, dumped: bytes | None = None) -> bool:
     """A quick look (orjson writes NaN and infinities as `null`): no `null` in the JSON text means
-    no such float anywhere in `value`; otherwise look closer."""
-    try:
-        return b"null" not in orjson.dumps(value)
-    except TypeError:  # an integer beyond 64 bits, deep nesting
-        return False
+    no such float anywhere in `value`; otherwise (or with no JSON text: an integer beyond 64 bits,
+    deep nesting) look closer."""
+    if dumped is None:
+        dumped = json_bytes(value)
+    return dumped is not None and b"null" not in dumped
 
 
 def _within(value: Any, max_depth: int) -> bool:

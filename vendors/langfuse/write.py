@@ -72,15 +72,22 @@ def changes_in_javascript(value: Any) -> bool:
     return any(changes_in_javascript(v) for v in value.values())
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 def extension(row: Row) -> dict[str, Any]:
     ext = row.case.get("extensions", {}).get(VENDOR)
     return ext if isinstance(ext, dict) else {}
 
 
-def refuse_nul(row: Row) -> None:
-    """Postgres jsonb (Langfuse's store) cannot hold a NUL character."""
+def refuse_nul(row: Row, dumped: bytes | None = None) -> None:
+    """Postgres jsonb (Langfuse's store) cannot hold a NUL character. `dumped`: the row's JSON
+    bytes as orjson wrote them, when the caller has them."""
     value = row.to_json()
-    if "\\u0000" not in jsonvalue.dumps(value):  # JSON text escapes a NUL so: absent, no text holds one
+    if dumped is None:
+        dumped = jsonvalue.dumps(value).encode("utf-8")
+    if b"\\u0000" not in dumped:  # JSON text escapes a NUL so: absent, no text holds one
         return
     todo: list[Any] = [value]
     while todo:
@@ -120,6 +127,8 @@ def build_item(row: Row, dataset: str, report: LossReporter) -> dict[str, Any]:
     if row.has_expected and changes_in_javascript(row.expected):
         exact["expectedOutput"] = jsonvalue.dumps(row.expected)
         carried.append(("$.expected", REASONS["numbers"]))
+    input_changes = "input" in exact
+    expected_changes = "expectedOutput" in exact
     changed = [key for key, value in row.metadata.items() if changes_in_javascript(value)]
     if changed:
         exact["metadata"] = jsonvalue.dumps({k: row.metadata[k] for k in changed})
@@ -127,9 +136,12 @@ def build_item(row: Row, dataset: str, report: LossReporter) -> dict[str, Any]:
     if exact:
         envelope["exact"] = exact
     # input, expectedOutput and the metadata keys have no other copy: their fingerprints tell an edit
-    envelope[rec.SUMS] = {"input": rec.fingerprint(js_normal(row.input)),
-                          **({"expectedOutput": rec.fingerprint(js_normal(row.expected))} if row.has_expected else {}),
-                          "metadata": rec.metadata_sums(js_normal(row.metadata))}
+    # (of the value JavaScript gives back, which is the value itself unless a number in it changes)
+    normal = js_normal if changed else _same
+    envelope[rec.SUMS] = {"input": rec.fingerprint(js_normal(row.input) if input_changes else row.input),
+                          **({"expectedOutput": rec.fingerprint(js_normal(row.expected) if expected_changes
+                                                                else row.expected)} if row.has_expected else {}),
+                          "metadata": rec.metadata_sums(normal(row.metadata))}
     item["metadata"] = rec.add_envelope(metadata, envelope)
     for key in NATIVE_EXTRAS[1:]:
         if isinstance(ext.get(key), str):
@@ -169,8 +181,10 @@ class ItemWriter(BaseLineWriter):
             out.write(self._csv.line(CSV_COLUMNS))
 
     def encode(self, row: Row) -> tuple[str, None]:
-        rec.check_value(row.to_json(), row.id, "$", "Langfuse")  # refused before anything is noted
-        refuse_nul(row)
+        value = row.to_json()
+        dumped = rec.json_bytes(value)  # one serialisation for both checks
+        rec.check_value(value, row.id, "$", "Langfuse", dumped=dumped)  # refused before anything is noted
+        refuse_nul(row, dumped)
         item = build_item(row, self._dataset, self._report)
         self._report.notice_row(NOT_CHECKED, row.id)
         if self._csv is not None:
