@@ -3,7 +3,11 @@ with one content (Opik's insert merges them), labels out of the input, a grader 
 never an auto-pass, edits kept, Opik's own files read (the exact round trips: tests/formats/test_every_format.py)."""
 from __future__ import annotations
 
+import hashlib
 import uuid
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT
 from evalconv.canonical import jsonvalue
@@ -158,3 +162,19 @@ def test_an_item_whose_metadata_is_not_an_object_is_one_finding_naming_it():
     bad, good = checked
     assert bad.row is None and [(f.path, f.message) for f in bad.findings] == [("$.metadata", "metadata must be an object")]
     assert good.row is not None
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(max_size=45), st.text(alphabet="0123456789abcdefABCDEF-{}:urnid", max_size=45),
+                 st.uuids().map(str), st.uuids().map(lambda u: "{" + u.hex + "}"), st.uuids().map(lambda u: u.urn)))
+def test_item_id_is_the_uuid_it_always_was(case_id):
+    """item_id skips uuid.UUID for text too short to be one and formats the digest itself (a tenth
+    of the writer's time went to UUID objects): the same ids as building them."""
+    try:
+        expected = str(uuid.UUID(case_id))
+    except ValueError:
+        digest = bytearray(STAMP_MS.to_bytes(6, "big") + hashlib.sha256(case_id.encode("utf-8")).digest()[:10])
+        digest[6] = 0x70 | (digest[6] & 0x0F)
+        digest[8] = 0x80 | (digest[8] & 0x3F)
+        expected = str(uuid.UUID(bytes=bytes(digest)))
+    assert item_id(case_id) == expected

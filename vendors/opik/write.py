@@ -40,14 +40,19 @@ DATASET_JUDGED = ("{n} graded by a model judge: their criteria are in metadata.c
 def item_id(case_id: str) -> str:
     """The Opik item id of a case: the case id when it is a UUID, else a UUIDv7 whose time is
     STAMP_MS and whose 74 other bits are a SHA-256 digest of the case id (the same every time)."""
-    try:
-        return str(uuid.UUID(case_id))
-    except ValueError:
-        pass
-    digest = bytearray(STAMP_MS.to_bytes(6, "big") + hashlib.sha256(case_id.encode("utf-8")).digest()[:10])
+    if len(case_id) >= 32:  # shorter text is never a UUID (32 hex digits, hyphens and braces aside)
+        try:
+            return str(uuid.UUID(case_id))
+        except ValueError:
+            pass
+    digest = bytearray(_STAMP + hashlib.sha256(case_id.encode("utf-8")).digest()[:10])
     digest[6] = 0x70 | (digest[6] & 0x0F)
     digest[8] = 0x80 | (digest[8] & 0x3F)
-    return str(uuid.UUID(bytes=bytes(digest)))
+    h = digest.hex()  # str(uuid.UUID(bytes=digest)), without building the object
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+_STAMP = STAMP_MS.to_bytes(6, "big")
 
 
 def extension(row: Row) -> dict[str, Any]:
