@@ -248,6 +248,7 @@ def convert(source: str, output: str | None, *, to: str, from_: str | None = Non
                     continue
                 valid_rows += checked.count
                 loss.rows += checked.count
+            checker.finish(row_writer)
             writer.close()
             write_it = rejects is not None or log.error_count == 0
             if write_it:

@@ -194,6 +194,9 @@ class DaskRows:
     def row_writer(self, writer: Any, out: Any, to: str, report: Any) -> Any:
         return parallel.writer_for(out, writer, to, report)
 
+    def finish(self, row_writer: Any) -> None:
+        row_writer.finish()
+
     def __enter__(self) -> "DaskRows":
         return self
 

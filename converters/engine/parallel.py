@@ -36,7 +36,7 @@ from ..sources import InputChanged, Progress, changed, identity, tell
 from .chunk_writer import ChunkWriter, RowSlice, per_row
 from .payloads import CleanRows, Encoded, RowNotes, Runs, noted_in, runs_in
 from .set_keys import SetKeys
-from .split_writers import EncodedOutput, ReplayWriter
+from .split_writers import WRITE_BYTES, EncodedOutput, ReplayWriter
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -56,6 +56,9 @@ class PayloadWriter(Protocol):
     workers wrote), whichever implementation checked it."""
 
     def write(self, row: Any) -> None: ...
+
+    def finish(self) -> None:
+        """Everything handed over so far is with the format's writer (before it closes)."""
 
 
 def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str | None,
@@ -92,6 +95,9 @@ class SerialRows:
                    report: LossReport) -> PayloadWriter:
         """What writes a valid row's payload: here the format's own writer."""
         return writer
+
+    def finish(self, row_writer: Any) -> None:
+        """What `row_writer` holds, written (before the format's writer closes): nothing here."""
 
     def __enter__(self) -> "SerialRows":
         return self
@@ -137,16 +143,36 @@ def default_jobs() -> int:
 
 class EncodedWriter:
     """For a line writer that keeps nothing of each row: the workers' text, through the
-    writer's `write_lines`, and what the writer noted of the rows, in the parent's report."""
+    writer's `write_lines`, and what the writer noted of the rows, in the parent's report.
+
+    The engine hands over a few rows at a time (a row with a finding ends a stretch of clean
+    rows): they go to `write_lines` a MiB at a time, their runs shifted to match. `finish`
+    writes what is pending; call it before the format's writer closes."""
 
     def __init__(self, writer: LineWriter, report: LossReport) -> None:
         self._writer, self._report = writer, report
+        self._data: list[bytes] = []
+        self._runs: list[tuple[int, Any]] = []
+        self._size = 0
 
     def write(self, rows: Encoded | CleanRows) -> None:
         assert rows.runs is not None  # what `encode` kept, a stretch at a time
         for recorded in rows.noted:
             replay(recorded, self._report)
-        self._writer.write_lines(rows.data, rows.runs)
+        if not rows.data:
+            return
+        size = self._size
+        self._runs.extend((at + size, kept) for at, kept in rows.runs)
+        self._data.append(rows.data)
+        self._size = size + len(rows.data)
+        if self._size >= WRITE_BYTES:
+            self.finish()
+
+    def finish(self) -> None:
+        if self._data:
+            data = self._data[0] if len(self._data) == 1 else b"".join(self._data)
+            self._writer.write_lines(data, self._runs)
+            self._data, self._runs, self._size = [], [], 0
 
 
 class SliceWriter:
@@ -160,6 +186,9 @@ class SliceWriter:
     def write(self, rows: Encoded | CleanRows) -> None:
         cut = cast(RowSlice, rows.data)  # what a columnar chunk holds
         self._writer.write_slice(cut.batch, cut.start, cut.stop)
+
+    def finish(self) -> None:
+        pass  # nothing held
 
 
 def writer_for(out: AtomicOutput | AtomicFolder | EncodedOutput, writer: RowWriter, to: str,
@@ -296,6 +325,10 @@ class Workers:
         """What writes a valid row's payload: the workers' text, as it is (or, for a format
         that is not text, the slices of their record batches)."""
         return writer_for(out, writer, to, report)
+
+    def finish(self, row_writer: "EncodedWriter | SliceWriter | ReplayWriter") -> None:
+        """What `row_writer` holds, written (before the format's writer closes)."""
+        row_writer.finish()
 
     def __enter__(self) -> "Workers":
         return self

@@ -296,6 +296,7 @@ def _assembled(parts: Sequence[WrittenBatch], output: str | None, *, discard: bo
             for item in _merge_written(part):
                 row_writer.write(item)
                 report.rows += item.count
+        row_writer.finish()
         writer.close()
         if not discard:
             out.commit()

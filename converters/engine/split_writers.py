@@ -75,20 +75,32 @@ def refused_finding(err: RowRefused) -> Finding:
     return Finding("refused-by-target", err.reason, err.field or "$")
 
 
+WRITE_BYTES = 1024 * 1024  # the workers' text goes to the output this much at a time
+
+
 class ReplayWriter:
     """For a line writer that says something of each row: the workers' text as it is; the rows' losses noted in the parent's
     report (their carried fields a key at a time for a run of rows), and what the writer keeps
-    of each row handed to the parent's writer."""
+    of each row handed to the parent's writer.
+
+    A row with a finding ends a stretch of clean rows, so the engine hands over a few rows at a
+    time: their text is written a MiB at a time, and their carried fields are noted for the
+    longest run of consecutive rows of a chunk (one look per key, not one per stretch). `finish`
+    writes and notes what is pending; call it before the format's writer closes."""
 
     def __init__(self, out: EncodedOutput, writer: RowWriter, report: LossReport) -> None:
         self._out, self._writer, self._report = out, cast(LineWriter, writer), report
         self._first = True
         self._holder = writer if isinstance(writer, HoldingWriter) else None
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._carry: tuple[ChunkLosses, int, int] | None = None  # rows whose carried fields are not noted yet
 
     def write(self, rows: Encoded | CleanRows) -> None:
         holder = self._holder
         if holder is not None:
             if holder.holding:
+                self.finish()  # what is pending goes before the text the writer writes
                 self._hand_over(rows, holder)
                 return
             self._first = not holder.started
@@ -97,11 +109,17 @@ class ReplayWriter:
             if self._writer.joins is not None:
                 data = first_row(data.decode("utf-8"), self._writer.joins).encode("utf-8")
             self._first = False
-        self._out.write_encoded(data)
+        if data:
+            self._pending.append(data)
+            self._pending_size += len(data)
+            if self._pending_size >= WRITE_BYTES:
+                self._write_pending()
         assert rows.losses is not None  # a split writer's rows
         losses, start, stop = rows.losses
         if not losses.others:
-            losses.carry_rows(self._report, start, stop)
+            self._carry_later(losses, start, stop)
+        else:
+            self._carry_now()  # an earlier chunk's rows first
         for at, part in enumerate(rows.parts or (), start):
             if isinstance(part, Refused):
                 raise part.error()
@@ -111,6 +129,32 @@ class ReplayWriter:
             if recorded is not None:
                 replay(recorded, self._report)
             self._writer.keep(kept)
+
+    def finish(self) -> None:
+        self._carry_now()
+        self._write_pending()
+
+    def _write_pending(self) -> None:
+        if self._pending:
+            pending = self._pending
+            self._out.write_encoded(pending[0] if len(pending) == 1 else b"".join(pending))
+            self._pending, self._pending_size = [], 0
+
+    def _carry_later(self, losses: ChunkLosses, start: int, stop: int) -> None:
+        # Each key's rows are noted in row order either way: a run is noted before a later one
+        # starts, and what else a row records (its drops, its notices) goes elsewhere in the report.
+        pending = self._carry
+        if pending is not None and pending[0] is losses and pending[2] == start:
+            self._carry = (losses, pending[1], stop)
+            return
+        self._carry_now()
+        self._carry = (losses, start, stop)
+
+    def _carry_now(self) -> None:
+        if self._carry is not None:
+            losses, start, stop = self._carry
+            self._carry = None
+            losses.carry_rows(self._report, start, stop)
 
     def _hand_over(self, rows: Encoded | CleanRows, holder: HoldingWriter) -> None:
         """A row at a time: the writer writes the text or holds the row. A held row's losses are

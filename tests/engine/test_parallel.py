@@ -442,3 +442,77 @@ def test_regression_formula_looking_rows_are_noted_as_on_one_core(tmp_path, exce
     assert bool(named) is not excel_safe  # --excel-safe guards them: nothing to say
     if named:
         assert "(6 rows: 'r2', 'r4', '-r9', 'r120', '-r140', 'r260')" in named[0]
+
+
+def test_regression_stretches_are_written_a_mib_at_a_time_not_one_write_each():
+    """A row with a finding ends a stretch of clean rows, so at 100k rows the parent made 36,000
+    writes (and 36,000 looks per carried key). Stretches are now gathered: the same bytes, in
+    order, in a few writes, and nothing written or noted until `finish` for what is pending."""
+    from evalconv.engine.payloads import CleanRows
+    from evalconv.engine.split_writers import WRITE_BYTES, ReplayWriter
+    from evalconv.reports import ChunkLosses, LossReport
+
+    class Out:
+        def __init__(self):
+            self.writes = []
+
+        def write_encoded(self, data):
+            self.writes.append(data)
+
+    class Keeper:
+        joins = None
+
+        def keep(self, kept):
+            pass
+
+    out, losses = Out(), ChunkLosses()
+    for i in range(3000):
+        losses.add(i, (f"r{i}", (("$.metadata.case.caseId", "carried"),), (), ()))
+    writer = ReplayWriter(out, Keeper(), LossReport("x"))
+    stretches = [(bytes([65 + i % 26]) * 1000, i) for i in range(3000)]  # ~3 MB in 1 kB stretches
+    for data, i in stretches:
+        writer.write(CleanRows(1, data, parts=[(None, None)], losses=(losses, i, i + 1)))
+    assert len(out.writes) == 2 and all(len(w) >= WRITE_BYTES for w in out.writes)
+    assert writer._report.carried.to_json() == []  # the run is still open
+    writer.finish()
+    assert b"".join(out.writes) == b"".join(data for data, _ in stretches) and len(out.writes) == 3
+    (carried,) = writer._report.carried.to_json()
+    assert carried["ids"] == [f"r{i}" for i in range(3000)]
+
+
+def test_encoded_stretches_keep_their_runs_when_gathered(tmp_path):
+    """The CSV writer's runs (the columns each stretch was encoded under) shift with the bytes
+    gathered before them: the sheet is the one a write per stretch gives."""
+    import io
+
+    from evalconv.canonical.csv_format import CSVWriter
+    from evalconv.engine.parallel import EncodedWriter
+    from evalconv.engine.payloads import CleanRows
+    from evalconv.reports import LossReport
+
+    inputs, notes = ("id", "input"), ("id", "metadata.note")  # a cell's column is its run's
+    stretches = [(b"a,1\r\nb,2\r\n", [(0, inputs)]), (b"c,x\r\n", [(0, notes)]),
+                 (b"d,4\r\ne,y\r\n", [(0, inputs), (5, notes)])]
+
+    def sheet(gathered: bool) -> str:
+        out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="")
+        csv_writer = CSVWriter(out)
+        if gathered:
+            encoded = EncodedWriter(csv_writer, LossReport("csv"))
+            for data, runs in stretches:
+                encoded.write(CleanRows(1, data, runs=runs))
+            encoded.finish()
+        else:
+            for data, runs in stretches:
+                csv_writer.write_lines(data, runs)
+        csv_writer.close()
+        out.flush()
+        return out.buffer.getvalue().decode("utf-8")
+
+    gathered = sheet(True)
+    assert gathered == sheet(False)
+    header, *lines = gathered.split("\r\n")
+    column = header.split(",").index
+    cells = [line.split(",") for line in lines[:5]]
+    assert [(c[column("input")], c[column("metadata.note")]) for c in cells] == \
+        [("1", ""), ("2", ""), ("", "x"), ("4", ""), ("", "y")]

@@ -146,6 +146,7 @@ def test_a_workers_recorded_losses_replay_into_the_same_report(counting, rows, c
     writer = ReplayWriter(Out(), Keeper(), replayed)
     writer.write(CleanRows(cut, b"", parts=parts[:cut], losses=(losses, 0, cut)))
     writer.write(CleanRows(len(parts) - cut, b"", parts=parts[cut:], losses=(losses, cut, len(parts))))
+    writer.finish()  # the carried fields of a run are noted when the run ends
     assert replayed.to_json() == direct.to_json()
     assert replayed.notices == direct.notices
 
