@@ -83,3 +83,62 @@ class DigestTable:
             if key:
                 slot = self._slot(key)
                 self._keys[slot], self._digests[slot], self._rows[slot], self._flags[slot] = key, digest, row, flag
+
+
+class OffsetTable:
+    """Id key -> a non-negative offset, in machine-word arrays (16 bytes a slot): where a spool
+    file holds what diff keeps of an id. `put` replaces, `pop` takes an offset once (-1: none)."""
+
+    def __init__(self, capacity: int = 1 << 6) -> None:
+        self._size = 0
+        self._allocate(capacity)
+
+    def _allocate(self, capacity: int) -> None:
+        self._mask = capacity - 1
+        self._limit = capacity * 2 // 3
+        self._used = 0  # slots holding a key, a popped one included
+        self._keys = array("q", bytes(8 * capacity))  # 0: an empty slot
+        self._offsets = array("q", bytes(8 * capacity))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _slot(self, key: int) -> int:
+        keys, mask = self._keys, self._mask
+        slot = key & mask
+        while (stored := keys[slot]) != 0 and stored != key:
+            slot = (slot + 1) & mask
+        return slot
+
+    def put(self, key: int, offset: int) -> None:
+        slot = self._slot(key)
+        if self._keys[slot] != key:
+            self._keys[slot] = key
+            self._used += 1
+            self._size += 1
+        elif self._offsets[slot] < 0:
+            self._size += 1
+        self._offsets[slot] = offset
+        if self._used > self._limit:
+            self._grow()
+
+    def get(self, key: int) -> int:
+        slot = self._slot(key)
+        return self._offsets[slot] if self._keys[slot] == key else -1
+
+    def pop(self, key: int) -> int:
+        slot = self._slot(key)
+        if self._keys[slot] != key or self._offsets[slot] < 0:
+            return -1
+        offset, self._offsets[slot] = self._offsets[slot], -1
+        self._size -= 1
+        return offset
+
+    def _grow(self) -> None:
+        old = (self._keys, self._offsets)
+        self._allocate((self._mask + 1) * 2)
+        for key, offset in zip(*old):
+            if key and offset >= 0:
+                slot = self._slot(key)
+                self._keys[slot], self._offsets[slot] = key, offset
+                self._used += 1
