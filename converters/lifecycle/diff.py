@@ -27,7 +27,9 @@ from ..canonical.review import is_placeholder
 from ..canonical.suggest import did_you_mean
 from ..canonical.vocabulary import is_starter
 from ..sources import reading
+from .base_side import BaseSide, SavedBase, read_base, read_base_saved
 from .digest import content_digest, id_key, schema_version
+from .digest import row_id as _id, version_byte as _version_byte
 from .ledger import MIGRATIONS_SUFFIX, Retirement, is_ledger, migrations, retired_now, retired_path
 from .spool import Held, Journal, Picked, Spool
 from .table import CHANGED, SEEN, DigestTable
@@ -354,11 +356,6 @@ def _pairs(base: str | None, head: str | None) -> list[tuple[str | None, str | N
     return pairs
 
 
-def _id(value: Any) -> str | None:
-    row_id = value.get("id") if isinstance(value, dict) else None
-    return row_id if isinstance(row_id, str) and row_id else None
-
-
 def _case(value: Any) -> dict[str, Any]:
     metadata = value.get("metadata") if isinstance(value, dict) else None
     case = metadata.get("case") if isinstance(metadata, dict) else None
@@ -396,68 +393,33 @@ def diff_pair(base: str | None, head: str | None, *, reason_path: str = "$.metad
                           jobs=jobs).materialise()
 
 
-@dataclass
-class BaseSide:
-    """What the first pass keeps of the base: its ids' table, each row's schema version (1 byte
-    a row) and, for a JSONL base, each row's line (the second pass reads only those)."""
-    format: str | None = None
-    table: DigestTable = field(default_factory=DigestTable)
-    versions: bytearray = field(default_factory=bytearray)
-    lines: "array[int]" = field(default_factory=lambda: array("I"))
-    counts: Counter = field(default_factory=Counter)  # rows by schema version as written
-    without_id: int = 0
-
-
-def _by_line(fmt: str, encoding: str | None, path: str) -> bool:
-    """Can this file's rows be found again by their line (a UTF-8 JSONL file)?"""
-    return fmt == "jsonl" and encoding in (None, "utf-8", "utf8", "utf-8-sig") and os.path.isfile(path)
-
-
-def read_base(base: str, from_: str | None, encoding: str | None) -> BaseSide:
-    """The base's first pass: every row's id and content hash, no row kept."""
-    side = BaseSide()
-    table, versions, lines = side.table, side.versions, side.lines
-    with reading(base, from_=from_, encoding=encoding) as (fmt, rows, _):
-        side.format = fmt.name
-        by_line = _by_line(fmt.name, encoding, base)
-        for number, src in enumerate(rows, 1):
-            if by_line:
-                lines.append(src.line or 0)
-            version = schema_version(src.value)
-            versions.append(_version_byte(version))
-            side.counts[version] += 1
-            row_id = _id(src.value)
-            if row_id is None:
-                side.without_id += 1
-                continue
-            table.add(id_key(row_id), content_digest(src.value), number)
-    return side
-
-
 def _diff_pair(spool: Spool, base: str | None, head: str | None, *, reason_path: str, from_: str | None,
                encoding: str | None, base_label: str | None, head_label: str | None,
                base_ledger: str | None, jobs: int | None) -> SpooledSet:
     result = SpooledSet(spool, base_label or base, head_label or head)
     held = spool.held()  # id key -> (head row, line, record, value) of the rows that changed
     try:
-        _compare(result, held, base, head, reason_path, from_, encoding, base_label, head_label, base_ledger)
+        _compare(result, held, spool, base, head, reason_path, from_, encoding, base_label, head_label,
+                 base_ledger, jobs)
     finally:
         result.finish()
         held.close()
     return result
 
 
-def _compare(result: SpooledSet, held: Held, base: str | None, head: str | None, reason_path: str,
+def _compare(result: SpooledSet, held: Held, spool: Spool, base: str | None, head: str | None, reason_path: str,
              from_: str | None, encoding: str | None, base_label: str | None, head_label: str | None,
-             base_ledger: str | None) -> None:
+             base_ledger: str | None, jobs: int | None) -> None:
     where = head_label or head or base_label or base
-    side = read_base(base, from_, encoding) if base is not None else BaseSide()
-    if base is not None:
-        result.base_format, result.base_rows = side.format, len(side.versions)
-        result.base_versions, result.without_id["base"] = side.counts, side.without_id
-    retired = retired_now(_ledger(head))
-    if head is not None:
-        _head_pass(result, held, side, head, from_, encoding, retired, reason_path, where)
+    both = _in_two_processes(result, held, spool, base, head, from_, encoding, jobs, reason_path, where)
+    if both is not None:
+        side, retired = both
+    else:
+        side = read_base(base, from_, encoding) if base is not None else BaseSide()
+        _took_base(result, side, base)
+        retired = retired_now(_ledger(head))
+        if head is not None:
+            _head_pass(result, held, side, head, from_, encoding, retired, reason_path, where)
     table = side.table
     if base is not None and (len(held) or table.unseen()):
         base_rows = _jsonl_rows(base, table, side.lines) if side.lines else None
@@ -468,6 +430,130 @@ def _compare(result: SpooledSet, held: Held, base: str | None, head: str | None,
     if result.migrated:
         result.note([_migration_finding(result, head).locate(row=None, id=None, line=None, record=None,
                                                              source=where)])
+
+
+def _took_base(result: SpooledSet, side: BaseSide, base: str | None) -> None:
+    if base is not None:
+        result.base_format, result.base_rows = side.format, len(side.versions)
+        result.base_versions, result.without_id["base"] = side.counts, side.without_id
+
+
+def _in_two_processes(result: SpooledSet, held: Held, spool: Spool, base: str | None, head: str | None,
+                      from_: str | None, encoding: str | None, jobs: int | None, reason_path: str,
+                      where: str | None) -> tuple[BaseSide, dict[str, Retirement]] | None:
+    """The base read in a worker process while this one reads a large JSONL head into per-row
+    ids and hashes (`HeadRows`); then the head's added and changed rows are read again by their
+    lines. The same report as one process gives. None when it does not apply (one process)."""
+    if base is None or head is None or head == "-" or not os.path.isfile(head):
+        return None
+    from ..engine.background import in_background
+    from ..engine.parallel import default_jobs, eligible
+
+    with reading(head, from_=from_, encoding=encoding) as (fmt, rows, _):
+        if not eligible(head, fmt.name, None, encoding, default_jobs() if jobs is None else jobs):
+            return None
+        saved_to = spool.file("base-table")
+        background = in_background(read_base_saved, saved_to, base, from_, encoding)
+        if background is None:
+            return None
+        with background:
+            result.head_format = fmt.name
+            head_rows = HeadRows.read(rows, result)
+            saved: SavedBase = background.result()
+    side = saved.load(saved_to)
+    _took_base(result, side, base)
+    retired = retired_now(_ledger(head))
+    wanted = head_rows.classify(side, result)
+    for number, src in _head_lines(head, head_rows, wanted):
+        value = src.value
+        found = _id(value)
+        assert found is not None  # _head_lines checked it is the id the first read saw
+        if side.table.find(id_key(found)) < 0:
+            _add(result, found, number, src, reason_path, retired, where)
+        else:
+            held.put(id_key(found), (number, src.line, src.record, value))
+    return side, retired
+
+
+@dataclass
+class HeadRows:
+    """A JSONL head read into per-row ids, content hashes, schema versions and lines (21 bytes a
+    row), while the base is read elsewhere."""
+    keys: "array[int]" = field(default_factory=lambda: array("q"))  # 0: no id
+    digests: "array[int]" = field(default_factory=lambda: array("q"))
+    versions: bytearray = field(default_factory=bytearray)
+    lines: "array[int]" = field(default_factory=lambda: array("I"))
+
+    @classmethod
+    def read(cls, rows: Iterable[SourceRow], result: SpooledSet) -> "HeadRows":
+        out = cls()
+        keys, digests, versions, lines = out.keys, out.digests, out.versions, out.lines
+        for src in rows:
+            value = src.value
+            version = schema_version(value)
+            result.head_versions[version] += 1
+            versions.append(_version_byte(version))
+            lines.append(src.line or 0)
+            found = _id(value)
+            if found is None:
+                result.without_id["head"] += 1
+                keys.append(0)
+                digests.append(0)
+                continue
+            keys.append(id_key(found))
+            digests.append(content_digest(value))
+        result.head_rows = len(versions)
+        return out
+
+    def classify(self, side: BaseSide, result: SpooledSet) -> "array[int]":
+        """`_head_pass`'s decisions over the saved rows, in order: marks the base's table, counts
+        the unchanged and migrated, and returns the rows (by number) added or changed."""
+        table, base_versions = side.table, side.versions
+        wanted = array("I")
+        for number, (key, digest, version) in enumerate(zip(self.keys, self.digests, self.versions), 1):
+            if not key:
+                continue
+            slot = table.find(key)
+            if slot < 0:
+                wanted.append(number)
+                continue
+            table.mark(slot, SEEN)
+            if digest != table.digest(slot):
+                table.mark(slot, CHANGED)
+                wanted.append(number)
+                continue
+            result.unchanged += 1
+            if base_versions[table.row(slot) - 1] != version:
+                result.migrated += 1
+        return wanted
+
+
+def _head_lines(path: str, head: HeadRows, wanted: "array[int]") -> Iterator[tuple[int, SourceRow]]:
+    """The head's rows `wanted` (by number, in order), parsed again from their lines; the others
+    are skipped as bytes. A line that no longer holds the id read there is refused."""
+    numbers = iter(wanted)
+    number = next(numbers, None)
+    with open(path, "rb") as f:
+        for line, raw in enumerate(f, 1):
+            if number is None:
+                break
+            if head.lines[number - 1] != line:
+                continue
+            value = _parse_line(raw, line)
+            found = _id(value)
+            if found is None or id_key(found) != head.keys[number - 1]:
+                break
+            yield number, SourceRow(value, line)
+            number = next(numbers, None)
+    if number is not None:
+        raise ReadError("the file changed while diff read it: run diff again", source=path)
+
+
+def _parse_line(raw: bytes, line: int) -> Any:
+    try:
+        return jsonvalue.loads(raw[3:] if line == 1 and raw.startswith(codecs.BOM_UTF8) else raw)
+    except (jsonvalue.JSONValueError, UnicodeDecodeError):
+        return None
 
 
 def _head_pass(result: SpooledSet, held: Held, side: BaseSide, head: str, from_: str | None,
@@ -535,11 +621,6 @@ def _ledger_rewritten(base_ledger: str | None, head_ledger: str | None) -> Findi
                    f"and the ledger is append-only (`evalconv retire --restore` adds a record instead)", "$")
 
 
-def _version_byte(version: Any) -> int:
-    """A schema version in one byte (0: not a version evalconv knows how to write)."""
-    return version if type(version) is int and 0 < version < 256 else 0
-
-
 def _ledger(head: str | None) -> str | None:
     if head is None:
         return None
@@ -601,10 +682,7 @@ def _jsonl_rows(path: str, table: DigestTable, lines: "array[int]") -> Iterator[
             number = wanted.get(line)
             if number is None:
                 continue
-            try:
-                value = jsonvalue.loads(raw[3:] if line == 1 and raw.startswith(codecs.BOM_UTF8) else raw)
-            except (jsonvalue.JSONValueError, UnicodeDecodeError):
-                value = None
+            value = _parse_line(raw, line)
             row_id = _id(value)
             slot = table.find(id_key(row_id)) if row_id is not None else -1
             if slot < 0 or table.row(slot) != number:

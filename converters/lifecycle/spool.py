@@ -42,19 +42,20 @@ class Spool:
         self._files = 0
         self._open: list[Journal | Held] = []
 
-    def _path(self, name: str) -> str:
+    def file(self, name: str) -> str:
+        """A new file's path in the spool (the caller writes it)."""
         if self.folder is None:
             raise RuntimeError("the spool is closed")
         self._files += 1
         return os.path.join(self.folder, f"{self._files:05d}-{name}")
 
     def journal(self, name: str) -> "Journal":
-        opened = Journal(self._path(name + ".jsonl"))
+        opened = Journal(self.file(name + ".jsonl"))
         self._open.append(opened)
         return opened
 
     def held(self) -> "Held":
-        opened = Held(self._path("held.pickle"))
+        opened = Held(self.file("held.pickle"))
         self._open.append(opened)
         return opened
 

@@ -4,7 +4,7 @@ fill), not a Python object a row."""
 from __future__ import annotations
 
 from array import array
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 SEEN = 1  # the other side has this id
 CHANGED = 2  # ... with other content
@@ -76,6 +76,21 @@ class DigestTable:
     def changed(self) -> int:
         return sum(1 for flag in self._flags if flag & CHANGED)
 
+    def save(self, out: BinaryIO) -> tuple[int, int]:
+        """Write the table's arrays to `out`; returns (capacity, size) for `load`."""
+        for column in (self._keys, self._digests, self._rows, self._flags):
+            column.tofile(out)
+        return self._mask + 1, self._size
+
+    @classmethod
+    def load(cls, src: BinaryIO, capacity: int, size: int) -> "DigestTable":
+        """The table `save` wrote (read into its arrays: no second copy of them)."""
+        table = cls(capacity)
+        table._size = size
+        for column in (table._keys, table._digests, table._rows, table._flags):
+            read_into(src, column)
+        return table
+
     def _grow(self) -> None:
         old = (self._keys, self._digests, self._rows, self._flags)
         self._allocate((self._mask + 1) * 2)
@@ -83,6 +98,16 @@ class DigestTable:
             if key:
                 slot = self._slot(key)
                 self._keys[slot], self._digests[slot], self._rows[slot], self._flags[slot] = key, digest, row, flag
+
+
+def read_into(src: BinaryIO, column: "array[int] | bytearray") -> None:
+    """Fill `column` from `src` (it is as long as what was written)."""
+    view = memoryview(column).cast("B")
+    while view:
+        got = src.readinto(view)
+        if not got:
+            raise EOFError("a saved table ends early")
+        view = view[got:]
 
 
 class OffsetTable:

@@ -63,6 +63,11 @@ def spool_home(tmp_path, monkeypatch):
     return home
 
 
+def spools(home: Path) -> list[str]:
+    """The diff spools left in `home` (multiprocessing keeps a folder of its own there meanwhile)."""
+    return [name for name in os.listdir(home) if name.startswith("evalconv-diff-")]
+
+
 def test_diff_json_streamed_is_byte_for_byte_the_report_held_in_memory(tmp_path, spool_home):
     base = base_set(400)
     b = write(tmp_path / "base.jsonl", base)
@@ -77,7 +82,7 @@ def test_diff_json_streamed_is_byte_for_byte_the_report_held_in_memory(tmp_path,
         done = run("diff", b, h, "--format", fmt, "--fail-on", "new-without-reason")
         assert done.exit_code == 1 == report.exit_code
         assert done.output == expected, fmt
-    assert not os.listdir(spool_home)
+    assert not spools(spool_home)
 
 
 def test_diff_json_of_folders_and_git_refs_is_the_report_held_in_memory(tmp_path, spool_home):
@@ -158,7 +163,7 @@ def test_the_spool_is_removed_after_a_diff_an_error_and_ctrl_c(tmp_path, spool_h
     assert run("diff", b, h, "--format", "json").exit_code == 0
     assert lifecycle_diff.diff(str(b), str(h)).to_json()["counts"]["changed"] == 26
     assert len(seen) == 2 and all(Path(f).parent == spool_home for f in seen)
-    assert not os.listdir(spool_home) and sorted(os.listdir(tmp_path)) == beside  # nothing beside the sets
+    assert not spools(spool_home) and sorted(os.listdir(tmp_path)) == beside  # nothing beside the sets
 
     def refused(*args, **kwargs):
         raise lifecycle_diff.ReadError("the file changed while diff read it: run diff again", source=str(b))
@@ -166,13 +171,74 @@ def test_the_spool_is_removed_after_a_diff_an_error_and_ctrl_c(tmp_path, spool_h
     monkeypatch.setattr(lifecycle_diff, "_second_pass", refused)
     done = run("diff", b, h)
     assert done.exit_code == 2 and "the file changed" in done.output
-    assert not os.listdir(spool_home) and len(seen) == 3
+    assert not spools(spool_home) and len(seen) == 3
 
     def interrupted(*args, **kwargs):
-        assert os.listdir(spool_home)  # the spool is there while the diff runs
+        assert spools(spool_home)  # the spool is there while the diff runs
         raise KeyboardInterrupt
 
     monkeypatch.setattr(lifecycle_diff, "_second_pass", interrupted)
     with pytest.raises(KeyboardInterrupt):
         lifecycle_diff.diff(str(b), str(h))
-    assert not os.listdir(spool_home) and len(seen) == 4
+    assert not spools(spool_home) and len(seen) == 4
+
+
+def _awkward(path: Path, rows: list[dict]) -> Path:
+    """JSONL with a BOM, CRLF, a blank line, a bad line, a repeated id and a row without one."""
+    lines = [jsonvalue.dumps(r) for r in rows]
+    lines.insert(2, "")
+    lines.insert(4, "{not json")
+    lines.insert(5, jsonvalue.dumps({**rows[3], "expected": "a repeat of the id"}))
+    lines.append(jsonvalue.dumps({"input": "no id"}))
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode("utf-8") + b"\r\n")
+    return path
+
+
+def test_the_base_read_in_a_second_process_gives_the_same_report_byte_for_byte(tmp_path, spool_home, monkeypatch):
+    """`-j 2` (the default): the base's table is read in a worker process while the head is read
+    here, then the head's added and changed rows again by their lines; `-j 1` reads both here."""
+    from evalconv.engine import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)  # two processes for small files too
+    used = []
+    real = lifecycle_diff._in_two_processes
+    monkeypatch.setattr(lifecycle_diff, "_in_two_processes", lambda *a: used.append(real(*a)) or used[-1])
+    base = base_set(300)
+    b = write(tmp_path / "base.jsonl", base)
+    head = edited(base, 4)
+    head[5] = copy.deepcopy(head[5])
+    head[5]["metadata"]["case"]["schemaVersion"] = 2  # migrated, not changed
+    pairs = [(b, write(tmp_path / "head.jsonl", head)), (_awkward(tmp_path / "awkward-base.jsonl", base[:40]), b),
+             (b, _awkward(tmp_path / "awkward-head.jsonl", head[:50]))]
+    for base_path, head_path in pairs:
+        for fmt in ("json", "text"):
+            one = run("diff", "-j", "1", base_path, head_path, "--format", fmt, "--fail-on", "new-without-reason")
+            two = run("diff", base_path, head_path, "--format", fmt, "--fail-on", "new-without-reason")
+            assert (two.exit_code, two.output) == (one.exit_code, one.output)
+    assert [u is not None for u in used] == [False, True] * 6
+    assert lifecycle_diff.diff(str(b), str(pairs[0][1])).to_json() == \
+        lifecycle_diff.diff(str(b), str(pairs[0][1]), jobs=1).to_json()
+    assert not spools(spool_home)
+
+
+def test_two_processes_refuse_an_unreadable_base_and_a_head_that_changes_in_one_line(tmp_path, spool_home,
+                                                                                       monkeypatch):
+    from evalconv.engine import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    base = base_set(50)
+    h = write(tmp_path / "head.jsonl", edited(base, 3))
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"id,input\n\xff\xfe,x\n")
+    done = run("diff", bad, h)
+    assert done.exit_code == 2 and "bad.csv" in done.output and len(done.output.strip().splitlines()) == 1
+    real = lifecycle_diff._head_lines
+
+    def rewritten(path, head, wanted):
+        Path(path).write_text("\n" * 3, encoding="utf-8")  # the head replaced after its first read
+        return real(path, head, wanted)
+
+    monkeypatch.setattr(lifecycle_diff, "_head_lines", rewritten)
+    done = run("diff", write(tmp_path / "base.jsonl", base), h)
+    assert done.exit_code == 2 and "the file changed while diff read it" in done.output
+    assert not spools(spool_home)
