@@ -4,6 +4,7 @@ fill), not a Python object a row."""
 from __future__ import annotations
 
 from array import array
+from io import BufferedIOBase
 from typing import BinaryIO, Iterator
 
 SEEN = 1  # the other side has this id
@@ -83,7 +84,7 @@ class DigestTable:
         return self._mask + 1, self._size
 
     @classmethod
-    def load(cls, src: BinaryIO, capacity: int, size: int) -> "DigestTable":
+    def load(cls, src: BufferedIOBase, capacity: int, size: int) -> "DigestTable":
         """The table `save` wrote (read into its arrays: no second copy of them)."""
         table = cls(capacity)
         table._size = size
@@ -100,7 +101,7 @@ class DigestTable:
                 self._keys[slot], self._digests[slot], self._rows[slot], self._flags[slot] = key, digest, row, flag
 
 
-def read_into(src: BinaryIO, column: "array[int] | bytearray") -> None:
+def read_into(src: BufferedIOBase, column: "array[int] | bytearray") -> None:
     """Fill `column` from `src` (it is as long as what was written)."""
     view = memoryview(column).cast("B")
     while view:
