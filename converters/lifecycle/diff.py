@@ -3,8 +3,12 @@
 Cases are matched by id, whatever the format of each side (a CSV at base and a JSONL at head
 compare). Flat memory: the base's ids go into a table of content hashes (`DigestTable`), the
 head is streamed against it, and only the rows that changed are read in full (the base a second
-time, for their old values). A removal the head's retirement ledger records is accepted; a
-migration (rows that differ only in `metadata.case.schemaVersion`) is one finding.
+time, for their old values). What is found (added, removed and changed cases, findings) goes to a
+spool file as it is found (`spool.py`): memory holds counts, and the CLI prints the report from
+the spool (`open_diff`, `json_stream`); the library's `diff` reads it back into lists. A large
+JSONL head is read while a worker process reads the base (`_in_two_processes`). A removal the
+head's retirement ledger records is accepted; a migration (rows that differ only in
+`metadata.case.schemaVersion`) is one finding.
 """
 from __future__ import annotations
 
@@ -508,23 +512,9 @@ class HeadRows:
     def classify(self, side: BaseSide, result: SpooledSet) -> "array[int]":
         """`_head_pass`'s decisions over the saved rows, in order: marks the base's table, counts
         the unchanged and migrated, and returns the rows (by number) added or changed."""
-        table, base_versions = side.table, side.versions
-        wanted = array("I")
-        for number, (key, digest, version) in enumerate(zip(self.keys, self.digests, self.versions), 1):
-            if not key:
-                continue
-            slot = table.find(key)
-            if slot < 0:
-                wanted.append(number)
-                continue
-            table.mark(slot, SEEN)
-            if digest != table.digest(slot):
-                table.mark(slot, CHANGED)
-                wanted.append(number)
-                continue
-            result.unchanged += 1
-            if base_versions[table.row(slot) - 1] != version:
-                result.migrated += 1
+        wanted, unchanged, migrated = side.table.match(self.keys, self.digests, self.versions, side.versions)
+        result.unchanged += unchanged
+        result.migrated += migrated
         return wanted
 
 
