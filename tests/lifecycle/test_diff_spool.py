@@ -117,10 +117,15 @@ def test_a_report_printed_in_pieces_is_what_jsonvalue_dumps_prints_whole(value, 
 
 
 def _peak_and_spool(b: Path, h: Path) -> tuple[int, int]:
-    """Peak Python memory while diffing (tracemalloc) and the bytes the spool held at the end."""
+    """Peak Python memory while diffing and printing the JSON and the text as the CLI does
+    (tracemalloc), and the bytes the spool held at the end."""
     tracemalloc.start()
     try:
         with lifecycle_diff.open_diff(str(b), str(h), jobs=1) as report:
+            data = report.to_json()
+            printed = sum(len(piece) for piece in json_stream.chunks(data, stdlib=False))
+            assert printed > 1_000_000 or len(data["sets"][0]["changed"]) < 100
+            render.text(data)
             _, peak = tracemalloc.get_traced_memory()
             folder = report.spool.folder
             spooled = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
