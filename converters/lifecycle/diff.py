@@ -3,8 +3,12 @@
 Cases are matched by id, whatever the format of each side (a CSV at base and a JSONL at head
 compare). Flat memory: the base's ids go into a table of content hashes (`DigestTable`), the
 head is streamed against it, and only the rows that changed are read in full (the base a second
-time, for their old values). A removal the head's retirement ledger records is accepted; a
-migration (rows that differ only in `metadata.case.schemaVersion`) is one finding.
+time, for their old values). What is found (added, removed and changed cases, findings) goes to a
+spool file as it is found (`spool.py`): memory holds counts, and the CLI prints the report from
+the spool (`open_diff`, `json_stream`); the library's `diff` reads it back into lists. A large
+JSONL head is read while a worker process reads the base (`_in_two_processes`). A removal the
+head's retirement ledger records is accepted; a migration (rows that differ only in
+`metadata.case.schemaVersion`) is one finding.
 """
 from __future__ import annotations
 
@@ -12,9 +16,9 @@ import codecs
 import os
 from array import array
 from collections import Counter
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..canonical import jsonvalue, paths
 from ..canonical.admissibility import ADMISSIBILITY, verdict
@@ -27,8 +31,11 @@ from ..canonical.review import is_placeholder
 from ..canonical.suggest import did_you_mean
 from ..canonical.vocabulary import is_starter
 from ..sources import reading
+from .base_side import BaseSide, SavedBase, read_base, read_base_saved
 from .digest import content_digest, id_key, schema_version
+from .digest import row_id as _id, version_byte as _version_byte
 from .ledger import MIGRATIONS_SUFFIX, Retirement, is_ledger, migrations, retired_now, retired_path
+from .spool import Held, Journal, Picked, Spool
 from .table import CHANGED, SEEN, DigestTable
 
 # The review findings `diff` makes (all warnings: `--fail-on CODE` makes any of them fail a run).
@@ -59,6 +66,7 @@ class Change:
 
 @dataclass
 class SetDiff:
+    """One set's diff, held in memory (what the library's `diff` returns)."""
     base: str | None
     head: str | None
     base_format: str | None = None
@@ -80,14 +88,61 @@ class SetDiff:
         return sum(1 for r in self.removed if r.get("retired"))
 
     def to_json(self) -> dict[str, Any]:
-        return {"base": self.base, "head": self.head, "base_format": self.base_format,
-                "head_format": self.head_format, "base_rows": self.base_rows, "head_rows": self.head_rows,
-                "counts": {"added": len(self.added), "removed": len(self.removed), "retired": self.retired,
-                           "changed": len(self.changed), "unchanged": self.unchanged, "migrated": self.migrated},
-                "schema_versions": {"base": _versions(self.base_versions), "head": _versions(self.head_versions)},
-                "rows_without_id": self.without_id,
-                "added": self.added, "removed": self.removed, "changed": [c.to_json() for c in self.changed],
-                "findings": [_finding_json(f) for f in self.findings]}
+        return _set_json(self, self.retired, self.added, self.removed, [c.to_json() for c in self.changed],
+                         [_finding_json(f) for f in self.findings])
+
+
+class SpooledSet:
+    """One set's diff while it runs and until it is printed: counts in memory, the entries (added,
+    removed, changed, findings) in the spool as they are found, in the order they are found."""
+
+    def __init__(self, spool: Spool, base: str | None, head: str | None) -> None:
+        self.base, self.head = base, head
+        self.base_format: str | None = None
+        self.head_format: str | None = None
+        self.base_rows = self.head_rows = self.unchanged = self.migrated = self.retired = 0
+        self.base_versions: Counter = Counter()
+        self.head_versions: Counter = Counter()
+        self.without_id = {"base": 0, "head": 0}
+        self.codes = Counter[str]()  # findings by code
+        self.added, self.removed = spool.journal("added"), spool.journal("removed")
+        self.changed, self.findings = spool.journal("changed"), spool.journal("findings")
+
+    def remove(self, entry: dict[str, Any]) -> None:
+        self.removed.append(entry)
+        self.retired += entry["retired"] is not None
+
+    def note(self, found: Iterable[Finding]) -> None:
+        for f in found:
+            self.findings.append(_finding_json(f))
+            self.codes[f.code] += 1
+
+    def finish(self) -> None:
+        for journal in self.journals():
+            journal.finish()
+
+    def journals(self) -> tuple[Journal, ...]:
+        return self.added, self.removed, self.changed, self.findings
+
+    def to_json(self) -> dict[str, Any]:
+        return _set_json(self, self.retired, self.added, self.removed, self.changed, self.findings)
+
+    def materialise(self) -> SetDiff:
+        return SetDiff(self.base, self.head, self.base_format, self.head_format, self.base_rows, self.head_rows,
+                       self.unchanged, self.migrated, list(self.added), list(self.removed),
+                       [Change(**c) for c in self.changed], [_finding(f) for f in self.findings],
+                       self.base_versions, self.head_versions, dict(self.without_id))
+
+
+def _set_json(s: SetDiff | SpooledSet, retired: int, added: Sequence[Any], removed: Sequence[Any],
+              changed: Sequence[Any], findings: Sequence[Any]) -> dict[str, Any]:
+    return {"base": s.base, "head": s.head, "base_format": s.base_format,
+            "head_format": s.head_format, "base_rows": s.base_rows, "head_rows": s.head_rows,
+            "counts": {"added": len(added), "removed": len(removed), "retired": retired,
+                       "changed": len(changed), "unchanged": s.unchanged, "migrated": s.migrated},
+            "schema_versions": {"base": _versions(s.base_versions), "head": _versions(s.head_versions)},
+            "rows_without_id": s.without_id,
+            "added": added, "removed": removed, "changed": changed, "findings": findings}
 
 
 def _versions(counter: Counter) -> dict[str, int]:
@@ -96,6 +151,21 @@ def _versions(counter: Counter) -> dict[str, int]:
 
 def _finding_json(f: Finding) -> dict[str, Any]:
     return {**f.to_json(), "source": f.source}
+
+
+def _finding(entry: dict[str, Any]) -> Finding:
+    return Finding(entry["code"], entry["message"], entry["path"], entry["row"], entry["id"], entry["line"],
+                   entry["record"], entry["source"])
+
+
+def _report_json(fail_on: tuple[str, ...], ok: bool, counts: list[dict[str, int]], by_code: Counter[str],
+                 failed: Sequence[Any], sets: list[dict[str, Any]]) -> dict[str, Any]:
+    totals = Counter[str]()
+    for each in counts:
+        for key, value in each.items():
+            totals[key] += value
+    return {"ok": ok, "fail_on": list(fail_on), "counts": dict(totals),
+            "findings_by_code": dict(sorted(by_code.items())), "failed": failed, "sets": sets}
 
 
 @dataclass
@@ -116,15 +186,48 @@ class DiffReport:
         return 1 if self.failed else 0
 
     def to_json(self) -> dict[str, Any]:
-        totals = Counter[str]()
+        sets = [s.to_json() for s in self.sets]
+        return _report_json(self.fail_on, self.exit_code == 0, [s["counts"] for s in sets],
+                            Counter(f.code for f in self.findings), [_finding_json(f) for f in self.failed], sets)
+
+
+class SpooledReport:
+    """A diff's report whose entries are in a spool (`open_diff`): printed from it a piece at a
+    time (`json_stream.chunks(report.to_json(), ...)`, or `render`), or `materialise`d."""
+
+    def __init__(self, spool: Spool, fail_on: tuple[str, ...]) -> None:
+        self.spool, self.fail_on = spool, fail_on
+        self.sets: list[SpooledSet] = []
+
+    def _fails(self, code: str) -> bool:
+        return code in self.fail_on or CODES[code][0] == "error"
+
+    @property
+    def codes(self) -> Counter[str]:
+        total = Counter[str]()
         for s in self.sets:
-            for key, value in s.to_json()["counts"].items():
-                totals[key] += value
-        by_code = Counter(f.code for f in self.findings)
-        return {"ok": self.exit_code == 0, "fail_on": list(self.fail_on), "counts": dict(totals),
-                "findings_by_code": dict(sorted(by_code.items())),
-                "failed": [_finding_json(f) for f in self.failed],
-                "sets": [s.to_json() for s in self.sets]}
+            total.update(s.codes)
+        return total
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(self._fails(code) for code in self.codes) else 0
+
+    @property
+    def stdlib(self) -> bool:
+        """Does some entry make `jsonvalue.dumps` fall back to the standard library?"""
+        return any(journal.stdlib for s in self.sets for journal in s.journals())
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's dict with the spool's journals in place of its lists."""
+        codes = self.codes
+        failing = {code for code in codes if self._fails(code)}
+        failed = Picked([s.findings for s in self.sets], "code", failing, sum(codes[c] for c in failing))
+        sets = [s.to_json() for s in self.sets]
+        return _report_json(self.fail_on, self.exit_code == 0, [s["counts"] for s in sets], codes, failed, sets)
+
+    def materialise(self) -> DiffReport:
+        return DiffReport([s.materialise() for s in self.sets], self.fail_on)
 
 
 def check_fail_on(codes: Iterable[str]) -> tuple[str, ...]:
@@ -141,40 +244,62 @@ def check_fail_on(codes: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def diff(base: str | None, head: str | None, *, reason_field: str = DEFAULT_REASON_FIELD,
-         fail_on: Iterable[str] = (), from_: str | None = None, encoding: str | None = None,
-         base_label: str | None = None, head_label: str | None = None,
-         base_ledger: str | None = None) -> DiffReport:
-    """Compare two sets (files or folders; None: the set does not exist on that side). Folders
-    pair their set files by path without the extension (`a.csv` at base, `a.jsonl` at head).
-    `base_ledger`: the base set's retirement ledger when it is not beside it (a git ref's copy)."""
+def diff(base: str | None, head: str | None, **options: Any) -> DiffReport:
+    """Compare two sets (files or folders; None: the set does not exist on that side), the report
+    held in memory; `open_diff` takes the same arguments. Folders pair their set files by path
+    without the extension (`a.csv` at base, `a.jsonl` at head)."""
+    with open_diff(base, head, **options) as report:
+        return report.materialise()
+
+
+@contextmanager
+def open_diff(base: str | None, head: str | None, *, fail_on: Iterable[str] = (),
+              **options: Any) -> Iterator[SpooledReport]:
+    """`diff`, its entries in a spool (removed when the block ends) for a report printed a piece
+    at a time. Options: `reason_field`, `from_`, `encoding`, `jobs` (1: one process), and
+    `base_label`, `head_label`, `base_ledger` (the base set's retirement ledger when it is not
+    beside it: a git ref's copy)."""
     fail = check_fail_on(fail_on)
-    reason = _reason_path(reason_field)
-    pairs = _pairs(base, head)
-    out = []
-    for b, h in pairs:
-        out.append(diff_pair(b, h, reason_path=reason, from_=from_, encoding=encoding,
-                             base_label=_relabel(b, base, base_label), head_label=_relabel(h, head, head_label),
-                             base_ledger=base_ledger if len(pairs) == 1 else None))
-    return DiffReport(out, fail)
+    with Spool() as spool:
+        report = SpooledReport(spool, fail)
+        report.sets += _diff_sets(spool, base, head, **options)
+        yield report
 
 
 def diff_git(ref: str, *targets: str, **options: Any) -> DiffReport:
     """Each PATH as it was at the git ref REF (read with git, no checkout) against the working tree."""
+    with open_diff_git(ref, *targets, **options) as report:
+        return report.materialise()
+
+
+@contextmanager
+def open_diff_git(ref: str, *targets: str, fail_on: Iterable[str] = (), **options: Any) -> Iterator[SpooledReport]:
+    """`diff_git`, its entries in a spool, as `open_diff`."""
     from .gitref import at_ref
 
-    sets: list[SetDiff] = []
-    fail: tuple[str, ...] = ()
-    for path in targets:
-        single = not os.path.isdir(path)
-        with at_ref(ref, path) as copy, at_ref(ref, retired_path(path)) if single else nullcontext() as ledger:
-            if copy is None and not os.path.exists(path):
-                raise UsageError(f"not in the working tree nor at {ref}", source=path)
-            report = diff(copy, path if os.path.exists(path) else None, base_label=f"{ref}:{path}",
-                          head_label=path, base_ledger=ledger, **options)
-        sets += report.sets
-        fail = report.fail_on
-    return DiffReport(sets, fail)
+    fail = check_fail_on(fail_on)
+    with Spool() as spool:
+        report = SpooledReport(spool, fail)
+        for path in targets:
+            single = not os.path.isdir(path)
+            with at_ref(ref, path) as copy, at_ref(ref, retired_path(path)) if single else nullcontext() as ledger:
+                if copy is None and not os.path.exists(path):
+                    raise UsageError(f"not in the working tree nor at {ref}", source=path)
+                report.sets += _diff_sets(spool, copy, path if os.path.exists(path) else None,
+                                          base_label=f"{ref}:{path}", head_label=path, base_ledger=ledger, **options)
+        yield report
+
+
+def _diff_sets(spool: Spool, base: str | None, head: str | None, *, reason_field: str = DEFAULT_REASON_FIELD,
+               from_: str | None = None, encoding: str | None = None, base_label: str | None = None,
+               head_label: str | None = None, base_ledger: str | None = None,
+               jobs: int | None = None) -> list[SpooledSet]:
+    reason = _reason_path(reason_field)
+    pairs = _pairs(base, head)
+    return [_diff_pair(spool, b, h, reason_path=reason, from_=from_, encoding=encoding,
+                       base_label=_relabel(b, base, base_label), head_label=_relabel(h, head, head_label),
+                       base_ledger=base_ledger if len(pairs) == 1 else None, jobs=jobs)
+            for b, h in pairs]
 
 
 def _relabel(found: str | None, top: str | None, label: str | None) -> str | None:
@@ -235,11 +360,6 @@ def _pairs(base: str | None, head: str | None) -> list[tuple[str | None, str | N
     return pairs
 
 
-def _id(value: Any) -> str | None:
-    row_id = value.get("id") if isinstance(value, dict) else None
-    return row_id if isinstance(row_id, str) and row_id else None
-
-
 def _case(value: Any) -> dict[str, Any]:
     metadata = value.get("metadata") if isinstance(value, dict) else None
     case = metadata.get("case") if isinstance(metadata, dict) else None
@@ -269,71 +389,200 @@ def short(value: Any) -> str:
 def diff_pair(base: str | None, head: str | None, *, reason_path: str = "$.metadata.reason",
               from_: str | None = None, encoding: str | None = None,
               base_label: str | None = None, head_label: str | None = None,
-              base_ledger: str | None = None) -> SetDiff:
+              base_ledger: str | None = None, jobs: int | None = None) -> SetDiff:
     """One set at base against the same set at head."""
-    result = SetDiff(base_label or base, head_label or head)
+    with Spool() as spool:
+        return _diff_pair(spool, base, head, reason_path=reason_path, from_=from_, encoding=encoding,
+                          base_label=base_label, head_label=head_label, base_ledger=base_ledger,
+                          jobs=jobs).materialise()
+
+
+def _diff_pair(spool: Spool, base: str | None, head: str | None, *, reason_path: str, from_: str | None,
+               encoding: str | None, base_label: str | None, head_label: str | None,
+               base_ledger: str | None, jobs: int | None) -> SpooledSet:
+    result = SpooledSet(spool, base_label or base, head_label or head)
+    held = spool.held()  # id key -> (head row, line, record, value) of the rows that changed
+    try:
+        _compare(result, held, spool, base, head, reason_path, from_, encoding, base_label, head_label,
+                 base_ledger, jobs)
+    finally:
+        result.finish()
+        held.close()
+    return result
+
+
+def _compare(result: SpooledSet, held: Held, spool: Spool, base: str | None, head: str | None, reason_path: str,
+             from_: str | None, encoding: str | None, base_label: str | None, head_label: str | None,
+             base_ledger: str | None, jobs: int | None) -> None:
     where = head_label or head or base_label or base
-    table = DigestTable()
-    versions = bytearray()  # a base row's schema version, by row number (1 byte a row)
-    lines = array("I")  # a JSONL base's line of each row, by row number: the second pass reads only those
-    if base is not None:
-        with reading(base, from_=from_, encoding=encoding) as (fmt, rows, _):
-            result.base_format = fmt.name
-            by_line = fmt.name == "jsonl" and encoding in (None, "utf-8", "utf8", "utf-8-sig") and os.path.isfile(base)
-            for number, src in enumerate(rows, 1):
-                if by_line:
-                    lines.append(src.line or 0)
-                version = schema_version(src.value)
-                versions.append(_version_byte(version))
-                result.base_versions[version] += 1
-                row_id = _id(src.value)
-                if row_id is None:
-                    result.without_id["base"] += 1
-                    continue
-                table.add(id_key(row_id), content_digest(src.value), number)
-        result.base_rows = len(versions)
-    retired = retired_now(_ledger(head))
-    held: dict[int, tuple[int, Any, Any, Any]] = {}  # id key -> (head row, line, record, value) of the rows that changed
-    findings: list[Finding] = []
-    if head is not None:
-        with reading(head, from_=from_, encoding=encoding) as (fmt, rows, _):
-            result.head_format = fmt.name
-            number = 0
-            for number, src in enumerate(rows, 1):
-                value = src.value
-                version = schema_version(value)
-                result.head_versions[version] += 1
-                row_id = _id(value)
-                if row_id is None:
-                    result.without_id["head"] += 1
-                    continue
-                key = id_key(row_id)
-                slot = table.find(key)
-                if slot < 0:
-                    result.added.append({"id": row_id, "row": number, "line": src.line})
-                    findings += _located(_added_findings(value, reason_path, retired.get(row_id)),
-                                         number, row_id, src.line, src.record, where)
-                    continue
-                table.mark(slot, SEEN)
-                if content_digest(value) != table.digest(slot):
-                    table.mark(slot, CHANGED)
-                    held[key] = (number, src.line, src.record, value)
-                    continue
-                result.unchanged += 1
-                if versions[table.row(slot) - 1] != _version_byte(version):
-                    result.migrated += 1
-            result.head_rows = number
-    if base is not None and (held or table.unseen()):
-        base_rows = _jsonl_rows(base, table, lines) if lines else None
-        _second_pass(base, from_, encoding, table, held, retired, result, findings, base_label or base, base_rows)
+    both = _in_two_processes(result, held, spool, base, head, from_, encoding, jobs, reason_path, where)
+    if both is not None:
+        side, retired = both
+    else:
+        side = read_base(base, from_, encoding) if base is not None else BaseSide()
+        _took_base(result, side, base)
+        retired = retired_now(_ledger(head))
+        if head is not None:
+            _head_pass(result, held, side, head, from_, encoding, retired, reason_path, where)
+    table = side.table
+    if base is not None and (len(held) or table.unseen()):
+        base_rows = _jsonl_rows(base, table, side.lines) if side.lines else None
+        _second_pass(base, from_, encoding, table, held, retired, result, base_label or base, base_rows)
     rewritten = _ledger_rewritten(base_ledger or (_ledger(base) if base is not None else None), _ledger(head))
     if rewritten is not None:
-        findings.append(rewritten.locate(row=None, id=None, line=None, record=None, source=where))
+        result.note([rewritten.locate(row=None, id=None, line=None, record=None, source=where)])
     if result.migrated:
-        findings.append(_migration_finding(result, head).locate(row=None, id=None, line=None, record=None,
-                                                                source=where))
-    result.findings = findings
-    return result
+        result.note([_migration_finding(result, head).locate(row=None, id=None, line=None, record=None,
+                                                             source=where)])
+
+
+def _took_base(result: SpooledSet, side: BaseSide, base: str | None) -> None:
+    if base is not None:
+        result.base_format, result.base_rows = side.format, len(side.versions)
+        result.base_versions, result.without_id["base"] = side.counts, side.without_id
+
+
+def _in_two_processes(result: SpooledSet, held: Held, spool: Spool, base: str | None, head: str | None,
+                      from_: str | None, encoding: str | None, jobs: int | None, reason_path: str,
+                      where: str | None) -> tuple[BaseSide, dict[str, Retirement]] | None:
+    """The base read in a worker process while this one reads a large JSONL head into per-row
+    ids and hashes (`HeadRows`); then the head's added and changed rows are read again by their
+    lines. The same report as one process gives. None when it does not apply (one process)."""
+    if base is None or head is None or head == "-" or not os.path.isfile(head):
+        return None
+    from ..engine.background import in_background
+    from ..engine.parallel import default_jobs, eligible
+
+    with reading(head, from_=from_, encoding=encoding) as (fmt, rows, _):
+        if not eligible(head, fmt.name, None, encoding, default_jobs() if jobs is None else jobs):
+            return None
+        saved_to = spool.file("base-table")
+        background = in_background(read_base_saved, saved_to, base, from_, encoding)
+        if background is None:
+            return None
+        with background:
+            result.head_format = fmt.name
+            head_rows = HeadRows.read(rows, result)
+            saved: SavedBase = background.result()
+    side = saved.load(saved_to)
+    _took_base(result, side, base)
+    retired = retired_now(_ledger(head))
+    wanted = head_rows.classify(side, result)
+    for number, src in _head_lines(head, head_rows, wanted):
+        value = src.value
+        found = _id(value)
+        assert found is not None  # _head_lines checked it is the id the first read saw
+        if side.table.find(id_key(found)) < 0:
+            _add(result, found, number, src, reason_path, retired, where)
+        else:
+            held.put(id_key(found), (number, src.line, src.record, value))
+    return side, retired
+
+
+@dataclass
+class HeadRows:
+    """A JSONL head read into per-row ids, content hashes, schema versions and lines (21 bytes a
+    row), while the base is read elsewhere."""
+    keys: "array[int]" = field(default_factory=lambda: array("q"))  # 0: no id
+    digests: "array[int]" = field(default_factory=lambda: array("q"))
+    versions: bytearray = field(default_factory=bytearray)
+    lines: "array[int]" = field(default_factory=lambda: array("I"))
+
+    @classmethod
+    def read(cls, rows: Iterable[SourceRow], result: SpooledSet) -> "HeadRows":
+        out = cls()
+        keys, digests, versions, lines = out.keys, out.digests, out.versions, out.lines
+        for src in rows:
+            value = src.value
+            version = schema_version(value)
+            result.head_versions[version] += 1
+            versions.append(_version_byte(version))
+            lines.append(src.line or 0)
+            found = _id(value)
+            if found is None:
+                result.without_id["head"] += 1
+                keys.append(0)
+                digests.append(0)
+                continue
+            keys.append(id_key(found))
+            digests.append(content_digest(value))
+        result.head_rows = len(versions)
+        return out
+
+    def classify(self, side: BaseSide, result: SpooledSet) -> "array[int]":
+        """`_head_pass`'s decisions over the saved rows, in order: marks the base's table, counts
+        the unchanged and migrated, and returns the rows (by number) added or changed."""
+        wanted, unchanged, migrated = side.table.match(self.keys, self.digests, self.versions, side.versions)
+        result.unchanged += unchanged
+        result.migrated += migrated
+        return wanted
+
+
+def _head_lines(path: str, head: HeadRows, wanted: "array[int]") -> Iterator[tuple[int, SourceRow]]:
+    """The head's rows `wanted` (by number, in order), parsed again from their lines; the others
+    are skipped as bytes. A line that no longer holds the id read there is refused."""
+    numbers = iter(wanted)
+    number = next(numbers, None)
+    with open(path, "rb") as f:
+        for line, raw in enumerate(f, 1):
+            if number is None:
+                break
+            if head.lines[number - 1] != line:
+                continue
+            value = _parse_line(raw, line)
+            found = _id(value)
+            if found is None or id_key(found) != head.keys[number - 1]:
+                break
+            yield number, SourceRow(value, line)
+            number = next(numbers, None)
+    if number is not None:
+        raise ReadError("the file changed while diff read it: run diff again", source=path)
+
+
+def _parse_line(raw: bytes, line: int) -> Any:
+    try:
+        return jsonvalue.loads(raw[3:] if line == 1 and raw.startswith(codecs.BOM_UTF8) else raw)
+    except (jsonvalue.JSONValueError, UnicodeDecodeError):
+        return None
+
+
+def _head_pass(result: SpooledSet, held: Held, side: BaseSide, head: str, from_: str | None,
+               encoding: str | None, retired: dict[str, Retirement], reason_path: str, where: str | None) -> None:
+    """The head streamed against the base's table: added cases (and their findings) go to the
+    spool at once, changed rows are held (on disk) for the base's second pass."""
+    table, versions = side.table, side.versions
+    with reading(head, from_=from_, encoding=encoding) as (fmt, rows, _):
+        result.head_format = fmt.name
+        number = 0
+        for number, src in enumerate(rows, 1):
+            value = src.value
+            version = schema_version(value)
+            result.head_versions[version] += 1
+            row_id = _id(value)
+            if row_id is None:
+                result.without_id["head"] += 1
+                continue
+            key = id_key(row_id)
+            slot = table.find(key)
+            if slot < 0:
+                _add(result, row_id, number, src, reason_path, retired, where)
+                continue
+            table.mark(slot, SEEN)
+            if content_digest(value) != table.digest(slot):
+                table.mark(slot, CHANGED)
+                held.put(key, (number, src.line, src.record, value))
+                continue
+            result.unchanged += 1
+            if versions[table.row(slot) - 1] != _version_byte(version):
+                result.migrated += 1
+        result.head_rows = number
+
+
+def _add(result: SpooledSet, row_id: str, number: int, src: SourceRow, reason_path: str,
+         retired: dict[str, Retirement], where: str | None) -> None:
+    result.added.append({"id": row_id, "row": number, "line": src.line})
+    result.note(_located(_added_findings(src.value, reason_path, retired.get(row_id)), number, row_id, src.line,
+                         src.record, where))
 
 
 def _ledger_rewritten(base_ledger: str | None, head_ledger: str | None) -> Finding | None:
@@ -362,11 +611,6 @@ def _ledger_rewritten(base_ledger: str | None, head_ledger: str | None) -> Findi
                    f"and the ledger is append-only (`evalconv retire --restore` adds a record instead)", "$")
 
 
-def _version_byte(version: Any) -> int:
-    """A schema version in one byte (0: not a version evalconv knows how to write)."""
-    return version if type(version) is int and 0 < version < 256 else 0
-
-
 def _ledger(head: str | None) -> str | None:
     if head is None:
         return None
@@ -374,20 +618,20 @@ def _ledger(head: str | None) -> str | None:
     return path if os.path.exists(path) else None
 
 
-def _second_pass(base: str, from_: str | None, encoding: str | None, table: DigestTable,
-                 held: dict[int, tuple[int, Any, Any, Any]], retired: dict[str, Retirement], result: SetDiff,
-                 findings: list[Finding], label: str, base_rows: Iterator[tuple[int, SourceRow]] | None = None) -> None:
+def _second_pass(base: str, from_: str | None, encoding: str | None, table: DigestTable, held: Held,
+                 retired: dict[str, Retirement], result: SpooledSet, label: str,
+                 base_rows: Iterator[tuple[int, SourceRow]] | None = None) -> None:
     """The base again, for the old values of the rows that changed and the ids that left
     (`base_rows`: just those rows, numbered, when they can be found without reading the others)."""
     if base_rows is not None:
-        _revisit(base_rows, table, held, retired, result, findings, label)
+        _revisit(base_rows, table, held, retired, result, label)
         return
     with reading(base, from_=from_, encoding=encoding) as (_, rows, _report):
-        _revisit(enumerate(rows, 1), table, held, retired, result, findings, label)
+        _revisit(enumerate(rows, 1), table, held, retired, result, label)
 
 
-def _revisit(numbered: Iterable[tuple[int, SourceRow]], table: DigestTable, held: dict[int, tuple[int, Any, Any, Any]],
-             retired: dict[str, Retirement], result: SetDiff, findings: list[Finding], label: str) -> None:
+def _revisit(numbered: Iterable[tuple[int, SourceRow]], table: DigestTable, held: Held,
+             retired: dict[str, Retirement], result: SpooledSet, label: str) -> None:
     """The base's rows again: the removed cases, and the old values of the changed ones."""
     for number, src in numbered:
         row_id = _id(src.value)
@@ -400,21 +644,21 @@ def _revisit(numbered: Iterable[tuple[int, SourceRow]], table: DigestTable, held
         flags = table.flags(key) or 0
         if not flags & SEEN:
             record = retired.get(row_id)
-            result.removed.append({"id": row_id, "base_row": number, "line": src.line,
-                                   "retired": record.to_json() if record else None})
+            result.remove({"id": row_id, "base_row": number, "line": src.line,
+                           "retired": record.to_json() if record else None})
             if record is None:
-                findings.append(Finding(
+                result.note([Finding(
                     "removed-without-retirement",
                     f"case '{row_id}' is gone and no retirement record says why: retire it with "
                     f"`evalconv retire SET --id {row_id} --why TEXT`, which keeps it in the set's ledger",
-                    "$").locate(row=number, id=row_id, line=src.line, record=src.record, source=label))
+                    "$").locate(row=number, id=row_id, line=src.line, record=src.record, source=label)])
         elif flags & CHANGED and key in held:
             head_row, line, record, new = held.pop(key)
-            result.changed.append(_change(row_id, head_row, number, src.value, new))
+            result.changed.append(_change(row_id, head_row, number, src.value, new).to_json())
             found = _changed_findings(src.value, new)
             if (record_ := retired.get(row_id)) is not None and record_.digest != content_digest(new):
                 found.append(_reused(record_))
-            findings += _located(found, head_row, row_id, line, record, result.head or label)
+            result.note(_located(found, head_row, row_id, line, record, result.head or label))
 
 
 def _jsonl_rows(path: str, table: DigestTable, lines: "array[int]") -> Iterator[tuple[int, SourceRow]]:
@@ -428,10 +672,7 @@ def _jsonl_rows(path: str, table: DigestTable, lines: "array[int]") -> Iterator[
             number = wanted.get(line)
             if number is None:
                 continue
-            try:
-                value = jsonvalue.loads(raw[3:] if line == 1 and raw.startswith(codecs.BOM_UTF8) else raw)
-            except (jsonvalue.JSONValueError, UnicodeDecodeError):
-                value = None
+            value = _parse_line(raw, line)
             row_id = _id(value)
             slot = table.find(id_key(row_id)) if row_id is not None else -1
             if slot < 0 or table.row(slot) != number:
@@ -521,7 +762,7 @@ def _oracle_message(before: str, after: str, evaluator: Any) -> str:
     return "; ".join(parts)
 
 
-def _migration_finding(result: SetDiff, head: str | None) -> Finding:
+def _migration_finding(result: SpooledSet, head: str | None) -> Finding:
     recorded = None
     if head is not None:
         recorded = list(migrations(head + MIGRATIONS_SUFFIX))
@@ -533,4 +774,5 @@ def _migration_finding(result: SetDiff, head: str | None) -> Finding:
                    f"nothing else in them changed{note}", "$.metadata.case.schemaVersion")
 
 
-__all__ = ["Change", "DiffReport", "SetDiff", "check_fail_on", "diff", "diff_git", "diff_pair"]
+__all__ = ["Change", "DiffReport", "SetDiff", "SpooledReport", "check_fail_on", "diff", "diff_git", "diff_pair",
+           "open_diff", "open_diff_git"]

@@ -55,3 +55,14 @@ def id_key(row_id: str) -> int:
     """A 64-bit key for an id, never 0 (0 marks an empty slot in a table)."""
     data = blake2b(row_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(data, "little", signed=True) or 1
+
+
+def row_id(value: Any) -> str | None:
+    """The row's id, when it is a non-empty string."""
+    found = value.get("id") if isinstance(value, dict) else None
+    return found if isinstance(found, str) and found else None
+
+
+def version_byte(version: Any) -> int:
+    """A schema version in one byte (0: not a version evalconv knows how to write)."""
+    return version if type(version) is int and 0 < version < 256 else 0
