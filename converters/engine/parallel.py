@@ -57,9 +57,6 @@ class PayloadWriter(Protocol):
 
     def write(self, row: Any) -> None: ...
 
-    def finish(self) -> None:
-        """Everything handed over so far is with the format's writer (before it closes)."""
-
 
 def checked_rows(source: str, fmt_in: str, rows: Iterator[SourceRow], *, to: str | None,
                  encoding: str | None, jobs: int | None, label: str, options: WriteOptions,
