@@ -230,6 +230,8 @@ def _mapping(value: dict[Any, Any], col: int, dash: bool, out: list[str], texts:
                 _sequence(item, col, False, out, texts)
             else:
                 append(" []")
+        elif kind is bool:
+            append(line + (" true" if item else " false"))
         else:
             append(line + _other(item))
     if dash:  # the first key goes on the dash's line
