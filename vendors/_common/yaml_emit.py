@@ -20,6 +20,12 @@ enough for libyaml to fold, a lone surrogate, a non-JSON value) takes the events
 built from the JSON values, with the implicit-tag flags the serializer would compute, handed to
 the same C emitter; a non-JSON value goes through `yaml.dump` itself. `tests/formats/test_promptfoo_emit.py`
 holds all three to `yaml.dump`'s text.
+
+Speed (issue 29): most strings of an item are written as they are, and one regular-expression
+match (`_PLAIN_AS_IS`) tells most of them so; only the others go through the rules above (and are
+remembered when short). Each mapping and sequence is written in one loop, with its keys kept as
+written at their column. `tests/formats/test_yaml_emit_speed.py` holds the text to the emitter's
+before this (`tests/yaml_emit_reference.py`) and to `yaml.dump`.
 """
 from __future__ import annotations
 
