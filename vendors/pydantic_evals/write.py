@@ -36,6 +36,16 @@ def blocked_notice(reason: str) -> str:
             f"named '{NOT_CHECKED_PREFIX}...'")
 
 
+# case field -> (its path, why it is carried), made once per field instead of once a row
+_CASE_CARRIED: dict[str, tuple[str, str]] = {}
+
+
+def _case_carried(name: str) -> tuple[str, str]:
+    path = f"$.metadata.case.{name}"
+    found = _CASE_CARRIED[name] = (path, CARRIED[path])
+    return found
+
+
 def build_case(row: Row, report: LossReporter) -> dict[str, Any]:
     """The pydantic-evals case of one row (its losses and notices noted in `report`)."""
     chosen = plan(row)
@@ -57,7 +67,7 @@ def build_case(row: Row, report: LossReporter) -> dict[str, Any]:
     if row.has_expected:
         case["expected_output"] = row.expected
     case["evaluators"] = chosen.specs
-    carried = [(f"$.metadata.case.{name}", CARRIED[f"$.metadata.case.{name}"]) for name in row.case]
+    carried = [_CASE_CARRIED.get(name) or _case_carried(name) for name in row.case]
     if rec.ENVELOPE in row.metadata:
         carried.append(("$.metadata.evalconv", CARRIED["$.metadata.evalconv"]))
     report.carry_all(carried, row.id)
