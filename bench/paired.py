@@ -11,6 +11,11 @@ Routes: the ones a change to the engine or the writers can move (JSONL to every 
 goes on two cores, validation, CSV back to JSONL). Output: a Markdown table on stdout, and
 bench/out/paired.json.
 
+    python bench/paired.py --a OLD --b NEW --interleave --repeat 5 --routes "JSONL -> CSV,pydantic-evals"
+
+`--interleave` runs every chosen route in each round (A, B, route after route) and adds each
+route's time over JSONL -> CSV's in the same round: the writers-within-2x-of-CSV ratios, paired.
+
     python bench/paired.py --a OLD --b NEW --rows 100000 --repeat 5 --baselines --routes "JSONL -> CSV"
 
 `--baselines` runs bench/baseline_script.py and bench/baseline_pandas.py in the same rounds on
@@ -58,6 +63,7 @@ ROUTES = [  # (route, arguments; IN is the JSONL data, CSV the canonical CSV of 
     ("JSONL -> openai-evals", ["IN", "--to", "openai-evals", "-o", "OUT.openai-evals.jsonl"]),
     ("JSONL -> phoenix", ["IN", "--to", "phoenix", "-o", "OUT.phoenix.jsonl"]),
     ("JSONL -> pydantic-evals", ["IN", "--to", "pydantic-evals", "-o", "OUT.pydantic-evals.yaml"]),
+    ("JSONL -> opik", ["IN", "--to", "opik", "-o", "OUT.opik.jsonl"]),
 ]
 
 
@@ -111,6 +117,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-bytecode", action="store_true",
                         help="leave PYTHONDONTWRITEBYTECODE as it is (each process compiles evalconv's modules again)")
     parser.add_argument("--no-warmup", action="store_true", help="no unmeasured first round")
+    parser.add_argument("--interleave", action="store_true",
+                        help="each round runs every route (A, B) before the next round starts, so that routes' "
+                             "ratios to one another (a writer against JSONL -> CSV) are paired too")
     args = parser.parse_args(argv)
     if not args.no_bytecode:
         bytecode_cache()
@@ -124,13 +133,17 @@ def main(argv: list[str] | None = None) -> None:
         if any("CSV" in route_args for _, route_args in chosen):  # the routes that read a canonical CSV
             made = run_process(shlex.split(args.a) + [str(data), "--to", "csv", "-o", str(csv)], args.timeout)
             assert made.returncode == 0, made.stderr
-        for route, route_args in chosen:
-            runs: dict[str, list[tuple[float, float, float, float, float]]] = {}
-            if not args.no_warmup:  # unmeasured: each side's modules compiled (as at install), the data in the page cache
+        if not args.no_warmup:  # unmeasured: each side's modules compiled (as at install), the data in the page cache
+            for route, route_args in chosen:
                 for _side, cmd in sides(args, route, route_args, data, csv, out):
                     shutil.rmtree(out / "hf", ignore_errors=True)
                     run_process(cmd, args.timeout)
-            for _ in range(args.repeat):
+        runs_of: dict[str, dict[str, list[tuple[float, float, float, float, float]]]] = {r: {} for r, _ in chosen}
+        order = ([[c] * args.repeat for c in chosen] if not args.interleave
+                 else [chosen] * args.repeat)  # route by route, or round by round
+        for block in order:
+            for route, route_args in block:
+                runs = runs_of[route]
                 for side, cmd in sides(args, route, route_args, data, csv, out):
                     shutil.rmtree(out / "hf", ignore_errors=True)
                     run = run_process(cmd, args.timeout)
@@ -138,6 +151,8 @@ def main(argv: list[str] | None = None) -> None:
                         raise SystemExit(f"{route} ({side}) failed: {run.stderr}")
                     runs.setdefault(side, []).append((run.seconds, run.cpu_seconds, run.tree_rss_mb or run.peak_rss_mb,
                                                       run.tree_pss_mb or 0.0, run.load))
+        for route, _ in chosen:
+            runs = runs_of[route]
             got = {side: summary(r) for side, r in runs.items()}
             rows.append({"route": route, **got, "raw": runs})
             a, b = got["a"], got["b"]
@@ -153,10 +168,32 @@ def main(argv: list[str] | None = None) -> None:
                              f"cpu {b['cpu_median'] / o['cpu_median']:.2f}x; a / {side} wall "
                              f"{a['wall_median'] / o['wall_median']:.2f}x")
             print(line, flush=True)
+    if args.interleave:
+        print(round_ratios(rows))
     (BENCH / "out").mkdir(exist_ok=True)
     (BENCH / "out" / args.out).write_text(json.dumps({"rows": args.rows, "repeat": args.repeat, "a": args.a,
                                                      "b": args.b, "routes": rows}, indent=2), encoding="utf-8")
     print(table(rows))
+
+
+def round_ratios(rows: list[dict], to: str = "JSONL -> CSV") -> str:
+    """With --interleave: each route's time over `to`'s in the same round, for A and B (median,
+    best in brackets), and the load the round's two runs started under."""
+    base = next((r for r in rows if r["route"] == to), None)
+    if base is None:
+        return ""
+    lines = [f"| route / {to} | side | wall x median (best) | CPU x median (best) | load |", "|---|---|---:|---:|---|"]
+    for r in rows:
+        if r is base:
+            continue
+        for side in ("a", "b"):
+            pairs = list(zip(r["raw"][side], base["raw"][side]))
+            walls = [mine[0] / theirs[0] for mine, theirs in pairs]
+            cpus = [mine[1] / theirs[1] for mine, theirs in pairs]
+            loads = [load for mine, theirs in pairs for load in (mine[4], theirs[4])]
+            lines.append(f"| {r['route']} | {side} | {statistics.median(walls):.2f}x ({min(walls):.2f}x) | "
+                         f"{statistics.median(cpus):.2f}x ({min(cpus):.2f}x) | {min(loads):.1f}-{max(loads):.1f} |")
+    return "\n".join(lines)
 
 
 def table(rows: list[dict]) -> str:

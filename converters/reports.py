@@ -92,6 +92,8 @@ class LossReport:
 
     # text -> (its place in `notices`, the first ROWS_NAMED row ids, how many rows)
     _row_notices: dict[str, tuple[int, list[str], int]] = field(default_factory=dict, repr=False, compare=False)
+    # text -> (the ids list it was made from, its length then, the ids as the notice names them)
+    _named: dict[str, tuple[list[str], int, str]] = field(default_factory=dict, repr=False, compare=False)
 
     def notice(self, text: str) -> None:
         self.notices.append(text)
@@ -107,8 +109,11 @@ class LossReport:
             ids.append(row_id)
         rows += 1
         self._row_notices[text] = (at, ids, rows)
-        named = ", ".join(repr(i) for i in ids) + (f" and {rows - len(ids)} more" if rows > len(ids) else "")
-        self.notices[at] = f"{text} ({rows} {'row' if rows == 1 else 'rows'}: {named})"
+        named = self._named.get(text)
+        if named is None or named[0] is not ids or named[1] != len(ids):  # the names once, not each row
+            named = self._named[text] = (ids, len(ids), ", ".join(repr(i) for i in ids))
+        more = f" and {rows - len(ids)} more" if rows > len(ids) else ""
+        self.notices[at] = f"{text} ({rows} {'row' if rows == 1 else 'rows'}: {named[2]}{more})"
 
     @classmethod
     def counting(cls, format: str, output: str | None = None) -> "LossReport":

@@ -176,3 +176,36 @@ def test_runs_in_cuts_the_runs_as_a_scan_of_every_run_does(offsets, a, b):
     start, end = min(a, b), max(a, b)
     assert runs_in(runs, start, end) == _runs_in_by_scan(runs, start, end)
     assert runs_in(None, start, end) is None
+
+
+def _notices_as_before(calls):
+    """`LossReport.notice_row` as it was: each call names the first ROWS_NAMED rows anew."""
+    from evalconv.reports import ROWS_NAMED
+
+    notices, seen = [], {}
+    for notice, row_id in calls:
+        at, ids, rows = seen.get(notice, (len(notices), [], 0))
+        if at == len(notices):
+            notices.append(notice)
+        elif ids and ids[-1] == row_id:
+            continue
+        if len(ids) < ROWS_NAMED:
+            ids.append(row_id)
+        rows += 1
+        seen[notice] = (at, ids, rows)
+        named = ", ".join(repr(i) for i in ids) + (f" and {rows - len(ids)} more" if rows > len(ids) else "")
+        notices[at] = f"{notice} ({rows} {'row' if rows == 1 else 'rows'}: {named})"
+    return notices
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["r1", "r2", "r'3", "r4"])), max_size=40))
+def test_issue29_speed_row_notices_name_their_rows_as_before(calls):
+    """The parent notes a row notice for most rows of some sets (pydantic-evals' unacceptable
+    behaviour); the names of a notice's first rows are joined once, not for every row."""
+    from evalconv.reports import LossReport
+
+    report = LossReport("x")
+    for notice, row_id in calls:
+        report.notice_row(notice, row_id)
+    assert report.notices == _notices_as_before(calls)

@@ -14,7 +14,8 @@ from evalconv.cli import cli
 from evalconv.registry import REGISTRY
 from evalconv.vendors._common import yaml_emit
 from evalconv.vendors._common.grading import effective_evaluator
-from evalconv.vendors.pydantic_evals.evaluators import JUDGES, not_checked_reason, oracle_table, plan, spec_name
+from evalconv.vendors.pydantic_evals.evaluators import (JUDGES, normal_form, not_checked_reason, oracle_table, plan,
+                                                        spec_name)
 from roundtrip_helpers import read_text, write_text
 from strategies import any_format_rows
 
@@ -41,6 +42,17 @@ def test_the_oracle_decides_the_evaluators_never_a_judge_on_an_exact_case_never_
         assert set(names) & ASSERTIONS, names  # some assertion decides the case: none passes by having no check
         if chosen.blocked:
             assert [not_checked_reason(s) for s in chosen.specs] == [chosen.blocked]
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=any_format_rows())
+def test_issue29_speed_evalconvs_own_evaluators_are_fingerprinted_as_they_are(rows):
+    """The writer fingerprints a plan's specs without `normal_form` unless they were kept from a
+    file: the specs `plan` makes must already be in normal form (the same fingerprint as before)."""
+    for r in rows:
+        chosen = plan(r)
+        if not chosen.kept:
+            assert [normal_form(s) for s in chosen.specs] == chosen.specs  # (fingerprints sort keys)
 
 
 def _pyyaml_text(text: str) -> str:

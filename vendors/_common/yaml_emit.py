@@ -20,11 +20,17 @@ enough for libyaml to fold, a lone surrogate, a non-JSON value) takes the events
 built from the JSON values, with the implicit-tag flags the serializer would compute, handed to
 the same C emitter; a non-JSON value goes through `yaml.dump` itself. `tests/formats/test_promptfoo_emit.py`
 holds all three to `yaml.dump`'s text.
+
+Speed (issue 29): most strings of an item are written as they are, and one regular-expression
+match (`_PLAIN_AS_IS`) tells most of them so; only the others go through the rules above (and are
+remembered when short). Each mapping and sequence is written in one loop, with its keys kept as
+written at their column. `tests/formats/test_yaml_emit_speed.py` holds the text to the emitter's
+before this (`tests/yaml_emit_reference.py`) and to `yaml.dump`.
 """
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 from yaml.events import (DocumentEndEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent, ScalarEvent,
@@ -55,6 +61,23 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # What keeps a single-line string out of plain style in block context (libyaml's block_indicators).
 _BLOCK_INDICATOR = re.compile(r"\A(?:---|\.\.\.|[#,\[\]{}&*!|>'\"%@`]|[?:-](?: |\Z))|: |:\Z| #")
 _INDICATOR_FIRST = frozenset(" #,[]{}&*!|>'\"%@`")  # and a leading space
+# A string written as it is, told by one match: printable, one line, no `:` or `#` (so no `: `,
+# ` #` or trailing `:`), no trailing space, at most _LONGEST characters, and a first character
+# that is no indicator and starts no plain scalar of another type; or one of the letters that
+# start only `null`, `No`, `off`, `True`... (5 characters at most) in a string of 6 or more; or a
+# digit, with no `.` or `-` after it (no float, no date), not all digits and `_` (an int) and not
+# `0x` or `0b` (a hex or binary int).
+_WIDE = r"\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"  # printable, not ASCII, not a break
+_BODY = r"\x20-\x22\x24-\x39\x3b-\x7e" + _WIDE
+_LAST = r"\x21-\x22\x24-\x39\x3b-\x7e" + _WIDE
+_NUMBERLESS = r"\x20-\x22\x24-\x2c\x2f-\x39\x3b-\x7e" + _WIDE  # and no `.` or `-`
+_NUMBERLESS_LAST = r"\x21-\x22\x24-\x2c\x2f-\x39\x3b-\x7e" + _WIDE
+_WORDS_FIRST = "".join(sorted(c for c in _RESOLVING_FIRST if c.isalpha()))  # FNOTYfnoty
+_FIRST = "".join(re.escape(c) for c in map(chr, range(0x21, 0x7F))
+                 if c not in _INDICATOR_FIRST and c not in "?:-#" and c not in _RESOLVING_FIRST) + _WIDE
+_PLAIN_AS_IS = re.compile(f"[{_FIRST}](?:[{_BODY}]{{0,49998}}[{_LAST}])?"
+                          f"|[{_WORDS_FIRST}][{_BODY}]{{4,49997}}[{_LAST}]"
+                          f"|(?!0[xb]|[0-9_]*\\Z)[0-9][{_NUMBERLESS}]{{0,49998}}[{_NUMBERLESS_LAST}]").fullmatch
 _BREAK_RUN = re.compile("\n+")
 _LINE_BREAK = re.compile("[\n\r\x85\u2028\u2029]")
 # Beyond this many characters a line could pass the emitter's width (1,000,000 columns, escapes
@@ -114,7 +137,10 @@ def dump_item(test: Any, dumper: Any, breaks: re.Pattern[str]) -> str:
     if type(test) is dict:
         out = ["-"]
         try:
-            _node(test, 0, True, out, _texts_for(breaks))
+            if test:
+                _mapping(test, 2, True, out, _texts_for(breaks))
+            else:
+                out.append(" {}")
         except _Unsupported:
             pass
         else:
@@ -123,41 +149,50 @@ def dump_item(test: Any, dumper: Any, breaks: re.Pattern[str]) -> str:
     return dump_item_by_events(test, dumper, breaks)
 
 
+def _never(text: str) -> None:
+    return None
+
+
 class _Texts:
-    """Scalars as they are written, each with the space before it; keys with their colon.
-    Remembered for the short strings a set repeats (keys, evaluator names, tags), bounded so that
-    memory stays flat."""
+    """Scalars as they are written, each with the space before it; keys with the line break and
+    indent before them and their colon, by column. Most strings are written as they are, which
+    one match tells (`plain`); the others are remembered when short (keys, evaluator names with a
+    colon, numbers' look-alikes), bounded so that memory stays flat."""
 
     def __init__(self, breaks: re.Pattern[str]) -> None:
         self.breaks = breaks
         self.values: dict[str, str] = {}
-        self.keys: dict[str, str] = {}
-        # The quick test below assumes that `breaks` finds nothing in a line of printable text.
+        self.columns: dict[int, dict[str, str]] = {}
+        # The quick tests below assume that `breaks` finds nothing in a line of printable text.
         self.quick = not breaks.search("".join(map(chr, _ORDINARY_CODES)))
+        self.plain: Callable[[str], object] = _PLAIN_AS_IS if self.quick else _never
 
     def value(self, text: str, indent: int) -> str:
-        """" " + `text` as written at `indent` (where a multi-line scalar's continuation lines start)."""
-        if self.quick and text and len(text) <= _LONGEST and _plain(text):
-            found = " " + text  # most text: written as it is
-        else:
-            found = self.scalar(text)
-            if type(found) is _Multiline:
-                return " " + _BREAK_RUN.sub(lambda m: "\n" * (len(m.group()) + 1) + " " * indent, found)
-            found = " " + found
+        """" " + `text` as written at `indent` (where a multi-line scalar's continuation lines
+        start), for a string `plain` does not pass."""
+        found = self.scalar(text)
+        if type(found) is _Multiline:
+            return " " + _BREAK_RUN.sub(lambda m: "\n" * (len(m.group()) + 1) + " " * indent, found)
+        found = " " + found
         if len(text) <= _CACHED_UP_TO:
             if len(self.values) >= _CACHE_SIZE:
                 self.values.clear()
             self.values[text] = found
         return found
 
-    def key(self, text: Any) -> str:
+    def column(self, col: int) -> dict[str, str]:
+        return self.columns.setdefault(col, {})
+
+    def key(self, text: Any, col: int) -> str:
+        """`text` as a key at column `col`, after the line break that starts its line."""
         # libyaml writes a multi-line key or one over 128 bytes as a complex key (`? key`).
         if type(text) is not str or _LINE_BREAK.search(text) or len(text.encode("utf-8", "surrogatepass")) > 128:
             raise _Unsupported
-        found = self.scalar(text) + ":"
-        if len(self.keys) >= _CACHE_SIZE:
-            self.keys.clear()
-        self.keys[text] = found
+        found = "\n" + " " * col + self.scalar(text) + ":"
+        keys = self.columns[col]
+        if len(keys) >= _CACHE_SIZE:
+            keys.clear()
+        keys[text] = found
         return found
 
     def scalar(self, text: str) -> str:
@@ -177,75 +212,81 @@ def _texts_for(breaks: re.Pattern[str]) -> _Texts:
     return texts
 
 
-def _node(value: Any, indent: int, after_dash: bool, out: list[str], texts: _Texts) -> None:
-    """Write `value` after a `-` (an item of a sequence at `indent`) or after `key:` (a value of a
-    mapping at `indent`). Strings, most of a test, are written in the loops without a call."""
-    kind = type(value)
-    if kind is dict:
-        _mapping(value, indent, after_dash, out, texts)
-    elif kind is list:
-        _sequence(value, indent, after_dash, out, texts)
-    else:
-        _one_value(value, indent, out, texts)
-
-
-def _mapping(value: dict[str, Any], indent: int, after_dash: bool, out: list[str], texts: _Texts) -> None:
-    if not value:
-        out.append(" {}")
-        return
-    at = indent + 2
-    between = "\n" + " " * at
-    keys, values = texts.keys, texts.values
-    first = after_dash
+def _mapping(value: dict[Any, Any], col: int, dash: bool, out: list[str], texts: _Texts) -> None:
+    """A mapping (not empty) with its keys at column `col`, the first right after a `-` when
+    `dash`. Strings, most of an item, are written in the loop without a call."""
+    keys = texts.columns.get(col) or texts.column(col)
+    values, plain, append = texts.values, texts.plain, out.append
+    start = len(out)
     for key, item in value.items():
-        key_text = keys.get(key) or texts.key(key)
-        if first:
-            key_text = " " + key_text
-            first = False
+        line = keys.get(key) or texts.key(key, col)
+        kind = type(item)
+        if kind is str:
+            text = " " + item if plain(item) else values.get(item) or texts.value(item, col + 2)
+            append(line + text)
+        elif kind is dict:
+            append(line)
+            if item:
+                _mapping(item, col + 2, False, out, texts)
+            else:
+                append(" {}")
+        elif kind is list:
+            append(line)  # under a key, a sequence is not indented
+            if item:
+                _sequence(item, col, False, out, texts)
+            else:
+                append(" []")
+        elif kind is bool:
+            append(line + (" true" if item else " false"))
         else:
-            key_text = between + key_text
-        if type(item) is str:
-            out.append(key_text + (values.get(item) or texts.value(item, at + 2)))
-        else:
-            out.append(key_text)
-            _node(item, at, False, out, texts)
+            append(line + _other(item))
+    if dash:  # the first key goes on the dash's line
+        out[start] = " " + out[start][col + 1:]
 
 
-def _sequence(value: list[Any], indent: int, after_dash: bool, out: list[str], texts: _Texts) -> None:
-    if not value:
-        out.append(" []")
-        return
-    at = indent + 2 if after_dash else indent  # under a key, a sequence is not indented
-    between = "\n" + " " * at + "-"
-    values = texts.values
-    first = after_dash
+def _sequence(value: list[Any], col: int, dash: bool, out: list[str], texts: _Texts) -> None:
+    """A sequence (not empty) with its dashes at column `col`, the first right after a `-` when `dash`."""
+    between = "\n" + " " * col + "-"
+    values, plain, append = texts.values, texts.plain, out.append
+    start = len(out)
     for item in value:
-        dash = " -" if first else between
-        first = False
-        if type(item) is str:
-            out.append(dash + (values.get(item) or texts.value(item, at + 2)))
+        kind = type(item)
+        if kind is str:
+            text = " " + item if plain(item) else values.get(item) or texts.value(item, col + 2)
+            append(between + text)
+        elif kind is dict:
+            append(between)
+            if item:
+                _mapping(item, col + 2, True, out, texts)
+            else:
+                append(" {}")
+        elif kind is list:
+            append(between)
+            if item:
+                _sequence(item, col + 2, True, out, texts)
+            else:
+                append(" []")
         else:
-            out.append(dash)
-            _node(item, at, True, out, texts)
+            append(between + _other(item))
+    if dash:  # the first item goes on the dash's line
+        out[start] = " -" + out[start][col + 2:]
 
 
-def _one_value(value: Any, indent: int, out: list[str], texts: _Texts) -> None:
+def _other(value: Any) -> str:
+    """A scalar that is not a string, with the space before it."""
     kind = type(value)
-    if kind is str:
-        out.append(texts.value(value, indent + 2))
-    elif kind is bool:
-        out.append(" true" if value else " false")
-    elif value is None:
-        out.append(" null")
-    elif kind is int:
-        out.append(" " + str(value))
-    elif kind is float:
+    if kind is bool:
+        return " true" if value else " false"
+    if value is None:
+        return " null"
+    if kind is int:
+        return " " + str(value)
+    if kind is float:
         text = _REPRESENTER.represent_float(value).value
         if _plain_tag(text) != _FLOAT:
             raise _Unsupported
-        out.append(" " + text)
-    else:
-        raise _Unsupported
+        return " " + text
+    raise _Unsupported
 
 
 def _scalar(text: str, breaks: re.Pattern[str]) -> str:

@@ -16,7 +16,7 @@ from evalconv.canonical.validator import review_mark
 
 from .._common import records as rec
 from .._common.yaml_emit import yaml_item
-from .evaluators import NOT_CHECKED_PREFIX, normal_form, plan
+from .evaluators import NOT_CHECKED_PREFIX, Plan, normal_form, plan
 from .fields import CARRIED, STARTER_KEY
 
 YAML_JOINS = ("cases:\n-", "-")  # a block sequence under `cases:`; the key comes with the first case
@@ -36,6 +36,16 @@ def blocked_notice(reason: str) -> str:
             f"named '{NOT_CHECKED_PREFIX}...'")
 
 
+# case field -> (its path, why it is carried), made once per field instead of once a row
+_CASE_CARRIED: dict[str, tuple[str, str]] = {}
+
+
+def _case_carried(name: str) -> tuple[str, str]:
+    path = f"$.metadata.case.{name}"
+    found = _CASE_CARRIED[name] = (path, CARRIED[path])
+    return found
+
+
 def build_case(row: Row, report: LossReporter) -> dict[str, Any]:
     """The pydantic-evals case of one row (its losses and notices noted in `report`)."""
     chosen = plan(row)
@@ -51,13 +61,13 @@ def build_case(row: Row, report: LossReporter) -> dict[str, Any]:
     # inputs, expected_output and the evaluators have no other copy: their fingerprints tell an edit
     envelope[rec.SUMS] = {"inputs": rec.fingerprint(row.input),
                           **({"expected_output": rec.fingerprint(row.expected)} if row.has_expected else {}),
-                          "evaluators": rec.fingerprint([normal_form(s) for s in chosen.specs]),
+                          "evaluators": rec.fingerprint(_normal_specs(chosen)),
                           "metadata": rec.metadata_sums(row.metadata)}
     case["metadata"] = rec.add_envelope(metadata, envelope)
     if row.has_expected:
         case["expected_output"] = row.expected
     case["evaluators"] = chosen.specs
-    carried = [(f"$.metadata.case.{name}", CARRIED[f"$.metadata.case.{name}"]) for name in row.case]
+    carried = [_CASE_CARRIED.get(name) or _case_carried(name) for name in row.case]
     if rec.ENVELOPE in row.metadata:
         carried.append(("$.metadata.evalconv", CARRIED["$.metadata.evalconv"]))
     report.carry_all(carried, row.id)
@@ -70,6 +80,11 @@ def build_case(row: Row, report: LossReporter) -> dict[str, Any]:
     elif chosen.evaluator != "llm-judge" and row.case_fields.get("unacceptableBehavior"):
         report.notice_row(UNACCEPTABLE_NOTICE, row.id)
     return case
+
+
+def _normal_specs(chosen: Plan) -> list[Any]:
+    """The plan's specs in normal form: evalconv's own are (`short_form` made them); kept ones may not be."""
+    return [normal_form(s) for s in chosen.specs] if chosen.kept else chosen.specs
 
 
 class DatasetWriter(BaseLineWriter):

@@ -1,0 +1,337 @@
+"""The shared YAML emitter (`vendors/_common/yaml_emit.py`) as it was before issue 29's speed
+work, kept unchanged as the reference the faster one must match byte for byte
+(`tests/formats/test_yaml_emit_speed.py`). Not used by evalconv.
+
+One item of a YAML block sequence, the text `yaml.dump([item])` gives with `DUMPER` (libyaml's
+emitter), written directly; see the module it was copied from for the rules.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+from yaml.events import (DocumentEndEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent, ScalarEvent,
+                         SequenceEndEvent, SequenceStartEvent, StreamEndEvent, StreamStartEvent)
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _SEQ, _MAP, _FLOAT = _TAG + "str", _TAG + "seq", _TAG + "map", _TAG + "float"
+_RESOLVER = yaml.resolver.Resolver()
+_REPRESENTER = yaml.representer.SafeRepresenter()
+# A plain scalar can only resolve to a non-string tag when it starts with one of these.
+_IMPLICIT = yaml.resolver.Resolver.yaml_implicit_resolvers
+_RESOLVING_FIRST = frozenset(k for k in _IMPLICIT if k is not None)
+# first character -> the patterns `Resolver.resolve` tries (none apply to any character: None)
+_RESOLVERS = None if _IMPLICIT.get(None) or any(tag == _STR for rs in _IMPLICIT.values() for tag, _ in rs) else {
+    first: tuple(regexp.match for _, regexp in _IMPLICIT[first]) for first in _RESOLVING_FIRST}
+
+# libyaml's IS_PRINTABLE, less "\n" (a break, escaped in double quotes): what it writes as is.
+_PRINTABLE = "\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+_SPECIAL = re.compile(f"[^\n{_PRINTABLE}]")
+# One line of text libyaml writes as it is: printable, no line break (LS and PS are breaks).
+_ORDINARY_CODES = [*range(0x20, 0x7F), *range(0xA0, 0x2028), *range(0x202A, 0xD800), *range(0xE000, 0xFEFF),
+                   *range(0xFF00, 0xFFFE)]
+_UNUSUAL = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+_ESCAPED = re.compile(f'[^{_PRINTABLE}]|["\\\\\u2028\u2029]')
+_ESCAPES = {"\x00": "\\0", "\x07": "\\a", "\x08": "\\b", "\t": "\\t", "\n": "\\n", "\x0b": "\\v", "\x0c": "\\f",
+            "\r": "\\r", "\x1b": "\\e", '"': '\\"', "\\": "\\\\", "\x85": "\\N", "\u2028": "\\L", "\u2029": "\\P"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# What keeps a single-line string out of plain style in block context (libyaml's block_indicators).
+_BLOCK_INDICATOR = re.compile(r"\A(?:---|\.\.\.|[#,\[\]{}&*!|>'\"%@`]|[?:-](?: |\Z))|: |:\Z| #")
+_INDICATOR_FIRST = frozenset(" #,[]{}&*!|>'\"%@`")  # and a leading space
+_BREAK_RUN = re.compile("\n+")
+_LINE_BREAK = re.compile("[\n\r\x85\u2028\u2029]")
+# Beyond this many characters a line could pass the emitter's width (1,000,000 columns, escapes
+# counted) and be folded: such a row takes the events path.
+_LONGEST = 50_000
+_CACHED_UP_TO = 200  # characters; longer strings are rarely repeated
+_CACHE_SIZE = 20_000
+
+
+class _Unsupported(Exception):
+    pass
+
+
+class _Multiline(str):
+    """A single-quoted scalar's text with its line breaks; the continuation indent comes later."""
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe YAML whose strings holding YAML line breaks (NEL, LS, PS) are double-quoted, so the
+    breaks are written as escapes and read back as the characters they were. No anchors or
+    aliases: a value an item holds twice is written out twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+YAML_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _represent_str(dumper: yaml.representer.SafeRepresenter, text: str) -> yaml.ScalarNode:
+    style = '"' if YAML_BREAKS.search(text) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+if hasattr(yaml, "CSafeDumper"):  # libyaml's emitter: the same YAML, several times faster
+    class _CDumper(yaml.CSafeDumper):
+        ignore_aliases = _Dumper.ignore_aliases
+
+    _CDumper.add_representer(str, _represent_str)
+    DUMPER: Any = _CDumper
+else:  # pragma: no cover
+    DUMPER = _Dumper
+
+
+def yaml_item(item: Any) -> str:
+    """`item` as one item of a block sequence (`- key: ...`): `yaml.dump([item], Dumper=DUMPER,
+    allow_unicode=True, sort_keys=False, width=1_000_000)`, byte for byte."""
+    return dump_item(item, DUMPER, YAML_BREAKS)
+
+
+def dump_item(test: Any, dumper: Any, breaks: re.Pattern[str]) -> str:
+    """`yaml.dump([test], Dumper=dumper, allow_unicode=True, sort_keys=False, width=1_000_000)`,
+    where `dumper` is libyaml's safe dumper that double-quotes strings `breaks` finds and makes
+    no aliases."""
+    if type(test) is dict:
+        out = ["-"]
+        try:
+            _node(test, 0, True, out, _texts_for(breaks))
+        except _Unsupported:
+            pass
+        else:
+            out.append("\n")
+            return "".join(out)
+    return dump_item_by_events(test, dumper, breaks)
+
+
+class _Texts:
+    """Scalars as they are written, each with the space before it; keys with their colon.
+    Remembered for the short strings a set repeats (keys, evaluator names, tags), bounded so that
+    memory stays flat."""
+
+    def __init__(self, breaks: re.Pattern[str]) -> None:
+        self.breaks = breaks
+        self.values: dict[str, str] = {}
+        self.keys: dict[str, str] = {}
+        # The quick test below assumes that `breaks` finds nothing in a line of printable text.
+        self.quick = not breaks.search("".join(map(chr, _ORDINARY_CODES)))
+
+    def value(self, text: str, indent: int) -> str:
+        """" " + `text` as written at `indent` (where a multi-line scalar's continuation lines start)."""
+        if self.quick and text and len(text) <= _LONGEST and _plain(text):
+            found = " " + text  # most text: written as it is
+        else:
+            found = self.scalar(text)
+            if type(found) is _Multiline:
+                return " " + _BREAK_RUN.sub(lambda m: "\n" * (len(m.group()) + 1) + " " * indent, found)
+            found = " " + found
+        if len(text) <= _CACHED_UP_TO:
+            if len(self.values) >= _CACHE_SIZE:
+                self.values.clear()
+            self.values[text] = found
+        return found
+
+    def key(self, text: Any) -> str:
+        # libyaml writes a multi-line key or one over 128 bytes as a complex key (`? key`).
+        if type(text) is not str or _LINE_BREAK.search(text) or len(text.encode("utf-8", "surrogatepass")) > 128:
+            raise _Unsupported
+        found = self.scalar(text) + ":"
+        if len(self.keys) >= _CACHE_SIZE:
+            self.keys.clear()
+        self.keys[text] = found
+        return found
+
+    def scalar(self, text: str) -> str:
+        """A string as libyaml writes it in block context (a `_Multiline` when it spans lines)."""
+        if self.quick and text and len(text) <= _LONGEST and _plain(text):
+            return text
+        return _scalar(text, self.breaks)
+
+
+_TEXTS: dict[re.Pattern[str], _Texts] = {}
+
+
+def _texts_for(breaks: re.Pattern[str]) -> _Texts:
+    texts = _TEXTS.get(breaks)
+    if texts is None:
+        texts = _TEXTS[breaks] = _Texts(breaks)
+    return texts
+
+
+def _node(value: Any, indent: int, after_dash: bool, out: list[str], texts: _Texts) -> None:
+    """Write `value` after a `-` (an item of a sequence at `indent`) or after `key:` (a value of a
+    mapping at `indent`). Strings, most of a test, are written in the loops without a call."""
+    kind = type(value)
+    if kind is dict:
+        _mapping(value, indent, after_dash, out, texts)
+    elif kind is list:
+        _sequence(value, indent, after_dash, out, texts)
+    else:
+        _one_value(value, indent, out, texts)
+
+
+def _mapping(value: dict[str, Any], indent: int, after_dash: bool, out: list[str], texts: _Texts) -> None:
+    if not value:
+        out.append(" {}")
+        return
+    at = indent + 2
+    between = "\n" + " " * at
+    keys, values = texts.keys, texts.values
+    first = after_dash
+    for key, item in value.items():
+        key_text = keys.get(key) or texts.key(key)
+        if first:
+            key_text = " " + key_text
+            first = False
+        else:
+            key_text = between + key_text
+        if type(item) is str:
+            out.append(key_text + (values.get(item) or texts.value(item, at + 2)))
+        else:
+            out.append(key_text)
+            _node(item, at, False, out, texts)
+
+
+def _sequence(value: list[Any], indent: int, after_dash: bool, out: list[str], texts: _Texts) -> None:
+    if not value:
+        out.append(" []")
+        return
+    at = indent + 2 if after_dash else indent  # under a key, a sequence is not indented
+    between = "\n" + " " * at + "-"
+    values = texts.values
+    first = after_dash
+    for item in value:
+        dash = " -" if first else between
+        first = False
+        if type(item) is str:
+            out.append(dash + (values.get(item) or texts.value(item, at + 2)))
+        else:
+            out.append(dash)
+            _node(item, at, True, out, texts)
+
+
+def _one_value(value: Any, indent: int, out: list[str], texts: _Texts) -> None:
+    kind = type(value)
+    if kind is str:
+        out.append(texts.value(value, indent + 2))
+    elif kind is bool:
+        out.append(" true" if value else " false")
+    elif value is None:
+        out.append(" null")
+    elif kind is int:
+        out.append(" " + str(value))
+    elif kind is float:
+        text = _REPRESENTER.represent_float(value).value
+        if _plain_tag(text) != _FLOAT:
+            raise _Unsupported
+        out.append(" " + text)
+    else:
+        raise _Unsupported
+
+
+def _scalar(text: str, breaks: re.Pattern[str]) -> str:
+    """`_Texts.scalar` for any string."""
+    if len(text) > _LONGEST:
+        raise _Unsupported
+    if breaks.search(text) or _SPECIAL.search(text):
+        if _SURROGATE.search(text):  # not UTF-8: let the events path fail as it does
+            raise _Unsupported
+        return _double_quoted(text)
+    if "\u2028" in text or "\u2029" in text:  # printable breaks libyaml writes raw: rare, left to it
+        raise _Unsupported
+    if "\n" in text:
+        if " \n" in text or "\n " in text:
+            return _double_quoted(text)
+        return _Multiline("'" + text.replace("'", "''") + "'")
+    if text and text[0] != " " and text[-1] != " " and not _BLOCK_INDICATOR.search(text) and _plain_is_str(text):
+        return text  # (printable: `_plain` answers the same, faster)
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _plain(text: str) -> bool:
+    """Does libyaml write `text` (one line, not empty, not in `breaks`) plain? The same answer as
+    `_BLOCK_INDICATOR` and `_UNUSUAL`, several times faster on ordinary text."""
+    if text.isascii():
+        if not text.isprintable():
+            return False
+    elif _UNUSUAL.search(text):
+        return False
+    first, last = text[0], text[-1]
+    if first in _INDICATOR_FIRST or last == " " or last == ":" or ": " in text or " #" in text:
+        return False
+    if first in "?:-" and (len(text) == 1 or text[1] == " "):
+        return False
+    if (first == "-" or first == ".") and text.startswith(("---", "...")):
+        return False
+    return first not in _RESOLVING_FIRST or _plain_is_str(text)
+
+
+def _plain_is_str(text: str) -> bool:
+    """Does `text` (not empty), written plain, read back as a string (not a number, bool, null...)?"""
+    if _RESOLVERS is None:
+        return _plain_tag(text) == _STR
+    matchers = _RESOLVERS.get(text[0])
+    if matchers is None:
+        return True
+    for match in matchers:
+        if match(text):
+            return False
+    return True
+
+
+def _double_quoted(text: str) -> str:
+    return '"' + _ESCAPED.sub(_escape, text) + '"'
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    known = _ESCAPES.get(char)
+    if known is not None:
+        return known
+    code = ord(char)
+    return f"\\x{code:02X}" if code <= 0xFF else f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+
+def dump_item_by_events(test: Any, dumper: Any, breaks: re.Pattern[str]) -> str:
+    """The same text through libyaml: events built from the JSON values; any other type through
+    `yaml.dump`."""
+    events: list[Any] = [StreamStartEvent(), DocumentStartEvent(explicit=False),
+                         SequenceStartEvent(None, _SEQ, True, flow_style=False)]
+    try:
+        _events(test, events, breaks)
+    except _Unsupported:
+        return yaml.dump([test], Dumper=dumper, allow_unicode=True, sort_keys=False, width=1_000_000)
+    events += [SequenceEndEvent(), DocumentEndEvent(explicit=False), StreamEndEvent()]
+    return yaml.emit(events, Dumper=dumper, allow_unicode=True, width=1_000_000)
+
+
+def _events(value: Any, out: list[Any], breaks: re.Pattern[str]) -> None:
+    kind = type(value)
+    if kind is str:
+        plain_is_str = (value and value[0] not in _RESOLVING_FIRST) or _plain_tag(value) == _STR
+        out.append(ScalarEvent(None, _STR, (bool(plain_is_str), True), value,
+                               style='"' if breaks.search(value) else None))
+    elif kind is dict:
+        out.append(MappingStartEvent(None, _MAP, True, flow_style=False))
+        for key, item in value.items():
+            _events(key, out, breaks)
+            _events(item, out, breaks)
+        out.append(MappingEndEvent())
+    elif kind is list:
+        out.append(SequenceStartEvent(None, _SEQ, True, flow_style=False))
+        for item in value:
+            _events(item, out, breaks)
+        out.append(SequenceEndEvent())
+    elif kind in (bool, int, float) or value is None:
+        node = _REPRESENTER.represent_data(value)
+        out.append(ScalarEvent(None, node.tag, (node.tag == _plain_tag(node.value), node.tag == _STR),
+                               node.value, style=None))
+    else:
+        raise _Unsupported
+
+
+def _plain_tag(text: str) -> str:
+    return _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
