@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -37,6 +38,7 @@ else:
     import fcntl
 
 SUFFIX = ".evalconv-tmp"
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 STDOUT = "<stdout>"
 # Errors that mean the output could not be written (not that the input could not be read).
 WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO, errno.ENXIO}
@@ -72,14 +74,21 @@ class AtomicOutput:
             real = os.path.realpath(self.path)  # a symlink is kept; the file it names is replaced
             folder, name = os.path.dirname(real), os.path.basename(real)
             sweep_stale(folder, name)
+            fd = None
             try:
-                fd, self._tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=SUFFIX, dir=folder)
-            except OSError as err:
-                raise WriteError(f"cannot write here: {err.strerror}", source=self.path) from None
-            self._real = real
-            if fcntl is not None:  # the lock tells a later run this temp file is live
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            self._stream = os.fdopen(fd, "w", encoding="utf-8", newline="")
+                fd = self._make_temp(folder, name)
+                self._real = real
+                if fcntl is not None:  # the lock tells a later run this temp file is live
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._stream = os.fdopen(fd, "w", encoding="utf-8", newline="")
+            except BaseException:  # a Ctrl-C (or a lock refused) while the file is made: nothing is left behind
+                if self._stream is None and fd is not None:
+                    os.close(fd)
+                if self._tmp_name is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(self._tmp_name)
+                    self._tmp_name = None
+                raise
         else:
             sweep_stale(tempfile.gettempdir(), "stdout")  # spools of versions that named them
             try:
@@ -88,6 +97,21 @@ class AtomicOutput:
                 raise self._spool_error(err) from None
             self._stream = open(self._spool.fileno(), "w", encoding="utf-8", newline="", closefd=False)
         return self._stream
+
+    def _make_temp(self, folder: str, name: str) -> int:
+        """The temp file, made with its name already known (as `mkstemp` does, but a Ctrl-C that
+        lands between making the file and knowing its name, in any thread, can no longer leave it)."""
+        for _ in range(100):
+            self._tmp_name = os.path.join(folder, f".{name}.{secrets.token_hex(4)}{SUFFIX}")
+            try:
+                return os.open(self._tmp_name, _TEMP_FLAGS, 0o600)
+            except FileExistsError:
+                continue
+            except OSError as err:
+                self._tmp_name = None
+                raise WriteError(f"cannot write here: {err.strerror}", source=self.path) from None
+        self._tmp_name = None
+        raise WriteError("cannot write here: no free temporary name", source=self.path)
 
     def write_encoded(self, data: bytes) -> None:
         """UTF-8 text another process encoded, written past the text layer as it is. Text

@@ -445,3 +445,26 @@ def test_random_command_lines_never_change_an_input(line, capsys):
             if identity in named:
                 continue
             assert name in after and after[name][1:] == (data, mtime), (args, name, err)
+
+
+def test_regression_ctrl_c_as_the_temp_file_is_made_leaves_no_temp_file(tmp_path, monkeypatch):
+    """Seen once in a full suite under load: Ctrl-C to a folder conversion's process group left a
+    worker's `.part1.jsonl.*.evalconv-tmp`. The signal landed after `mkstemp` made the file and
+    before the output knew its name. The output now knows the name before the file is made."""
+    from evalconv import atomic
+
+    made = []
+    real_open = os.open
+
+    def open_then_ctrl_c(path, flags, mode=0o777, **kwargs):
+        fd = real_open(path, flags, mode, **kwargs)
+        if str(path).endswith(atomic.SUFFIX):
+            made.append(path)
+            raise KeyboardInterrupt  # as a Ctrl-C raised right after the file is made
+        return fd
+
+    monkeypatch.setattr(atomic.os, "open", open_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        with atomic.AtomicOutput(str(tmp_path / "out.jsonl")) as out:
+            out.stream.write("never\n")
+    assert made and sorted(p.name for p in tmp_path.iterdir()) == []
