@@ -3,34 +3,17 @@ table read while the parent reads the head). The worker is a `pools.WorkerPool`'
 the parent goes, and leaving the `with` block on an error or Ctrl-C stops it."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..canonical.errors import EvalconvError, ReadError, UsageError
-from .pools import INTERRUPTED, WorkerPool, start_method
-
-
-@dataclass(frozen=True)
-class Raised:
-    """A worker's `EvalconvError` as plain values (an exception with keyword arguments does not
-    always unpickle): the parent raises it again."""
-
-    kind: str
-    message: str
-    source: str | None
-    line: int | None
-    field: str | None
-
-    def raise_again(self) -> None:
-        kind = {"ReadError": ReadError, "UsageError": UsageError}.get(self.kind, EvalconvError)
-        raise kind(self.message, source=self.source, line=self.line, field=self.field)
+from ..canonical.errors import EvalconvError
+from .pools import INTERRUPTED, Failed, WorkerPool, start_method
 
 
 def _carried(fn: Callable[..., Any], *args: Any) -> Any:
     try:
         return fn(*args)
     except EvalconvError as err:
-        return Raised(type(err).__name__, err.message, err.source, err.line, err.field)
+        return Failed.of(err)
 
 
 class Background:
@@ -48,7 +31,7 @@ class Background:
         out = self._future.result()
         if out is INTERRUPTED:
             raise KeyboardInterrupt
-        if isinstance(out, Raised):
+        if isinstance(out, Failed):
             out.raise_again()
         return out
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 from . import partitions
-from ..canonical.errors import EvalconvError, ReadError, UsageError
+from ..canonical.errors import EvalconvError, UsageError
 from ..canonical.format import WriteOptions
 from ..canonical.validator import Checked, Validator
 from . import parallel
+from .pools import Failed
 from .row_groups import RowGroup, file_row_groups, read_group
 
 EXTRA = "pip install 'evalconv[dask]'"
@@ -36,26 +37,6 @@ def distributed_module() -> Any:
     except ImportError:
         raise UsageError(f"--engine dask needs Dask: {EXTRA}") from None
     return distributed
-
-
-@dataclass(frozen=True)
-class Failed:
-    """A worker's `EvalconvError`, as plain values (an exception with keyword arguments does not
-    always unpickle): the parent raises it again."""
-
-    kind: str
-    message: str
-    source: str | None
-    line: int | None
-    field: str | None
-
-    @classmethod
-    def of(cls, err: EvalconvError) -> "Failed":
-        return cls(type(err).__name__, err.message, err.source, err.line, err.field)
-
-    def raise_again(self) -> None:
-        kind = {"ReadError": ReadError, "UsageError": UsageError}.get(self.kind, EvalconvError)
-        raise kind(self.message, source=self.source, line=self.line, field=self.field)
 
 
 # What a worker runs ------------------------------------------------------------------------------

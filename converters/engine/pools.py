@@ -15,13 +15,37 @@ import sys
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Callable, Literal
+
+from ..canonical.errors import EvalconvError, ReadError, UsageError
 
 PARENT_CHECK_SECONDS = 0.2
 INTERRUPTED = None  # what a task stopped by Ctrl-C returns
 
 _in_task = False      # in a worker: Ctrl-C raises only while a task runs
 _interrupted = False  # in a worker: Ctrl-C came; every task from now on returns INTERRUPTED
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A worker's `EvalconvError`, as plain values (an exception with keyword arguments does not
+    always unpickle): the parent raises it again."""
+
+    kind: str
+    message: str
+    source: str | None
+    line: int | None
+    field: str | None
+
+    @classmethod
+    def of(cls, err: EvalconvError) -> "Failed":
+        return cls(type(err).__name__, err.message, err.source, err.line, err.field)
+
+    def raise_again(self) -> None:
+        kind = {"ReadError": ReadError, "UsageError": UsageError}.get(self.kind, EvalconvError)
+        raise kind(self.message, source=self.source, line=self.line, field=self.field)
+
 
 
 def start_method() -> str | None:

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cli_process import in_a_fresh_process
 from conftest import row
 from evalconv.canonical import jsonvalue
 from evalconv.cli import cli
@@ -202,6 +203,10 @@ def _awkward(path: Path, rows: list[dict]) -> Path:
 def test_the_base_read_in_a_second_process_gives_the_same_report_byte_for_byte(tmp_path, spool_home, monkeypatch):
     """`-j 2` (the default): the base's table is read in a worker process while the head is read
     here, then the head's added and changed rows again by their lines; `-j 1` reads both here."""
+    # Alone: a test-run worker that other tests left with threads cannot fork, and the base's
+    # process may then not start (the report is the same; this test checks that two processes ran).
+    if not in_a_fresh_process(__file__, "test_the_base_read_in_a_second_process_gives_the_same_report_byte_for_byte"):
+        return
     from evalconv.engine import parallel
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)  # two processes for small files too
@@ -228,6 +233,10 @@ def test_the_base_read_in_a_second_process_gives_the_same_report_byte_for_byte(t
 
 def test_two_processes_refuse_an_unreadable_base_and_a_head_that_changes_in_one_line(tmp_path, spool_home,
                                                                                        monkeypatch):
+    # Alone: a test-run worker that other tests left with threads cannot fork, and the base's
+    # process may then not start (the report is the same; this test checks that two processes ran).
+    if not in_a_fresh_process(__file__, "test_two_processes_refuse_an_unreadable_base_and_a_head_that_changes_in_one_line"):
+        return
     from evalconv.engine import parallel
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)

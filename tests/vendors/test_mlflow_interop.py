@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import subprocess
-import sys
 import warnings
 
 import pytest
@@ -16,30 +13,13 @@ from hypothesis import HealthCheck, given, settings
 import evalconv
 from conftest import ROOT
 from evalconv.canonical import jsonvalue
+from cli_process import in_a_fresh_process
 from interop import require_module
 from roundtrip_helpers import read_text, write_text
 from strategies import any_format_rows
 
 pytestmark = pytest.mark.interop
 GOLDEN = ROOT / "golden_roundtrips" / "support-agent.jsonl"
-FRESH = "EVALCONV_FRESH_PROCESS"
-
-
-def in_a_fresh_process(test_name: str) -> bool:
-    """True inside a fresh interpreter; outside one, run the test there and check that it passed.
-    MLflow's tracing is process-wide state: in the full suite (two workers, hundreds of tests before
-    it in the same process) genai.evaluate's traces lost every case but the one with a span of its
-    own (1 of 10 found, twice, never when the module ran alone), so the evaluate test runs alone."""
-    if os.environ.get(FRESH) == test_name:
-        return True
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
-                           f"{__file__}::{test_name}"], env={**os.environ, FRESH: test_name}, cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert re.search(r"^\W*1 passed", done.stdout, re.M), done.stdout[-2000:]  # not skipped, nor deselected
-    return False
-
-
 @pytest.fixture(scope="module")
 def mlflow(tmp_path_factory):
     found = require_module("mlflow")
@@ -111,7 +91,10 @@ def test_labels_are_expectations_the_predict_function_never_receives(mlflow, tmp
 
 
 def test_evaluate_grades_each_case_as_its_oracle_type_says_and_never_passes_what_code_cannot_check(mlflow, tmp_path):
-    if not in_a_fresh_process("test_evaluate_grades_each_case_as_its_oracle_type_says_and_never_passes_what_code_cannot_check"):
+    # MLflow's tracing is process-wide state: in the full suite (two workers, hundreds of tests before
+    # it in the same process) genai.evaluate's traces lost every case but the one with a span of its
+    # own (1 of 10 found, twice, never when the module ran alone), so the evaluate test runs alone.
+    if not in_a_fresh_process(__file__, "test_evaluate_grades_each_case_as_its_oracle_type_says_and_never_passes_what_code_cannot_check"):
         return
     from evalconv.vendors.mlflow.scorers import case_scorer
     rows, records = _export(tmp_path)
