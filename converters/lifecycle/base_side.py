@@ -42,7 +42,7 @@ class SavedBase:
                 table = DigestTable.load(src, self.capacity, self.size)
                 versions = bytearray(self.rows)
                 read_into(src, versions)
-                lines = array("I", bytes(4 * self.lines))
+                lines = array("I", [0]) * self.lines  # no zeroed bytes copy beside it
                 read_into(src, lines)
         finally:
             os.remove(path)

@@ -11,18 +11,17 @@ SEEN = 1  # the other side has this id
 CHANGED = 2  # ... with other content
 
 
-class DigestTable:
-    def __init__(self, capacity: int = 1 << 10) -> None:
-        self._size = 0
-        self._allocate(capacity)
+def _zeros(typecode: str, count: int) -> array:
+    # array * n, not array(bytes(...)): no zeroed bytes object as large as the array beside it
+    return array(typecode, [0]) * count
 
-    def _allocate(self, capacity: int) -> None:
-        self._mask = capacity - 1
-        self._limit = capacity * 2 // 3
-        self._keys = array("q", bytes(8 * capacity))  # 0: an empty slot
-        self._digests = array("q", bytes(8 * capacity))
-        self._rows = array("I", bytes(4 * capacity))
-        self._flags = array("B", bytes(capacity))
+
+class _OpenTable:
+    """Open addressing over `_keys` (0: an empty slot), linear probing."""
+
+    _size: int
+    _keys: array
+    _mask: int
 
     def __len__(self) -> int:
         return self._size
@@ -33,6 +32,21 @@ class DigestTable:
         while (stored := keys[slot]) != 0 and stored != key:
             slot = (slot + 1) & mask
         return slot
+
+
+class DigestTable(_OpenTable):
+    def __init__(self, capacity: int = 1 << 10) -> None:
+        self._size = 0
+        self._allocate(capacity)
+
+    def _allocate(self, capacity: int) -> None:
+        self._mask = capacity - 1
+        self._limit = capacity * 2 // 3
+        self._keys = _zeros("q", capacity)  # 0: an empty slot
+        self._digests = _zeros("q", capacity)
+        self._rows = _zeros("I", capacity)
+        self._flags = _zeros("B", capacity)
+
 
     def add(self, key: int, digest: int, row: int) -> int:
         """Record the row that holds id `key`; returns the first row that held it (maybe `row`)."""
@@ -139,7 +153,7 @@ def read_into(src: BufferedIOBase, column: "array[int] | bytearray") -> None:
         view = view[got:]
 
 
-class OffsetTable:
+class OffsetTable(_OpenTable):
     """Id key -> a non-negative offset, in machine-word arrays (16 bytes a slot): where a spool
     file holds what diff keeps of an id. `put` replaces, `pop` takes an offset once (-1: none)."""
 
@@ -151,18 +165,9 @@ class OffsetTable:
         self._mask = capacity - 1
         self._limit = capacity * 2 // 3
         self._used = 0  # slots holding a key, a popped one included
-        self._keys = array("q", bytes(8 * capacity))  # 0: an empty slot
-        self._offsets = array("q", bytes(8 * capacity))
+        self._keys = _zeros("q", capacity)  # 0: an empty slot
+        self._offsets = _zeros("q", capacity)
 
-    def __len__(self) -> int:
-        return self._size
-
-    def _slot(self, key: int) -> int:
-        keys, mask = self._keys, self._mask
-        slot = key & mask
-        while (stored := keys[slot]) != 0 and stored != key:
-            slot = (slot + 1) & mask
-        return slot
 
     def put(self, key: int, offset: int) -> None:
         slot = self._slot(key)
