@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 import evalconv
 from conftest import ROOT
 from evalconv.canonical import jsonvalue
-from cli_process import in_a_fresh_process
 from interop import require_module
 from roundtrip_helpers import read_text, write_text
 from strategies import any_format_rows
@@ -90,20 +89,17 @@ def test_labels_are_expectations_the_predict_function_never_receives(mlflow, tmp
             assert label not in shown or label in jsonvalue.dumps(row.input), (row.id, label)
 
 
-def test_evaluate_grades_each_case_as_its_oracle_type_says_and_never_passes_what_code_cannot_check(mlflow, tmp_path):
-    # MLflow's tracing is process-wide state: in the full suite (two workers, hundreds of tests before
-    # it in the same process) genai.evaluate's traces lost every case but the one with a span of its
-    # own (1 of 10 found, twice, never when the module ran alone), so the evaluate test runs alone.
-    if not in_a_fresh_process(__file__, "test_evaluate_grades_each_case_as_its_oracle_type_says_and_never_passes_what_code_cannot_check"):
-        return
-    from evalconv.vendors.mlflow.scorers import case_scorer
-    rows, records = _export(tmp_path)
-    by_id = {r.id: r for r in rows}
-
+def _graded_stub(mlflow, rows):
+    """A stub app: right on the refund, window and order-status cases, wrong elsewhere. It is traced
+    as a whole because it opens a TOOL span of its own on one input: MLflow wraps predict_fn in a
+    trace only when its call on the first record opens no span, and the first record is whichever the
+    store returns first, so an untraced stub lost every trace but the tool case's when that case came
+    first (1 of 10 found; the record order of a managed dataset is not the merge order)."""
     @mlflow.trace(span_type="TOOL", name="lookup_order")
     def lookup_order(order_id: str) -> dict:
         return {"status": "shipped"}
 
+    @mlflow.trace
     def predict(input=None, messages=None, **other):
         text = input if isinstance(input, str) else jsonvalue.dumps(messages or other)
         if "TH-100482" in text:
@@ -115,18 +111,23 @@ def test_evaluate_grades_each_case_as_its_oracle_type_says_and_never_passes_what
             if row.input == input and row.case["oracleType"] == "acceptable-set":
                 return row.expected[1]
         return "a wrong answer"
+    return predict
 
-    result = mlflow.genai.evaluate(data=_dataset(mlflow, "golden-eval", records), predict_fn=predict,
-                                   scorers=[case_scorer()])
-    # Regression: MLflow writes traces in the background; on a loaded machine the search found one of
-    # the ten (a CI-length run failed this way), so the test waits for them as a user must.
+
+def _verdicts(mlflow, result) -> dict:
+    # MLflow writes traces in the background; on a loaded machine the search found one of the ten
+    # (a CI-length run failed this way), so the test waits for them as a user must.
     mlflow.flush_trace_async_logging()
     traces = mlflow.search_traces(run_id=result.run_id)
     verdicts = {}
     for tags, assessments in zip(traces["tags"], traces["assessments"]):
         [mine] = [a for a in assessments if a.get("assessment_name") == "evalconv_case"]
         verdicts[tags["case_id"]] = mine["feedback"]["value"]  # the record's tags go onto its trace
-    assert set(verdicts) == set(by_id)
+    return verdicts
+
+
+def _assert_graded_as_meant(verdicts: dict, rows, records) -> None:
+    assert set(verdicts) == {r.id for r in rows}
     assert verdicts["cs-refund-valid-receipt"] is True and verdicts["cs-return-window-phrasing"] is True
     assert verdicts["cs-order-status-tool"] is True
     for row_id, value in verdicts.items():
@@ -135,6 +136,25 @@ def test_evaluate_grades_each_case_as_its_oracle_type_says_and_never_passes_what
             assert value is None, row_id  # unscored, never passed
         elif row_id not in ("cs-refund-valid-receipt", "cs-return-window-phrasing", "cs-order-status-tool"):
             assert value is False, row_id
+
+
+def test_evaluate_grades_each_case_as_its_oracle_type_says_and_never_passes_what_code_cannot_check(mlflow, tmp_path):
+    from evalconv.vendors.mlflow.scorers import case_scorer
+    rows, records = _export(tmp_path)
+    result = mlflow.genai.evaluate(data=_dataset(mlflow, "golden-eval", records), predict_fn=_graded_stub(mlflow, rows),
+                                   scorers=[case_scorer()])
+    _assert_graded_as_meant(_verdicts(mlflow, result), rows, records)
+
+
+def test_regression_evaluate_lost_traces_when_the_first_record_was_the_tool_call_case(mlflow, tmp_path):
+    # The tool case first, as the store returned it in the CI run that failed: every case still graded.
+    from evalconv.vendors.mlflow.scorers import case_scorer
+    rows, records = _export(tmp_path)
+    first = [r.id for r in rows].index("cs-order-status-tool")
+    records = [records[first], *records[:first], *records[first + 1:]]
+    rows = [rows[first], *rows[:first], *rows[first + 1:]]
+    result = mlflow.genai.evaluate(data=records, predict_fn=_graded_stub(mlflow, rows), scorers=[case_scorer()])
+    _assert_graded_as_meant(_verdicts(mlflow, result), rows, records)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
