@@ -56,7 +56,10 @@ class _Feeder(threading.Thread):
             out.flush()
             self.writer_has_a_row.wait(self.wait)
             out.write(self.data[self.first_part:])
-        self.finished.set()
+            # Before the close: a reader sees the end of the file only at the close, so a greedy
+            # reader's first row always finds this set. Set after it, a loaded machine could run the
+            # reader's whole file and first row before this thread got to it (a flaky failure).
+            self.finished.set()
 
 
 class _SpyFormat(Format):
