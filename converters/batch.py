@@ -132,15 +132,13 @@ def convert_tree(root: str, outdir: str, *, to: str, from_: str | None = None,
         for task in tasks:
             done(convert_one(*task))
     else:
-        from concurrent.futures import as_completed
-
-        from .engine.pools import INTERRUPTED, WorkerPool
+        from .engine.pools import INTERRUPTED, WorkerPool, answer_of, finished_in_turn
 
         try:
             with WorkerPool(jobs) as pool:  # Ctrl-C: the files in hand are dropped, no new ones start
                 futures = [pool.submit(convert_one, *task) for task in tasks]
-                for future in as_completed(futures):
-                    outcome = future.result()
+                for future in finished_in_turn(futures):
+                    outcome = answer_of(future)
                     if outcome is INTERRUPTED:  # Ctrl-C reached the worker
                         raise KeyboardInterrupt
                     done(outcome)

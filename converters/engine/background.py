@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..canonical.errors import EvalconvError
-from .pools import INTERRUPTED, Failed, WorkerPool, start_method
+from .pools import INTERRUPTED, Failed, WorkerPool, answer_of, start_method
 
 
 def _carried(fn: Callable[..., Any], *args: Any) -> Any:
@@ -28,7 +28,7 @@ class Background:
             raise
 
     def result(self) -> Any:
-        out = self._future.result()
+        out = answer_of(self._future)
         if out is INTERRUPTED:
             raise KeyboardInterrupt
         if isinstance(out, Failed):

@@ -16,7 +16,7 @@ from ..canonical.errors import ReadError
 from ..canonical.json_format import JSONL_FORMAT
 from ..canonical.source import Lines
 from .parallel import _chunks
-from .pools import INTERRUPTED, WorkerPool
+from .pools import INTERRUPTED, WorkerPool, answer_of
 from ..reports import ReadReport
 from ..sources import InputChanged, Progress, changed, identity, tell
 
@@ -71,7 +71,7 @@ def count_in_chunks(counter: Any, path: str, result: Any, jobs: int, counting: C
             if not pending:
                 break
             end, future = pending.popleft()
-            answer = future.result()
+            answer = answer_of(future)
             if answer is INTERRUPTED:
                 raise KeyboardInterrupt
             if isinstance(answer[0], str):  # _CHANGED

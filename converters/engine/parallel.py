@@ -336,9 +336,9 @@ class Workers:
 
 def _merge(path: str, start: int, end: int, future: Future, line_base: int, label: str,
            validator: Validator, to: str | None) -> Generator[Checked[Encoded] | CleanRows, None, int]:
-    from .pools import INTERRUPTED
+    from .pools import INTERRUPTED, answer_of
 
-    chunk = future.result()
+    chunk = answer_of(future)
     if chunk is INTERRUPTED:  # Ctrl-C reached the worker
         raise KeyboardInterrupt
     if chunk.error is not None and chunk.error[0] == "changed":

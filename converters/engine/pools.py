@@ -14,13 +14,15 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import TimeoutError as NotYet
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterator, Literal
 
 from ..canonical.errors import EvalconvError, ReadError, UsageError
 
 PARENT_CHECK_SECONDS = 0.2
+WAIT_STEP_SECONDS = 0.1  # how long Ctrl-C may wait while the parent waits for a worker's answer
 INTERRUPTED = None  # what a task stopped by Ctrl-C returns
 
 _in_task = False      # in a worker: Ctrl-C raises only while a task runs
@@ -100,9 +102,51 @@ class WorkerPool(ProcessPoolExecutor):
         return set(self._worker_pids)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        super().shutdown(wait=wait, cancel_futures=cancel_futures)
+        # The pool's own lock is taken with Ctrl-C held (see `answer_of`: held at the signal, the
+        # manager thread blocks on it for ever); the wait for the workers stays interruptible.
+        manager, results = self._executor_manager_thread, self._result_queue
+        held = _hold_interrupts()
+        try:
+            super().shutdown(wait=False, cancel_futures=cancel_futures)
+        finally:
+            _release_interrupts(held)
         if wait:
+            if manager is not None:
+                manager.join()
+            if results is not None:
+                results.close()
             self._pid_queue.close()
+
+
+def answer_of(future: Future) -> Any:
+    """`future.result()`, with Ctrl-C and SIGTERM held off while the future's lock is held.
+
+    Python runs a signal handler between two steps of the main thread, and one of them is the start
+    of `Condition.__exit__`: a handler that raises there (as the command line's do) leaves the
+    future's lock held for ever, and the pool's manager thread, cancelling that future at shutdown,
+    blocks on it, so the process hangs (a SIGTERM landing as a chunk finished did, under load). Held,
+    the signal is handled after the wait, outside the lock; a wait in steps keeps Ctrl-C prompt."""
+    while True:
+        held = _hold_interrupts()
+        try:
+            return future.result(timeout=WAIT_STEP_SECONDS)
+        except NotYet:
+            continue
+        finally:
+            _release_interrupts(held)
+
+
+def finished_in_turn(futures: list[Future]) -> Iterator[Future]:
+    """The futures as they finish (`as_completed`, whose wait takes every future's lock), with
+    Ctrl-C held off while the locks are held, as in `answer_of`."""
+    pending = set(futures)
+    while pending:
+        held = _hold_interrupts()
+        try:
+            done, pending = wait(pending, timeout=WAIT_STEP_SECONDS, return_when=FIRST_COMPLETED)
+        finally:
+            _release_interrupts(held)
+        yield from done
 
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
