@@ -17,7 +17,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures import TimeoutError as NotYet
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal, cast
 
 from ..canonical.errors import EvalconvError, ReadError, UsageError
 
@@ -104,7 +104,9 @@ class WorkerPool(ProcessPoolExecutor):
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         # The pool's own lock is taken with Ctrl-C held (see `answer_of`: held at the signal, the
         # manager thread blocks on it for ever); the wait for the workers stays interruptible.
-        manager, results = self._executor_manager_thread, self._result_queue
+        # typeshed calls the manager thread a _ThreadWakeup; it is the thread
+        manager = cast("threading.Thread | None", self._executor_manager_thread)
+        results = self._result_queue
         held = _hold_interrupts()
         try:
             super().shutdown(wait=False, cancel_futures=cancel_futures)
