@@ -203,3 +203,25 @@ def test_regression_a_promptfoo_yaml_opening_with_a_comment_holding_a_comma_was_
     assert REGISTRY.detect("promptfooconfig.yaml", head).name == "promptfoo"
     listing = "# Bare test list, one case.\n- description: refund\n  vars: {input: hi}\n  assert: []\n"
     assert REGISTRY.detect("tests.yaml", listing).name == "promptfoo"
+
+
+@pytest.mark.parametrize("where", ["input", "expected", "metadata"])
+def test_nan_and_infinities_are_refused_with_their_path_and_nothing_noted(where):
+    from evalconv.canonical.errors import WriteError
+    value = row().to_json()
+    bad = {"x": [1, float("nan")]}
+    if where == "metadata":
+        value["metadata"]["score"] = bad
+    else:
+        value[where] = bad
+    with pytest.raises(WriteError) as err:
+        write_text("pydantic-evals", [Row.from_json(value)])
+    assert err.value.field == f"$.{where}{'.score' if where == 'metadata' else ''}.x[1]"
+
+
+def test_a_null_expected_and_null_metadata_are_written_as_null():
+    value = row(expected=None).to_json()
+    value["metadata"]["note"] = None
+    text, _ = write_text("pydantic-evals", [Row.from_json(value)])
+    [case] = yaml.safe_load(text)["cases"]
+    assert case["expected_output"] is None and case["metadata"]["note"] is None

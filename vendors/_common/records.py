@@ -19,6 +19,7 @@ from evalconv.canonical.errors import ReadError, RowError, RowRefused
 from evalconv.canonical.json_format import iter_array
 from evalconv.canonical.source import Lines, SourceRow, parse_problem
 from evalconv.canonical.reporting import ReadReporter
+from evalconv.canonical.row import Row
 
 _WHITESPACE = " \t\r\n"
 
@@ -128,14 +129,33 @@ def add_envelope(metadata: dict[str, Any], envelope: dict[str, Any]) -> dict[str
 SUMS = "sums"  # envelope key: field -> fingerprint of what evalconv wrote there (no other copy)
 
 
-def fingerprint(value: Any) -> str:
+def fingerprint(value: Any, dumped: bytes | None = None) -> str:
     """A short digest of a JSON value, key order aside (`jsonvalue.same` values agree). Kept in the
-    envelope beside a native field that has no other copy, so that a reader can name an edit."""
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except TypeError:  # integers beyond 64 bits, deep nesting
+    envelope beside a native field that has no other copy, so that a reader can name an edit.
+    `dumped`: `sorted_json(value)`, when the caller has it."""
+    text = dumped if dumped is not None else sorted_json(value)
+    if text is None:  # integers beyond 64 bits, deep nesting
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
     return hashlib.sha256(text).hexdigest()[:12]
+
+
+def sorted_json(value: Any) -> bytes | None:
+    """orjson's JSON bytes of `value` with its keys sorted (what `fingerprint` digests), or None
+    where orjson cannot write it (an integer beyond 64 bits, deep nesting)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return None
+
+
+def all_finite(*dumped: bytes | None) -> bool:
+    """The quick look of `check_value` over values already written by orjson (`json_bytes`,
+    `sorted_json`): True when none is missing and none holds `null` (orjson writes NaN and the
+    infinities as `null`), so none holds such a float; False: look closer."""
+    for text in dumped:  # a loop, not all() over a generator: this runs for every row
+        if text is None or b"null" in text:
+            return False
+    return True
 
 
 def edited_fields(record: dict[str, Any], envelope: dict[str, Any]) -> list[str]:
@@ -147,8 +167,11 @@ def edited_fields(record: dict[str, Any], envelope: dict[str, Any]) -> list[str]
             if isinstance(digest, str) and fingerprint(record.get(key)) != digest]  # metadata: per key
 
 
-def metadata_sums(metadata: dict[str, Any]) -> dict[str, str]:
-    """The fingerprint of each metadata key, so that a key added, changed or removed is named."""
+def metadata_sums(metadata: dict[str, Any], dumped: dict[str, bytes | None] | None = None) -> dict[str, str]:
+    """The fingerprint of each metadata key, so that a key added, changed or removed is named.
+    `dumped`: each key's `sorted_json`, when the caller has them."""
+    if dumped is not None:
+        return {key: fingerprint(value, dumped[key]) for key, value in metadata.items()}
     return {key: fingerprint(value) for key, value in metadata.items()}
 
 
@@ -284,13 +307,27 @@ def check_value(value: Any, row_id: str, path: str, vendor: str, max_depth: int 
             todo.extend((v, paths.join(at, k), depth + 1) for k, v in pairs)
 
 
+def check_row(row: Row, vendor: str, input_json: bytes | None, expected_json: bytes | None,
+              metadata_json: dict[str, bytes | None]) -> None:
+    """`check_value(row.to_json(), row.id, "$", vendor)` for a row whose input, expected and
+    metadata values orjson has written (`sorted_json`, `json_bytes`): only a part whose JSON holds
+    `null` is looked at closer, and a part that is null itself (a null expected) needs no look."""
+    if all_finite(input_json, expected_json if row.has_expected else b"", *metadata_json.values()):
+        return
+    parts = [(row.input, input_json, "$.input")]
+    if row.has_expected:
+        parts.append((row.expected, expected_json, "$.expected"))
+    parts += [(value, metadata_json[key], paths.join("$.metadata", key)) for key, value in row.metadata.items()]
+    for value, dumped, path in parts:
+        if value is not None and not all_finite(dumped):
+            check_value(value, row.id, path, vendor, dumped=dumped)
+
+
 def _finite(value: Any, dumped: bytes | None = None) -> bool:
     """A quick look (orjson writes NaN and infinities as `null`): no `null` in the JSON text means
     no such float anywhere in `value`; otherwise (or with no JSON text: an integer beyond 64 bits,
     deep nesting) look closer."""
-    if dumped is None:
-        dumped = json_bytes(value)
-    return dumped is not None and b"null" not in dumped
+    return all_finite(json_bytes(value) if dumped is None else dumped)
 
 
 def _within(value: Any, max_depth: int) -> bool:
