@@ -46,6 +46,12 @@ class _FieldIds:
             entries.setdefault(key, [])
             counts[key] = counts.get(key, 0) + 1
 
+    def note_count(self, key: tuple[str, str], rows: int) -> None:
+        """`note_ids` of `rows` ids, for a report that keeps counts only."""
+        assert not self.keep_ids
+        self.entries.setdefault(key, [])
+        self.counts[key] = self.counts.get(key, 0) + rows
+
     def note_ids(self, key: tuple[str, str], ids: list[str]) -> None:
         """`note_all((key,), row_id)` for each of `ids` in turn (consecutive repeats kept once)."""
         if not ids:
@@ -210,11 +216,13 @@ Recorded = tuple[Any, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...], 
 
 class ChunkLosses:
     """A worker's carried fields for one chunk, a key at a time: (path, reason) -> the rows (by
-    their index in the chunk) and the ids it was carried under, in order. The parent notes a run
-    of rows it writes with a slice per key (`carry_rows`), not a row at a time."""
+    their index in the chunk) it was carried under, in order, and each row's id once. The parent
+    notes a run of rows it writes with a slice per key (`carry_rows`), not a row at a time; a
+    report that counts (no `--report`) takes the slice's length, no ids."""
 
     def __init__(self) -> None:
-        self.index: dict[tuple[str, str], tuple[array, list[str]]] = {}
+        self.index: dict[tuple[str, str], array] = {}
+        self.ids: list[str | None] = []  # row index -> the id its fields were carried under
         self.others = False  # did a row record carries beside its own (replay those row by row)?
 
     def add(self, i: int, recorded: Recorded | None) -> Recorded | None:
@@ -222,14 +230,18 @@ class ChunkLosses:
         if recorded is None:
             return None
         row_id, carried, dropped, calls = recorded
-        index = self.index
-        for key in carried:
-            entry = index.get(key)
-            if entry is None:
-                index[key] = (array("I", (i,)), [row_id])
-            else:
-                entry[0].append(i)
-                entry[1].append(row_id)
+        if carried:
+            ids = self.ids
+            if len(ids) < i:
+                ids.extend([None] * (i - len(ids)))
+            ids.append(row_id)
+            index = self.index
+            for key in carried:
+                rows = index.get(key)
+                if rows is None:
+                    index[key] = array("I", (i,))
+                else:
+                    rows.append(i)
         if any(call[0] in ("carry", "carry_all") for call in calls):
             self.others = True
         return (row_id, (), dropped, calls) if dropped or calls else None
@@ -237,11 +249,15 @@ class ChunkLosses:
     def carry_rows(self, report: LossReport, start: int, stop: int) -> None:
         """Note the fields rows start..stop carried, as their rows' `replay`s would, in order."""
         carried = report.carried
-        for key, (rows, ids) in self.index.items():
+        ids = self.ids
+        for key, rows in self.index.items():
             lo = bisect_left(rows, start)
             hi = bisect_left(rows, stop, lo)
             if lo < hi:
-                carried.note_ids(key, ids[lo:hi])
+                if carried.keep_ids:
+                    carried.note_ids(key, [ids[i] for i in rows[lo:hi]])
+                else:
+                    carried.note_count(key, hi - lo)
 
 
 def replay(recorded: Recorded, report: LossReport) -> None:

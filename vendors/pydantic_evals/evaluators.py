@@ -9,6 +9,7 @@ The docs' oracle-to-evaluator table is rendered from `plan` by `oracle_table`.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,10 +91,15 @@ def normal_form(spec: Any) -> Any:
     return short_form(name, **kwargs)
 
 
+@functools.lru_cache(maxsize=256)
 def not_checked(reason: str) -> Any:
-    """An assertion that always fails, saying why in its name (no class is named like it)."""
+    """An assertion that always fails, saying why in its name (no class is named like it). One
+    spec per reason, shared by the rows it is written for (no writer changes a spec)."""
     return short_form("IsInstance", type_name="evalconv: no class has this name",
                       evaluation_name=NOT_CHECKED_PREFIX + reason)
+
+
+EQUALS_EXPECTED = short_form("EqualsExpected")
 
 
 def not_checked_reason(spec: Any) -> str | None:
@@ -163,7 +169,7 @@ def _programmatic(row: Row, oracle: str) -> tuple[list[Any], str]:
         if not row.has_expected:
             return [], "the case has no expected output to compare with"
         # EqualsExpected records nothing when expected_output is null: Equals says what it checks
-        return ([short_form("EqualsExpected")] if expected is not None else [short_form("Equals", value=None)]), ""
+        return ([EQUALS_EXPECTED] if expected is not None else [short_form("Equals", value=None)]), ""
     if oracle == "acceptable-set":
         if not (isinstance(expected, list) and expected):
             return [], "its expected is not a non-empty list of acceptable outputs"
