@@ -4,9 +4,10 @@ from __future__ import annotations
 import operator
 from array import array
 from bisect import bisect_left
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from .canonical.suggest import count
 from .canonical.findings import Finding
@@ -104,8 +105,20 @@ class LossReport:
     def notice(self, text: str) -> None:
         self.notices.append(text)
 
+    # while `gathering`: text -> the rows noticed since, for a text noticed before
+    _gathered: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
+
     def notice_row(self, text: str, row_id: str) -> None:
         """One notice for every row it is about: `text (N rows: 'a', 'b', ...)`."""
+        gathered = self._gathered
+        if gathered is not None:
+            later = gathered.get(text)
+            if later is not None:
+                later.append(row_id)
+                return
+            if text in self._row_notices:
+                gathered[text] = [row_id]
+                return
         at, ids, rows = self._row_notices.get(text, (len(self.notices), [], 0))
         if at == len(self.notices):
             self.notices.append(text)
@@ -113,7 +126,33 @@ class LossReport:
             return
         if len(ids) < ROWS_NAMED:
             ids.append(row_id)
-        rows += 1
+        self._show(text, at, ids, rows + 1)
+
+    @contextmanager
+    def gathering(self) -> Iterator[None]:
+        """Within: a row notice of a text noticed before is only gathered, and each text's notice
+        is written once at the end (the parent replays a worker's rows by the thousand). The
+        notices' order and each one's rows are what `notice_row` a row at a time gives."""
+        if self._gathered is not None:  # already gathering
+            yield
+            return
+        gathered: dict[str, list[str]] = {}
+        self._gathered = gathered
+        try:
+            yield
+        finally:
+            self._gathered = None
+            for text, row_ids in gathered.items():
+                at, ids, rows = self._row_notices[text]
+                for row_id in row_ids:
+                    if ids and ids[-1] == row_id:
+                        continue
+                    if len(ids) < ROWS_NAMED:
+                        ids.append(row_id)
+                    rows += 1
+                self._show(text, at, ids, rows)
+
+    def _show(self, text: str, at: int, ids: list[str], rows: int) -> None:
         self._row_notices[text] = (at, ids, rows)
         named = self._named.get(text)
         if named is None or named[0] is not ids or named[1] != len(ids):  # the names once, not each row

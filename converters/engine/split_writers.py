@@ -120,15 +120,16 @@ class ReplayWriter:
             self._carry_later(losses, start, stop)
         else:
             self._carry_now()  # an earlier chunk's rows first
-        for at, part in enumerate(rows.parts or (), start):
-            if isinstance(part, Refused):
-                raise part.error()
-            recorded, kept = part
-            if losses.others:  # carries under other rows' ids: row by row, in order
-                losses.carry_rows(self._report, at, at + 1)
-            if recorded is not None:
-                replay(recorded, self._report)
-            self._writer.keep(kept)
+        with self._report.gathering():  # each notice written once for the stretch, not once a row
+            for at, part in enumerate(rows.parts or (), start):
+                if isinstance(part, Refused):
+                    raise part.error()
+                recorded, kept = part
+                if losses.others:  # carries under other rows' ids: row by row, in order
+                    losses.carry_rows(self._report, at, at + 1)
+                if recorded is not None:
+                    replay(recorded, self._report)
+                self._writer.keep(kept)
 
     def finish(self) -> None:
         self._carry_now()

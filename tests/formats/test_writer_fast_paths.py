@@ -137,7 +137,7 @@ _CALL = st.one_of(
     st.tuples(st.just("carry"), _FIELD), st.tuples(st.just("drop"), _FIELD),
     st.tuples(st.just("carry_all"), st.lists(_FIELD, max_size=4)),
     st.tuples(st.just("note"), st.sampled_from(["n1", "n2"])), st.tuples(st.just("notice"), st.just("t")),
-    st.tuples(st.just("other-row"), _FIELD))
+    st.tuples(st.just("notice_row"), st.sampled_from(["t1", "t2"])), st.tuples(st.just("other-row"), _FIELD))
 _ROWS = st.lists(st.tuples(st.sampled_from(["r1", "r2", "r3", "r4"]), st.lists(_CALL, max_size=5)), max_size=12)
 
 
@@ -151,6 +151,8 @@ def _note(report, row_id, call):
         report.notes.append(what)
     elif kind == "notice":
         report.notice(what)
+    elif kind == "notice_row":
+        report.notice_row(what, row_id)
     else:
         report.carry(what[0], "elsewhere", what[1])
 
@@ -190,6 +192,36 @@ def test_a_workers_recorded_losses_replay_into_the_same_report(counting, rows, c
     writer.finish()  # the carried fields of a run are noted when the run ends
     assert replayed.to_json() == direct.to_json()
     assert replayed.notices == direct.notices
+
+
+_NOTICES = st.lists(st.one_of(st.tuples(st.sampled_from(["t1", "t2", "t3"]), st.sampled_from([f"r{i}" for i in range(14)])),
+                              st.tuples(st.just(None), st.sampled_from(["plain", "other"]))), max_size=60)
+
+
+@settings(max_examples=400)
+@given(calls=_NOTICES, cuts=st.lists(st.integers(0, 60), max_size=4))
+def test_row_notices_gathered_in_stretches_read_as_noticed_a_row_at_a_time(calls, cuts):
+    """The parent gathers a stretch's row notices and writes each notice once (`gathering`): the
+    notices, their order, counts and named rows are what a call a row at a time gives, whatever
+    the stretches (a text first seen in one, a row noticed twice in a row, more rows than named)."""
+    from evalconv.reports import LossReport
+
+    def note(report, notice, row_id):
+        if notice is None:
+            report.notice(row_id)
+        else:
+            report.notice_row(notice, row_id)
+
+    direct, gathered = LossReport("x"), LossReport("x")
+    for notice, row_id in calls:
+        note(direct, notice, row_id)
+    bounds = sorted({0, len(calls), *(min(c, len(calls)) for c in cuts)})
+    for start, stop in zip(bounds, bounds[1:]):
+        with gathered.gathering():
+            for notice, row_id in calls[start:stop]:
+                note(gathered, notice, row_id)
+    assert gathered.notices == direct.notices
+    assert gathered._row_notices == direct._row_notices
 
 
 def _runs_in_by_scan(runs, start, end):
