@@ -189,14 +189,16 @@ class AtomicOutput:
         except OSError:
             pass
         finally:
-            if self._spool is not None:
-                with contextlib.suppress(OSError):
-                    self._spool.close()
-                self._spool = None
-            if self._tmp_name is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(self._tmp_name)
-                self._tmp_name = None
+            try:
+                if self._spool is not None:
+                    with contextlib.suppress(OSError):
+                        self._spool.close()
+                    self._spool = None
+            finally:  # the temp file goes even when a signal lands in the spool's close
+                if self._tmp_name is not None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(self._tmp_name)
+                    self._tmp_name = None
 
     def error(self, err: OSError) -> Exception:
         """What a failed write says: which output, and why."""
@@ -402,9 +404,9 @@ class AtomicFolder:
             if self._temp is not None:
                 if not self._swapped and os.path.lexists(os.path.join(self._temp, "previous")):
                     if self.folder is not None:
-                        shutil.rmtree(self.folder, ignore_errors=True)
+                        _remove_tree(self.folder)
                 else:
-                    shutil.rmtree(self._temp, ignore_errors=True)
+                    _remove_tree(self._temp)
         finally:
             if self._lock is not None:
                 os.close(self._lock)
@@ -434,6 +436,18 @@ class _Changed(Exception):
 def _parent_and_name(path: str) -> tuple[str, str]:
     real = os.path.abspath(path)
     return os.path.dirname(real), os.path.basename(real)
+
+
+def _remove_tree(path: str) -> None:
+    """`shutil.rmtree`, finished even when Ctrl-C or SIGTERM lands midway, then raised again. A
+    signal taken by another thread of the process (a test runner's, a library caller's) reaches the
+    main thread's handler whatever its mask, so it can land in a clean-up: cut short, the
+    temporary folder stayed beside the dataset."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except KeyboardInterrupt:
+        shutil.rmtree(path, ignore_errors=True)
+        raise
 
 
 def _put_back(previous: str, target: str) -> None:

@@ -18,6 +18,7 @@ import pytest
 
 import evalconv
 from conftest import ROOT, run_cli
+from evalconv import _stopping as atomic_stopping
 from evalconv import atomic
 from faultkit import WAIT_SECONDS, kill_when, start, write_big_set
 from cli_process import evalconv_command
@@ -230,6 +231,28 @@ def test_a_sigterm_between_the_renames_never_leaves_no_dataset(old_dataset, tmp_
     code, err = run_cli([str(new_set), "--to", "hf", "-o", str(old_dataset)], capsys)
     assert code == 143 and "evalconv: terminated" in err, err
     assert ids_in(old_dataset) in (GOLDEN_IDS, ["new-1", "new-2"]) and leftovers(tmp_path) == []
+
+
+def test_regression_a_sigterm_during_the_clean_up_left_the_temporary_folder(old_dataset, tmp_path, new_set,
+                                                                            monkeypatch, capsys):
+    """CI once ran the test above with the SIGTERM taken by another thread of the test worker: the
+    handler then runs in the main thread whatever its mask, here in the removal of the temporary
+    folder after the swap, and that folder stayed. Now the removal is finished, then the run stops."""
+    real_rmtree = shutil.rmtree
+    cut_short = []
+
+    def rmtree_interrupted_once(path, *args, **kwargs):
+        if not cut_short:
+            cut_short.append(path)
+            entries = sorted(os.listdir(path))
+            real_rmtree(os.path.join(path, entries[0]), ignore_errors=True)  # part of the way, then the signal
+            raise atomic_stopping.Terminated()
+        return real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(atomic.shutil, "rmtree", rmtree_interrupted_once)
+    code, err = run_cli([str(new_set), "--to", "hf", "-o", str(old_dataset)], capsys)
+    assert cut_short and code == 143 and "evalconv: terminated" in err, err
+    assert ids_in(old_dataset) == ["new-1", "new-2"] and leftovers(tmp_path) == []
 
 
 STRACE = shutil.which("strace")
