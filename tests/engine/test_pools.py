@@ -90,6 +90,8 @@ def test_finished_in_turn_takes_the_locks_with_signals_held_off_too():
 
 def test_a_signal_during_the_wait_still_stops_it_promptly():
     """Held off, not swallowed: the signal is handled as soon as the lock is let go."""
+    if not in_a_fresh_process(__file__, "test_a_signal_during_the_wait_still_stops_it_promptly"):
+        return
     future: Future = Future()
     before = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(_Stop()))
     signal.setitimer(signal.ITIMER_REAL, 0.05)
