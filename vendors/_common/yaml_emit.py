@@ -49,13 +49,12 @@ _RESOLVERS = None if _IMPLICIT.get(None) or any(tag == _STR for rs in _IMPLICIT.
 
 # libyaml's IS_PRINTABLE, less "\n" (a break, escaped in double quotes): what it writes as is.
 _PRINTABLE = "\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd"
-_SPECIAL = re.compile(f"[^\n{_PRINTABLE}]")
-# One line of text libyaml writes as it is: printable, no line break (LS and PS are breaks).
-# (as one string: a list of its 63,000 code points held 2.5 MB in every process that imports this)
-_ORDINARY_TEXT = "".join(map(chr, (*range(0x20, 0x7F), *range(0xA0, 0x2028), *range(0x202A, 0xD800),
-                                   *range(0xE000, 0xFEFF), *range(0xFF00, 0xFFFE))))
-_UNUSUAL = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
-_ESCAPED = re.compile(f'[^{_PRINTABLE}]|["\\\\\u2028\u2029]')
+# The patterns over these ranges take 30 ms to compile, and every command imports this module
+# (the registry loads the formats): they are compiled when the first item is written (`_compile`).
+_SPECIAL: re.Pattern[str]
+_UNUSUAL: re.Pattern[str]
+_ESCAPED: re.Pattern[str]
+_PLAIN_AS_IS: Callable[[str], object]
 _ESCAPES = {"\x00": "\\0", "\x07": "\\a", "\x08": "\\b", "\t": "\\t", "\n": "\\n", "\x0b": "\\v", "\x0c": "\\f",
             "\r": "\\r", "\x1b": "\\e", '"': '\\"', "\\": "\\\\", "\x85": "\\N", "\u2028": "\\L", "\u2029": "\\P"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -76,9 +75,25 @@ _NUMBERLESS_LAST = r"\x21-\x22\x24-\x2c\x2f-\x39\x3b-\x7e" + _WIDE
 _WORDS_FIRST = "".join(sorted(c for c in _RESOLVING_FIRST if c.isalpha()))  # FNOTYfnoty
 _FIRST = "".join(re.escape(c) for c in map(chr, range(0x21, 0x7F))
                  if c not in _INDICATOR_FIRST and c not in "?:-#" and c not in _RESOLVING_FIRST) + _WIDE
-_PLAIN_AS_IS = re.compile(f"[{_FIRST}](?:[{_BODY}]{{0,49998}}[{_LAST}])?"
-                          f"|[{_WORDS_FIRST}][{_BODY}]{{4,49997}}[{_LAST}]"
-                          f"|(?!0[xb]|[0-9_]*\\Z)[0-9][{_NUMBERLESS}]{{0,49998}}[{_NUMBERLESS_LAST}]").fullmatch
+
+
+def _compile() -> None:
+    global _SPECIAL, _UNUSUAL, _ESCAPED, _PLAIN_AS_IS
+    _SPECIAL = re.compile(f"[^\n{_PRINTABLE}]")
+    _UNUSUAL = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+    _ESCAPED = re.compile(f'[^{_PRINTABLE}]|["\\\\\u2028\u2029]')
+    _PLAIN_AS_IS = re.compile(f"[{_FIRST}](?:[{_BODY}]{{0,49998}}[{_LAST}])?"
+                              f"|[{_WORDS_FIRST}][{_BODY}]{{4,49997}}[{_LAST}]"
+                              f"|(?!0[xb]|[0-9_]*\\Z)[0-9][{_NUMBERLESS}]{{0,49998}}[{_NUMBERLESS_LAST}]").fullmatch
+
+
+def _ordinary_text() -> str:
+    """One line of text libyaml writes as it is: printable, no line break (LS and PS are breaks).
+    (Made when needed, as one string: a list of its 63,000 code points held 2.5 MB.)"""
+    return "".join(map(chr, (*range(0x20, 0x7F), *range(0xA0, 0x2028), *range(0x202A, 0xD800),
+                             *range(0xE000, 0xFEFF), *range(0xFF00, 0xFFFE))))
+
+
 _BREAK_RUN = re.compile("\n+")
 _LINE_BREAK = re.compile("[\n\r\x85\u2028\u2029]")
 # Beyond this many characters a line could pass the emitter's width (1,000,000 columns, escapes
@@ -165,7 +180,7 @@ class _Texts:
         self.values: dict[str, str] = {}
         self.columns: dict[int, dict[str, str]] = {}
         # The quick tests below assume that `breaks` finds nothing in a line of printable text.
-        self.quick = not breaks.search(_ORDINARY_TEXT)
+        self.quick = not breaks.search(_ordinary_text())
         self.plain: Callable[[str], object] = _PLAIN_AS_IS if self.quick else _never
 
     def value(self, text: str, indent: int) -> str:
@@ -209,6 +224,8 @@ _TEXTS: dict[re.Pattern[str], _Texts] = {}
 def _texts_for(breaks: re.Pattern[str]) -> _Texts:
     texts = _TEXTS.get(breaks)
     if texts is None:
+        if not _TEXTS:
+            _compile()
         texts = _TEXTS[breaks] = _Texts(breaks)
     return texts
 
