@@ -189,16 +189,14 @@ class AtomicOutput:
         except OSError:
             pass
         finally:
-            try:
-                if self._spool is not None:
-                    with contextlib.suppress(OSError):
-                        self._spool.close()
-                    self._spool = None
-            finally:  # the temp file goes even when a signal lands in the spool's close
-                if self._tmp_name is not None:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(self._tmp_name)
-                    self._tmp_name = None
+            if self._spool is not None:
+                with contextlib.suppress(OSError):
+                    self._spool.close()
+                self._spool = None
+            if self._tmp_name is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self._tmp_name)
+                self._tmp_name = None
 
     def error(self, err: OSError) -> Exception:
         """What a failed write says: which output, and why."""
