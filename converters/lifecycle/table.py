@@ -22,6 +22,20 @@ class _OpenTable:
     _size: int
     _keys: array
     _mask: int
+    FIRST_CAPACITY = 1 << 10  # slots, a power of two
+
+    def __init__(self, capacity: int | None = None) -> None:
+        self._size = 0
+        self._allocate(capacity or self.FIRST_CAPACITY)
+
+    def _allocate(self, capacity: int) -> None:
+        """Empty arrays of `capacity` slots, grown once two thirds are used."""
+        self._mask = capacity - 1
+        self._limit = capacity * 2 // 3
+        self._arrays(capacity)
+
+    def _arrays(self, capacity: int) -> None:
+        raise NotImplementedError
 
     def __len__(self) -> int:
         return self._size
@@ -35,18 +49,11 @@ class _OpenTable:
 
 
 class DigestTable(_OpenTable):
-    def __init__(self, capacity: int = 1 << 10) -> None:
-        self._size = 0
-        self._allocate(capacity)
-
-    def _allocate(self, capacity: int) -> None:
-        self._mask = capacity - 1
-        self._limit = capacity * 2 // 3
+    def _arrays(self, capacity: int) -> None:
         self._keys = _zeros("q", capacity)  # 0: an empty slot
         self._digests = _zeros("q", capacity)
         self._rows = _zeros("I", capacity)
         self._flags = _zeros("B", capacity)
-
 
     def add(self, key: int, digest: int, row: int) -> int:
         """Record the row that holds id `key`; returns the first row that held it (maybe `row`)."""
@@ -157,17 +164,12 @@ class OffsetTable(_OpenTable):
     """Id key -> a non-negative offset, in machine-word arrays (16 bytes a slot): where a spool
     file holds what diff keeps of an id. `put` replaces, `pop` takes an offset once (-1: none)."""
 
-    def __init__(self, capacity: int = 1 << 6) -> None:
-        self._size = 0
-        self._allocate(capacity)
+    FIRST_CAPACITY = 1 << 6
 
-    def _allocate(self, capacity: int) -> None:
-        self._mask = capacity - 1
-        self._limit = capacity * 2 // 3
+    def _arrays(self, capacity: int) -> None:
         self._used = 0  # slots holding a key, a popped one included
         self._keys = _zeros("q", capacity)  # 0: an empty slot
         self._offsets = _zeros("q", capacity)
-
 
     def put(self, key: int, offset: int) -> None:
         slot = self._slot(key)
