@@ -215,3 +215,33 @@ def test_regression_attempts_named_by_an_opik_item_id_link_in_sql_as_in_the_repo
     import_runs(str(store), [(str(bare), RESULTS_REGISTRY.read(str(bare)))])
     expected = assert_sql_is_the_report(store, RUNS / "opik" / "cases.opik.jsonl")
     assert expected["attempts"] == len(data["items"]) and expected["overall"]["failed"] + expected["overall"]["passed"]
+
+
+@pytest.mark.parametrize("keeps_order", [True, False])
+def test_line_numbers_keep_the_file_order_when_duckdb_reads_it_in_parallel_pieces(tmp_path, keeps_order):
+    # The views number the results lines from a parallel scan kept in order (a materialized CTE,
+    # then row_number() OVER ()), not from WITH ORDINALITY's one-thread scan, unless the
+    # connection lets DuckDB reorder rows (preserve_insertion_order = false), where they fall back
+    # to WITH ORDINALITY. DuckDB splits a newline-delimited file into pieces above about 32 MB;
+    # this one is 36 MB, read on 4 threads, and every attempt's newest result (a pass) sits pieces
+    # away from its first (a fail).
+    store, cases = synthetic_store(tmp_path, 0)
+    attempt_ids = [json.loads(line)["id"] for line in (store / "attempts.jsonl").read_text().splitlines()]
+    pad = "x" * 90
+    count = 300_000
+    with (store / "results.jsonl").open("w") as out:
+        for n in range(count):
+            attempt = attempt_ids[n % len(attempt_ids)]
+            passed = "true" if n >= count - len(attempt_ids) else "false"
+            out.write(f'{{"id": "r{n}", "attemptId": "{attempt}", "evaluator": {{"type": "exact-or-programmatic", '
+                      f'"name": "exact"}}, "passed": {passed}, "reason": "{pad}"}}\n')
+    assert (store / "results.jsonl").stat().st_size > 36_000_000
+    con = duckdb.connect()
+    con.execute(f"SET threads = 4; SET preserve_insertion_order = {keeps_order}")
+    sql.register(con, str(store), str(cases))
+    misplaced = _rows(con, "SELECT count(*) AS n, count(*) FILTER (WHERE result_id <> 'r' || (line_no - 1)) AS wrong "
+                           "FROM evalconv_results")[0]
+    assert misplaced["wrong"] == 0 and misplaced["n"] > count // 2
+    verdicts = _rows(con, "SELECT count(*) AS n, count(*) FILTER (WHERE passed) AS passed FROM evalconv_verdicts")[0]
+    assert verdicts["n"] > 0 and verdicts["passed"] == verdicts["n"]
+    assert _bucket(_rows(con, "SELECT * FROM evalconv_pass_rate")[0]) == report([str(store)], [str(cases)])["overall"]
