@@ -85,3 +85,27 @@ def test_issue29_speed_a_bench_like_case_takes_the_direct_path_and_reads_back(mo
     text = yaml_item(case)
     assert text == reference.yaml_item(case) == _plain_dump(case)
     assert yaml.safe_load(text) == [case]
+
+
+def _plain(value: object) -> object:
+    """`value` with every Reused list a plain list (what yaml.dump is given)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_KEY, _JSON, max_size=4), st.lists(_JSON, max_size=3), st.integers(0, 2))
+def test_a_reused_list_is_written_as_the_same_plain_list_at_any_column(item, shared_items, depth):
+    """A Reused list (one object a writer shares between rows) is written from the text kept for
+    its column: the same as the list's, wherever it sits, the second time as the first; inside a
+    sequence it takes the events path, which writes it as a list too."""
+    shared = emit.Reused(shared_items)
+    nested: dict = {"evaluators": shared, **item}
+    for _ in range(depth):
+        nested = {"k": nested, "also": shared}
+    wrapped = {"seq": [shared], **nested}
+    for value in (nested, nested, wrapped):
+        assert yaml_item(value) == _plain_dump(_plain(value))

@@ -24,8 +24,10 @@ holds all three to `yaml.dump`'s text.
 Speed (issue 29): most strings of an item are written as they are, and one regular-expression
 match (`_PLAIN_AS_IS`) tells most of them so; only the others go through the rules above (and are
 remembered when short). Each mapping and sequence is written in one loop, with its keys kept as
-written at their column. `tests/formats/test_yaml_emit_speed.py` holds the text to the emitter's
-before this (`tests/yaml_emit_reference.py`) and to `yaml.dump`.
+written at their column. A `Reused` list (one constant object a writer shares between rows, as
+the pydantic-evals writer's evaluators) is written once per column and its text kept.
+`tests/formats/test_yaml_emit_speed.py` holds the text to the emitter's before this
+(`tests/yaml_emit_reference.py`) and to `yaml.dump`.
 """
 from __future__ import annotations
 
@@ -111,6 +113,11 @@ class _Multiline(str):
     """A single-quoted scalar's text with its line breaks; the continuation indent comes later."""
 
 
+class Reused(list):
+    """A list a writer hands over for row after row, one constant object (the evaluators a plan
+    shares): written once per column, its text kept. Never change one."""
+
+
 class _Dumper(yaml.SafeDumper):
     """Safe YAML whose strings holding YAML line breaks (NEL, LS, PS) are double-quoted, so the
     breaks are written as escapes and read back as the characters they were. No anchors or
@@ -129,12 +136,14 @@ def _represent_str(dumper: yaml.representer.SafeRepresenter, text: str) -> yaml.
 
 
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(Reused, yaml.representer.SafeRepresenter.represent_list)
 
 if hasattr(yaml, "CSafeDumper"):  # libyaml's emitter: the same YAML, several times faster
     class _CDumper(yaml.CSafeDumper):
         ignore_aliases = _Dumper.ignore_aliases
 
     _CDumper.add_representer(str, _represent_str)
+    _CDumper.add_representer(Reused, yaml.representer.SafeRepresenter.represent_list)
     DUMPER: Any = _CDumper
 else:  # pragma: no cover
     DUMPER = _Dumper
@@ -179,6 +188,7 @@ class _Texts:
         self.breaks = breaks
         self.values: dict[str, str] = {}
         self.columns: dict[int, dict[str, str]] = {}
+        self.reused: dict[tuple[int, int], tuple[Reused, str]] = {}  # (id, column) -> (the list, its text)
         # The quick tests below assume that `breaks` finds nothing in a line of printable text.
         self.quick = not breaks.search(_ordinary_text())
         self.plain: Callable[[str], object] = _PLAIN_AS_IS if self.quick else _never
@@ -210,6 +220,20 @@ class _Texts:
             keys.clear()
         keys[text] = found
         return found
+
+    def reused_text(self, value: Reused, col: int) -> str:
+        """A Reused list's lines under a key at column `col` (" []" when empty), kept."""
+        found = self.reused.get((id(value), col))
+        if found is not None and found[0] is value:
+            return found[1]
+        out: list[str] = []
+        if value:
+            _sequence(value, col, False, out, self)
+        text = "".join(out) or " []"
+        if len(self.reused) >= _CACHE_SIZE:
+            self.reused.clear()
+        self.reused[(id(value), col)] = (value, text)  # the list kept alive: its id stays its own
+        return text
 
     def scalar(self, text: str) -> str:
         """A string as libyaml writes it in block context (a `_Multiline` when it spans lines)."""
@@ -256,6 +280,8 @@ def _mapping(value: dict[Any, Any], col: int, dash: bool, out: list[str], texts:
                 append(" []")
         elif kind is bool:
             append(line + (" true" if item else " false"))
+        elif kind is Reused:
+            append(line + texts.reused_text(item, col))
         else:
             append(line + _other(item))
     if dash:  # the first key goes on the dash's line
@@ -395,7 +421,7 @@ def _events(value: Any, out: list[Any], breaks: re.Pattern[str]) -> None:
             _events(key, out, breaks)
             _events(item, out, breaks)
         out.append(MappingEndEvent())
-    elif kind is list:
+    elif kind is list or kind is Reused:
         out.append(SequenceStartEvent(None, _SEQ, True, flow_style=False))
         for item in value:
             _events(item, out, breaks)

@@ -6,6 +6,7 @@ metadata with the case profile, for evaluators only), `expected_output`, and the
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, TextIO
 
 from evalconv.canonical.format import LineWriter as BaseLineWriter
@@ -15,8 +16,8 @@ from evalconv.canonical.row import Row
 from evalconv.canonical.validator import review_mark
 
 from .._common import records as rec
-from .._common.yaml_emit import yaml_item
-from .evaluators import NOT_CHECKED_PREFIX, Plan, normal_form, plan
+from .._common.yaml_emit import Reused, yaml_item
+from .evaluators import EQUALS_EXPECTED, NOT_CHECKED_PREFIX, Plan, normal_form, not_checked, plan
 from .fields import CARRIED, STARTER_KEY
 
 YAML_JOINS = ("cases:\n-", "-")  # a block sequence under `cases:`; the key comes with the first case
@@ -64,16 +65,17 @@ def build_case(row: Row, report: LossReporter) -> dict[str, Any]:
         envelope["starter"] = True
     if row.has_expected and row.expected is None:
         envelope["expectedNull"] = True
+    specs, specs_sum = _specs_and_sum(chosen)
     # inputs, expected_output and the evaluators have no other copy: their fingerprints tell an edit
     sums = envelope[rec.SUMS] = {"inputs": rec.fingerprint(row.input, inputs)}
     if row.has_expected:
         sums["expected_output"] = rec.fingerprint(row.expected, expected)
-    sums["evaluators"] = rec.fingerprint(_normal_specs(chosen))
+    sums["evaluators"] = specs_sum
     sums["metadata"] = rec.metadata_sums(row.metadata, metadata_json)
     case["metadata"] = rec.add_envelope(metadata, envelope)
     if row.has_expected:
         case["expected_output"] = row.expected
-    case["evaluators"] = chosen.specs
+    case["evaluators"] = specs
     carried = [_CASE_CARRIED.get(name) or _case_carried(name) for name in row.case]
     if rec.ENVELOPE in row.metadata:
         carried.append(("$.metadata.evalconv", CARRIED["$.metadata.evalconv"]))
@@ -87,6 +89,27 @@ def build_case(row: Row, report: LossReporter) -> dict[str, Any]:
     elif chosen.evaluator != "llm-judge" and row.case_fields.get("unacceptableBehavior"):
         report.notice_row(UNACCEPTABLE_NOTICE, row.id)
     return case
+
+
+# Most rows' evaluators are one of a few constant lists: each is one shared `Reused` object, whose
+# YAML the emitter writes once, with its fingerprint made once.
+_EQUALS_SPECS = Reused([EQUALS_EXPECTED])
+_EQUALS = (_EQUALS_SPECS, rec.fingerprint(_EQUALS_SPECS))
+
+
+@functools.lru_cache(maxsize=256)
+def _not_checked_specs(reason: str) -> tuple[Reused, str]:
+    specs = Reused([not_checked(reason)])
+    return specs, rec.fingerprint(specs)
+
+
+def _specs_and_sum(chosen: Plan) -> tuple[list[Any], str]:
+    """The plan's specs (a shared constant list where they are one) and their fingerprint."""
+    if chosen.blocked:
+        return _not_checked_specs(chosen.blocked)
+    if len(chosen.specs) == 1 and chosen.specs[0] is EQUALS_EXPECTED:
+        return _EQUALS
+    return chosen.specs, rec.fingerprint(_normal_specs(chosen))
 
 
 def _normal_specs(chosen: Plan) -> list[Any]:
