@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from .common import echo_json, handles_errors
+from .common import echo_json, handles_errors, note
 from .texttable import aligned
 
 
@@ -23,6 +23,8 @@ def runs_sql_command(store: str, queries: tuple[str, ...], cases: tuple[str, ...
     from ..runs import sql
 
     answers = sql.query(store, list(cases), queries or sql.DEFAULT_QUERIES, by=by or None)
+    if any(answer.streamed for answer in answers):
+        note(sql.STREAMED_NOTE)
     if output_format == "json":
         echo_json([answer.to_json() for answer in answers])
         return

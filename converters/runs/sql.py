@@ -163,34 +163,58 @@ DEFAULT_QUERIES = ("SELECT * FROM evalconv_pass_rate",
 
 @dataclass
 class Answer:
-    """A query's answer: its column names and rows (plain Python values)."""
+    """A query's answer: its column names and rows (plain Python values). `streamed`: DuckDB ran
+    out of memory reading the store on several threads, and the answer was read again in one
+    streaming scan (`STREAMED_NOTE`)."""
 
     query: str
     columns: list[str]
     rows: list[tuple[Any, ...]]
+    streamed: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"query": self.query, "columns": self.columns, "rows": [dict(zip(self.columns, row)) for row in self.rows]}
 
 
+STREAMED_NOTE = ("DuckDB ran out of memory numbering the run store's lines on several threads; they were numbered in "
+                 "one streaming scan instead (less memory, slower; preserve_insertion_order = false, so a query "
+                 "without ORDER BY may list its rows in another order)")
+
+
 def query(store: str, cases: str | Sequence[str], queries: Sequence[str] = DEFAULT_QUERIES, *,
           by: Iterable[str] | None = None) -> list[Answer]:
     """`evalconv runs sql`: the views registered on a new in-memory connection, then each query's
-    answer. A query DuckDB refuses is a one-line usage error naming it."""
+    answer. A query DuckDB refuses is a one-line usage error naming it. A query that runs out of
+    memory is asked again with `preserve_insertion_order = false`, where the views number the
+    store's lines in one streaming scan (`_scan`), and so are the queries after it."""
     duckdb = duckdb_module()
     with duckdb.connect() as con:  # closed on the way out, the database's memory released with it
         con.execute("SET enable_progress_bar = false")
         register(con, store, cases, by=by)
         out = []
+        streamed = False
         for text in queries:
             try:
-                result = con.execute(text)
-                columns = [d[0] for d in result.description or ()]
-                out.append(Answer(text, columns, result.fetchall() if columns else []))
+                try:
+                    answer = _answer(con, text)
+                except duckdb.OutOfMemoryException:
+                    if streamed or not con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0]:
+                        raise
+                    con.execute("SET preserve_insertion_order = false")
+                    streamed = True
+                    answer = _answer(con, text)
+                    answer.streamed = True
             except duckdb.Error as err:
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
                 raise UsageError(f"the query {text!r} failed: {first}") from None
+            out.append(answer)
     return out
+
+
+def _answer(con: Any, text: str) -> Answer:
+    result = con.execute(text)
+    columns = [d[0] for d in result.description or ()]
+    return Answer(text, columns, result.fetchall() if columns else [])
 
 
 # One statement per `;\n`. Booleans aggregate with bool_or; a missing verdict is NULL.

@@ -217,6 +217,22 @@ def test_regression_attempts_named_by_an_opik_item_id_link_in_sql_as_in_the_repo
     assert expected["attempts"] == len(data["items"]) and expected["overall"]["failed"] + expected["overall"]["passed"]
 
 
+def _big_store(tmp_path: Path, count: int = 300_000) -> tuple[Path, Path]:
+    """The synthetic store with `count` results (36 MB: DuckDB reads it in parallel pieces), every
+    one failing but each attempt's last, which passes and sits pieces away from its first."""
+    store, cases = synthetic_store(tmp_path, 0)
+    attempt_ids = [json.loads(line)["id"] for line in (store / "attempts.jsonl").read_text().splitlines()]
+    pad = "x" * 90
+    with (store / "results.jsonl").open("w") as out:
+        for n in range(count):
+            attempt = attempt_ids[n % len(attempt_ids)]
+            passed = "true" if n >= count - len(attempt_ids) else "false"
+            out.write(f'{{"id": "r{n}", "attemptId": "{attempt}", "evaluator": {{"type": "exact-or-programmatic", '
+                      f'"name": "exact"}}, "passed": {passed}, "reason": "{pad}"}}\n')
+    assert (store / "results.jsonl").stat().st_size > 36_000_000
+    return store, cases
+
+
 @pytest.mark.parametrize("keeps_order", [True, False])
 def test_line_numbers_keep_the_file_order_when_duckdb_reads_it_in_parallel_pieces(tmp_path, keeps_order):
     # The views number the results lines from a parallel scan kept in order (a materialized CTE,
@@ -225,17 +241,8 @@ def test_line_numbers_keep_the_file_order_when_duckdb_reads_it_in_parallel_piece
     # to WITH ORDINALITY. DuckDB splits a newline-delimited file into pieces above about 32 MB;
     # this one is 36 MB, read on 4 threads, and every attempt's newest result (a pass) sits pieces
     # away from its first (a fail).
-    store, cases = synthetic_store(tmp_path, 0)
-    attempt_ids = [json.loads(line)["id"] for line in (store / "attempts.jsonl").read_text().splitlines()]
-    pad = "x" * 90
+    store, cases = _big_store(tmp_path)
     count = 300_000
-    with (store / "results.jsonl").open("w") as out:
-        for n in range(count):
-            attempt = attempt_ids[n % len(attempt_ids)]
-            passed = "true" if n >= count - len(attempt_ids) else "false"
-            out.write(f'{{"id": "r{n}", "attemptId": "{attempt}", "evaluator": {{"type": "exact-or-programmatic", '
-                      f'"name": "exact"}}, "passed": {passed}, "reason": "{pad}"}}\n')
-    assert (store / "results.jsonl").stat().st_size > 36_000_000
     con = duckdb.connect()
     con.execute(f"SET threads = 4; SET preserve_insertion_order = {keeps_order}")
     sql.register(con, str(store), str(cases))
@@ -245,3 +252,23 @@ def test_line_numbers_keep_the_file_order_when_duckdb_reads_it_in_parallel_piece
     verdicts = _rows(con, "SELECT count(*) AS n, count(*) FILTER (WHERE passed) AS passed FROM evalconv_verdicts")[0]
     assert verdicts["n"] > 0 and verdicts["passed"] == verdicts["n"]
     assert _bucket(_rows(con, "SELECT * FROM evalconv_pass_rate")[0]) == report([str(store)], [str(cases)])["overall"]
+
+
+def test_runs_sql_reads_the_store_in_one_streaming_scan_when_duckdb_runs_out_of_memory(tmp_path):
+    # Numbering the lines on several threads holds the scanned columns in memory: on 2 threads this
+    # store needs more than 135 MB of DuckDB's memory that way, less in one streaming scan. The
+    # query that ran out is asked again with preserve_insertion_order = false, and stderr says so.
+    store, cases = _big_store(tmp_path)
+    limits = ["SET threads = 2", "SET memory_limit = '135MB'"]
+    con = duckdb.connect()
+    sql.register(con, str(store), str(cases))
+    for statement in limits:
+        con.execute(statement)
+    with pytest.raises(duckdb.OutOfMemoryException):  # the parallel scan alone does run out
+        con.execute("SELECT * FROM evalconv_pass_rate").fetchall()
+    answers = sql.query(str(store), [str(cases)], [*limits, "SELECT * FROM evalconv_pass_rate"])
+    assert [a.streamed for a in answers] == [False, False, True]
+    assert _bucket(answers[-1].to_json()["rows"][0]) == report([str(store)], [str(cases)])["overall"]
+    result = _cli("runs", "sql", store, "--cases", cases, *limits, "SELECT * FROM evalconv_pass_rate", "--format", "json")
+    assert result.exit_code == 0 and result.stderr.strip() == f"evalconv: note: {sql.STREAMED_NOTE}"
+    assert json.loads(result.stdout)[-1]["rows"] == answers[-1].to_json()["rows"]
