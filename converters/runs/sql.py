@@ -206,6 +206,8 @@ def query(store: str, cases: str | Sequence[str], queries: Sequence[str] = DEFAU
                     answer.streamed = True
             except duckdb.Error as err:
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                if isinstance(err, duckdb.OutOfMemoryException):
+                    first += " (give DuckDB more memory with a first query: \"SET memory_limit = '8GB'\")"
                 raise UsageError(f"the query {text!r} failed: {first}") from None
             out.append(answer)
     return out

@@ -272,3 +272,10 @@ def test_runs_sql_reads_the_store_in_one_streaming_scan_when_duckdb_runs_out_of_
     result = _cli("runs", "sql", store, "--cases", cases, *limits, "SELECT * FROM evalconv_pass_rate", "--format", "json")
     assert result.exit_code == 0 and result.stderr.strip() == f"evalconv: note: {sql.STREAMED_NOTE}"
     assert json.loads(result.stdout)[-1]["rows"] == answers[-1].to_json()["rows"]
+
+
+def test_runs_sql_out_of_memory_even_in_one_streaming_scan_says_how_to_give_duckdb_more(tmp_path):
+    store, cases = synthetic_store(tmp_path, 2)
+    result = _cli("runs", "sql", store, "--cases", cases, "SET memory_limit = '1MB'", "SELECT * FROM evalconv_pass_rate")
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "Out of Memory Error" in result.stderr and "SET memory_limit" in result.stderr
