@@ -109,3 +109,20 @@ def test_a_reused_list_is_written_as_the_same_plain_list_at_any_column(item, sha
     wrapped = {"seq": [shared], **nested}
     for value in (nested, nested, wrapped):
         assert yaml_item(value) == _plain_dump(_plain(value))
+
+
+def test_a_reused_list_cannot_be_changed_in_place():
+    shared = emit.Reused(["EqualsExpected"])
+    for change in (lambda: shared.append("x"), lambda: shared.extend(["x"]), lambda: shared.__setitem__(0, "x"),
+                   lambda: shared.__delitem__(0), lambda: shared.pop(), lambda: shared.clear(), lambda: shared.sort()):
+        with pytest.raises(TypeError, match="shared by many rows"):
+            change()
+    shared_too = shared
+    with pytest.raises(TypeError):
+        shared_too += ["x"]
+    assert shared == ["EqualsExpected"] and list(shared) + ["x"] == ["EqualsExpected", "x"]
+    import copy
+    import pickle
+
+    for made in (copy.copy(shared), copy.deepcopy(shared), pickle.loads(pickle.dumps(shared))):
+        assert type(made) is emit.Reused and made == shared

@@ -115,7 +115,17 @@ class _Multiline(str):
 
 class Reused(list):
     """A list a writer hands over for row after row, one constant object (the evaluators a plan
-    shares): written once per column, its text kept. Never change one."""
+    shares): written once per column, its text kept. It cannot be changed in place (its kept text
+    would no longer be its own, and every row shares it): copy it first."""
+
+    def _shared(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a Reused list is shared by many rows: copy it (list(...)) to change it")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a copy or a pickle is made whole, not appended to
+        return (Reused, (list(self),))
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _shared
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _shared
 
 
 class _Dumper(yaml.SafeDumper):
