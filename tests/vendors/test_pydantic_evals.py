@@ -49,10 +49,16 @@ def test_the_oracle_decides_the_evaluators_never_a_judge_on_an_exact_case_never_
 def test_issue29_speed_evalconvs_own_evaluators_are_fingerprinted_as_they_are(rows):
     """The writer fingerprints a plan's specs without `normal_form` unless they were kept from a
     file: the specs `plan` makes must already be in normal form (the same fingerprint as before)."""
+    from evalconv.vendors._common.records import fingerprint
+    from evalconv.vendors.pydantic_evals.write import _specs_and_sum
+
     for r in rows:
         chosen = plan(r)
         if not chosen.kept:
             assert [normal_form(s) for s in chosen.specs] == chosen.specs  # (fingerprints sort keys)
+        # the shared constant lists the writer hands the emitter are the plan's specs, and so are their sums
+        specs, specs_sum = _specs_and_sum(chosen)
+        assert specs == chosen.specs and specs_sum == fingerprint([normal_form(s) for s in chosen.specs])
 
 
 def _pyyaml_text(text: str) -> str:
