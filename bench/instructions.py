@@ -26,9 +26,8 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
 
-import run  # noqa: E402  (the cached data set, the bytecode cache)
+import run  # noqa: E402  (a sibling: the cached data set, the bytecode cache)
 
 _COLLECTED = re.compile(r"Collected : ([\d,]+)")
 
