@@ -1,6 +1,6 @@
-"""A worker's instructions a row on each route, counted by valgrind's callgrind: the same count
-run after run (within about 0.1%), where wall time on this shared two-core machine moves by 5-10%,
-so a change to a route's per-row work can be told to a fraction of a percent.
+"""A worker's instructions a row on each route, counted by valgrind's callgrind: counts made in one
+sitting agree to about 0.5%, where wall time on this shared two-core machine moves by 5-10%, so a
+change to a route's per-row work can be told to within a percent.
 
     python bench/instructions.py [--rows 100000] [--routes pydantic-evals,csv] [--chunks 3]
     python bench/instructions.py --routes pydantic-evals --take-out yaml,fingerprints,envelope
@@ -8,7 +8,7 @@ so a change to a route's per-row work can be told to a fraction of a percent.
 For each route, the work of one worker (`engine.parallel._check_chunk`: parse, validate, encode)
 runs over the bench set's first chunk, then over its first 1 + CHUNKS chunks, each time in its own
 process under callgrind. The difference, over the rows of those CHUNKS chunks, is the route's
-instructions a row, with the start-up, the imports and any first-use cost left out. The last line
+instructions a row, with the start-up, the imports and any first-use cost left out. A line then
 gives each route against the first.
 
 What this does not tell: time. Instructions are not cycles (cache misses, how many an instruction
@@ -111,6 +111,8 @@ def main() -> None:
     unknown = [part for part in filter(None, args.take_out.split(",")) if part not in TAKE_OUT]
     if unknown:
         parser.error(f"no part named {unknown[0]!r}: one of {', '.join(TAKE_OUT)}")
+    if args.take_out and "pydantic-evals" not in args.routes.split(","):
+        parser.error("--take-out needs pydantic-evals among --routes")
     if shutil.which("valgrind") is None:
         raise SystemExit("bench/instructions.py needs valgrind (apt-get install valgrind)")
     run.installed_bytecode()  # every child imports from bytecode, as an installed evalconv does
@@ -125,8 +127,7 @@ def main() -> None:
     print("against " + first + ": " + ", ".join(f"{to} {n / per_row[first]:.3f}x" for to, n in per_row.items()))
     whole = per_row.get("pydantic-evals")
     for part in filter(None, args.take_out.split(",")):
-        if whole is None:
-            raise SystemExit("--take-out needs pydantic-evals among --routes")
+        assert whole is not None  # (checked above)
         without = (counted(path, "pydantic-evals", 1 + args.chunks, part) - counted(path, "pydantic-evals", 1, part)) / rows
         print(f"  without {part:<13} {without:>10,.0f} a row: the part is {whole - without:>9,.0f} "
               f"({(whole - without) / whole:.1%} of the route)", flush=True)
